@@ -1,0 +1,368 @@
+"""The whole proof as one Qt-free job: oracle, fixture matrix, real kernel, compile info.
+
+Layer by layer, in the spec's order: the scalar reference and the tiled lane model must agree
+(outputs *and* intermediates); the fixture matrix must pass on the faithful model and kill all
+six model mutants; the real kernel (Triton interpreter on a CPU, compiled on CUDA) must agree
+with the scalar reference and with ``torch.nn.functional.rms_norm`` in float64, store nothing
+out of bounds, and every kernel mutant must be killed by a named fixture.
+
+:func:`check_steps` is a generator that yields ``(step, total, label)`` before each unit of
+work and the :class:`CheckResult` last, so a worker thread can report progress and cancel
+between steps; :func:`run_check` drains it. This is where the floors meet: ``oracle`` and
+``kernels`` never import each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from oracle import compare as cmp
+from oracle import fixtures, matrix, scalar, tiled, traffic
+from oracle.mutants import MODEL_MUTANTS
+from oracle.spec import Problem
+
+TOOL_NAME = "rmsnorm-inspector"
+TOOL_VERSION = "0.1.0"
+
+Progress = tuple[int, int, str]
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """What to run.
+
+    Attributes:
+        device: "auto" (CUDA if present, else the interpreter on the CPU), "cpu" or "cuda".
+        run_kernel: False runs the model side only (and says so).
+        poison: value for tail lanes, padding, output gaps and guards.
+        compile_target: explicit target for compiler output on a machine without CUDA.
+    """
+
+    device: str = "auto"
+    run_kernel: bool = True
+    poison: float = tiled.POISON
+    compile_target: str = "sm_90"
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """The real kernel on the inspected problem, judged against two references."""
+
+    y: np.ndarray
+    comparison: cmp.Comparison
+    torch_comparison: cmp.Comparison
+    row_max_abs: np.ndarray
+    row_max_rel: np.ndarray
+    oob_writes: tuple[Any, ...]
+    mode: str
+    device: str
+    block: int
+    num_warps: int
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Everything one check produced; see the module docstring for the verdict rules."""
+
+    problem: Problem
+    scalar: scalar.ScalarResult
+    tiled: tiled.TiledResult
+    output: cmp.Comparison
+    intermediates: cmp.Comparison
+    model_matrix: matrix.KillMatrix
+    traffic: traffic.Traffic
+    kernel: KernelRun | None
+    kernel_matrix: matrix.KillMatrix | None
+    kernel_note: str
+    compile: dict[str, Any] | None
+    versions: dict[str, str]
+    device: str
+    mode: str
+    failures: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def row_max_abs(self) -> np.ndarray:
+        """Per-row max abs error of the implementation under test (kernel, else model)."""
+        if self.kernel is not None:
+            return self.kernel.row_max_abs
+        return cmp.max_errors(self.tiled.y, self.scalar.y)[0]
+
+    @property
+    def row_max_rel(self) -> np.ndarray:
+        if self.kernel is not None:
+            return self.kernel.row_max_rel
+        return cmp.max_errors(self.tiled.y, self.scalar.y)[1]
+
+    @property
+    def errors_source(self) -> str:
+        return "kernel vs scalar reference" if self.kernel else "tiled model vs scalar reference"
+
+    @property
+    def headline(self) -> cmp.Comparison:
+        """The comparison the receipt's ``errors`` section reports."""
+        return self.kernel.comparison if self.kernel is not None else self.output
+
+
+def base_versions() -> dict[str, str]:
+    """Versions that do not need torch or triton."""
+    return {
+        "tool": f"{TOOL_NAME} {TOOL_VERSION}",
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+
+
+def kernel_implementation(device: str) -> matrix.Implementation:
+    """Wrap ``kernels.run_checked`` as an oracle implementation (problem, poison, mutant)."""
+    import kernels
+
+    def run(problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
+        result = kernels.run_checked(
+            np.array(problem.x),
+            np.array(problem.weight),
+            eps=problem.eps,
+            dtype=problem.dtype,
+            row_stride=problem.row_stride,
+            mutant=mutant,
+            poison=poison,
+            device=device,
+        )
+        return matrix.RunOutput(y=result.y, oob_writes=len(result.oob_writes))
+
+    return run
+
+
+def torch_float64_reference(problem: Problem) -> np.ndarray:
+    """``torch.nn.functional.rms_norm`` in float64, rounded to the problem's dtype."""
+    import torch
+
+    from oracle.dtypes import round_to_dtype
+
+    x = torch.from_numpy(np.array(problem.x, dtype=np.float64))
+    w = torch.from_numpy(np.array(problem.weight, dtype=np.float64))
+    y = torch.nn.functional.rms_norm(x, (problem.width,), w, problem.eps)
+    return round_to_dtype(y.numpy(), problem.dtype)
+
+
+def _compile_summary(info: Any) -> dict[str, Any]:
+    """A plain dict of compiler facts plus the texts (for the session and the window)."""
+    texts = {
+        name: getattr(info, name)
+        for name in ("ttir", "ttgir", "llir", "ptx", "sass")
+        if getattr(info, name, None)
+    }
+    summary: dict[str, Any] = {
+        "target": str(getattr(info, "target", "")),
+        "num_warps": getattr(info, "num_warps", None),
+        "num_stages": getattr(info, "num_stages", None),
+        "shared_bytes": getattr(info, "shared_bytes", None),
+        "registers": getattr(info, "registers", None),
+        "spills": getattr(info, "spills", None),
+        "source_sha256": getattr(info, "source_sha256", ""),
+        "triton_version": getattr(info, "triton_version", ""),
+        "stages_sha256": {k: hashlib.sha256(v.encode()).hexdigest() for k, v in texts.items()},
+        "ptx_lines": len(texts.get("ptx", "").splitlines()),
+    }
+    summary["texts"] = texts
+    return summary
+
+
+def check_steps(
+    problem: Problem, config: CheckConfig | None = None
+) -> Iterator[Progress | CheckResult]:
+    """Run the whole proof, yielding progress before each step and the result last.
+
+    Args:
+        problem: a validated problem (oracle.spec.make_problem).
+        config: what to run; defaults to :class:`CheckConfig`.
+
+    Yields:
+        ``(step, total, label)`` tuples, then one :class:`CheckResult`.
+    """
+    config = config or CheckConfig()
+    fixture_list = fixtures.FIXTURES
+    runnable = [f for f in fixture_list if f.check != "rejection"]
+    model_steps = len(fixture_list) + len(MODEL_MUTANTS) * len(runnable)
+    kernel_mutants: tuple[str, ...] = ()
+    kernel_note = "model only: the kernel was not run (--model-only)"
+    kernel_ready = False
+    versions = base_versions()
+    device = "cpu (numpy oracle only)"
+    mode = "model only"
+    failures: list[str] = []
+    if config.run_kernel:
+        try:
+            import kernels
+
+            kernel_mutants = tuple(kernels.KERNEL_MUTANTS)
+            versions.update(kernels.versions())
+            versions.update(base_versions())
+            device = kernels.device_description()
+            mode = kernels.MODE
+            kernel_ready = True
+            kernel_note = f"Triton kernel, {mode} mode ({kernels.MODE_REASON})"
+        except Exception as exc:
+            kernel_note = f"kernel unavailable: {type(exc).__name__}: {exc}"
+            failures.append(kernel_note)
+    kernel_steps = (len(fixture_list) + len(kernel_mutants) * len(runnable)) if kernel_ready else 0
+    total = 3 + model_steps + (2 + kernel_steps if kernel_ready else 0)
+    step = 0
+
+    yield (step, total, "scalar reference")
+    reference = scalar.reference(problem)
+    step += 1
+    yield (step, total, "tiled lane model")
+    model = tiled.model(problem, poison=config.poison)
+    output = cmp.compare(model.y, reference.y, cmp.TOLERANCES[problem.dtype])
+    intermediates = cmp.compare(
+        np.concatenate([model.mean_square, model.rrms]),
+        np.concatenate([reference.mean_square, reference.rrms]),
+        cmp.INTERMEDIATE_TOLERANCE,
+    )
+    if not output.passed:
+        failures.append("tiled model vs scalar reference: " + output.describe())
+    if not intermediates.passed:
+        failures.append("mean square / rrms, tiled vs scalar: " + intermediates.describe())
+    if model.gap_writes:
+        failures.append(f"tiled model wrote {len(model.gap_writes)} gap element(s)")
+    step += 1
+
+    cache = matrix.ReferenceCache()
+    model_matrix = None
+    for item in matrix.kill_matrix_steps(
+        matrix.model_implementation, MODEL_MUTANTS, fixture_list, target="model", cache=cache
+    ):
+        if isinstance(item, matrix.KillMatrix):
+            model_matrix = item
+        else:
+            yield (step + item[0], total, item[2])
+    assert model_matrix is not None
+    step += model_steps
+    failures += _matrix_failures(model_matrix)
+
+    kernel_run = None
+    kernel_matrix = None
+    compile_info = None
+    if kernel_ready:
+        yield (step, total, f"kernel ({mode}) on the input")
+        try:
+            kernel_run = _run_kernel(problem, reference.y, config)
+            if not kernel_run.comparison.passed:
+                failures.append("kernel vs scalar reference: " + kernel_run.comparison.describe())
+            if not kernel_run.torch_comparison.passed:
+                failures.append(
+                    "kernel vs torch float64 rms_norm: " + kernel_run.torch_comparison.describe()
+                )
+            if kernel_run.oob_writes:
+                failures.append(
+                    f"kernel stored {len(kernel_run.oob_writes)} element(s) out of bounds"
+                )
+        except Exception as exc:
+            failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
+        step += 1
+        implementation = kernel_implementation(config.device)
+        for item in matrix.kill_matrix_steps(
+            implementation, kernel_mutants, fixture_list, target="kernel", cache=cache
+        ):
+            if isinstance(item, matrix.KillMatrix):
+                kernel_matrix = item
+            else:
+                yield (step + item[0], total, item[2])
+        step += kernel_steps
+        if kernel_matrix is not None:
+            failures += _matrix_failures(kernel_matrix)
+        yield (step, total, "compiler output")
+        compile_info = _compile(problem, config)
+        step += 1
+
+    yield CheckResult(
+        problem=problem,
+        scalar=reference,
+        tiled=model,
+        output=output,
+        intermediates=intermediates,
+        model_matrix=model_matrix,
+        traffic=traffic.ledger(problem),
+        kernel=kernel_run,
+        kernel_matrix=kernel_matrix,
+        kernel_note=kernel_note,
+        compile=compile_info,
+        versions=versions,
+        device=device,
+        mode=mode,
+        failures=tuple(failures),
+    )
+
+
+def _matrix_failures(result: matrix.KillMatrix) -> list[str]:
+    found = [
+        f"{result.target} fixture {o.fixture}: expected {o.expected}, got {o.actual} ({o.detail})"
+        for o in result.baseline
+        if not o.passed
+    ]
+    found += [f"{result.target} mutant {name} SURVIVED every fixture" for name in result.survivors]
+    return found
+
+
+def _run_kernel(problem: Problem, expected: np.ndarray, config: CheckConfig) -> KernelRun:
+    import kernels
+
+    run = kernels.run_checked(
+        np.array(problem.x),
+        np.array(problem.weight),
+        eps=problem.eps,
+        dtype=problem.dtype,
+        row_stride=problem.row_stride,
+        poison=config.poison,
+        device=config.device,
+    )
+    tolerance = cmp.TOLERANCES[problem.dtype]
+    row_abs, row_rel = cmp.max_errors(run.y, expected)
+    return KernelRun(
+        y=run.y,
+        comparison=cmp.compare(run.y, expected, tolerance),
+        torch_comparison=cmp.compare(run.y, torch_float64_reference(problem), tolerance),
+        row_max_abs=row_abs,
+        row_max_rel=row_rel,
+        oob_writes=tuple(run.oob_writes),
+        mode=run.mode,
+        device=run.device,
+        block=run.block,
+        num_warps=run.num_warps,
+    )
+
+
+def _compile(problem: Problem, config: CheckConfig) -> dict[str, Any]:
+    import kernels
+    from kernels.compile_info import compiler_output
+
+    target = None if kernels.MODE == "compiled" else config.compile_target
+    try:
+        info = compiler_output(problem.dtype, problem.width, target)
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}", "target": str(target or "device")}
+    return _compile_summary(info)
+
+
+def run_check(
+    problem: Problem,
+    config: CheckConfig | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> CheckResult:
+    """Drain :func:`check_steps`, forwarding progress; returns the result."""
+    for item in check_steps(problem, config):
+        if isinstance(item, CheckResult):
+            return item
+        if progress is not None:
+            progress(*item)
+    raise RuntimeError("check produced no result")  # pragma: no cover
