@@ -1,0 +1,52 @@
+"""The real Triton RMSNorm kernel, its checked launcher and compile info (torch + triton, no Qt).
+
+Importing this package decides interpreter vs compiled mode once (``kernels.mode``), before the
+kernel module is decorated. It imports nothing from ``oracle`` or ``inspector``.
+"""
+
+from __future__ import annotations
+
+# kernels.mode first: it sets TRITON_INTERPRET before anything imports triton.
+from kernels.mode import MODE, MODE_REASON
+
+# isort: split
+from kernels.checked import POISON, CheckedRun, OobWrite, run_checked
+from kernels.env import device_description, versions
+from kernels.rmsnorm import (
+    EPS_MAX,
+    EPS_MIN,
+    KERNEL_MUTANTS,
+    MAX_WIDTH,
+    SUPPORTED_DTYPES,
+    rms_norm,
+)
+
+
+def __getattr__(name: str) -> object:
+    # compile_info is loaded on first use: it is also run as ``python -m kernels.compile_info``
+    # (the interpreter-mode compile child), which must not find it already imported.
+    if name in ("CompileInfo", "compiler_output"):
+        from kernels import compile_info
+
+        return getattr(compile_info, name)
+    raise AttributeError(f"module 'kernels' has no attribute {name!r}")
+
+
+__all__ = [
+    "EPS_MAX",
+    "EPS_MIN",
+    "KERNEL_MUTANTS",
+    "MAX_WIDTH",
+    "MODE",
+    "MODE_REASON",
+    "POISON",
+    "SUPPORTED_DTYPES",
+    "CheckedRun",
+    "CompileInfo",
+    "OobWrite",
+    "compiler_output",
+    "device_description",
+    "rms_norm",
+    "run_checked",
+    "versions",
+]

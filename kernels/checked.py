@@ -1,0 +1,238 @@
+"""Check mode: run the real (or a mutant) kernel inside poison-filled guard regions.
+
+Numpy in, numpy out, so ``main.py check`` and the window never handle tensors. One buffer layout
+serves input and output (element units, ``G = guard`` elements of guard at each end)::
+
+    [ G guard | row 0: width data, row_stride - width pad | row 1 ... | row R-1 ... | G guard ]
+      ^ index 0  ^ index G                                  (total = 2 * G + R * row_stride)
+
+Everything that is not a data element is *guard*: filled with ``poison`` before the launch. In
+the input buffer the poison is what a tail-inclusion bug reads; in the output buffer any guard
+element that no longer holds the poison bits after the launch is an out-of-bounds store.
+``G = BLOCK`` so that even a store or load of all ``BLOCK`` lanes of the last row stays inside
+the allocation (a mutant must be caught by the guard, never by a memory fault).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from kernels.env import device_description
+from kernels.mode import COMPILED, INTERPRETER, MODE
+from kernels.rmsnorm import KERNEL_MUTANTS, MAX_WIDTH, SUPPORTED_DTYPES, block_for, launch
+
+# Default guard/padding value. Finite, large next to unit-scale data (so poison that enters a
+# square sum shows up as a big error, not a NaN that hides the magnitude), and exactly
+# representable in float32, float16 and bfloat16 (1000 = 125 * 2**3, 7 significant bits).
+POISON = 1000.0
+
+_BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+
+@dataclass(frozen=True)
+class OobWrite:
+    """One guard element the kernel changed.
+
+    Attributes:
+        row: the row whose data region precedes ``address`` (the likely writer: row ``r``'s
+            padding and, for the last row, the trailing guard), or None for the leading guard.
+        address: element index into ``CheckedRun.buffer``.
+        value: the value found there (float64, exact upcast).
+    """
+
+    row: int | None
+    address: int
+    value: float
+
+
+@dataclass(frozen=True)
+class CheckedRun:
+    """Result of one checked launch (arrays are read-only copies)."""
+
+    y: np.ndarray
+    buffer: np.ndarray
+    oob_writes: tuple[OobWrite, ...]
+    mode: str
+    device: str
+    block: int
+    num_warps: int
+    guard: int = 0
+    row_stride: int = 0
+    dtype: str = ""
+    mutant: str | None = None
+    poison: float = POISON
+    data_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
+
+
+def resolve_device(device: str) -> torch.device:
+    """Map ``"auto" | "cpu" | "cuda"`` to the torch device the kernel can run on here.
+
+    Raises:
+        ValueError: unknown name, ``"cuda"`` without a CUDA device, or a device the process's
+            mode cannot run (``"cpu"`` needs the interpreter, decided at import).
+    """
+    if device not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda'; got {device!r}")
+    if device == "auto":
+        return torch.device("cuda" if MODE == COMPILED else "cpu")
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(
+                "device='cuda' was requested but no CUDA device is available "
+                "(torch.cuda.is_available() is False); use device='cpu' or 'auto'"
+            )
+        return torch.device("cuda")
+    if MODE != INTERPRETER:
+        raise ValueError(
+            "device='cpu' needs the Triton interpreter, but this process runs compiled "
+            "(a CUDA device was found); set TRITON_INTERPRET=1 before starting to use the CPU"
+        )
+    return torch.device("cpu")
+
+
+def _as_matrix(x: object) -> np.ndarray:
+    array = np.asarray(x, dtype=np.float64)
+    if array.ndim != 2:
+        raise ValueError(f"x must be a 2-D (rows, width) array; got {array.ndim} dimensions")
+    rows, width = array.shape
+    if rows < 1:
+        raise ValueError(f"x must have at least 1 row; got {rows}")
+    if not 1 <= width <= MAX_WIDTH:
+        raise ValueError(f"x width must be in [1, {MAX_WIDTH}]; got {width}")
+    return array
+
+
+def data_mask_for(rows: int, width: int, row_stride: int, guard: int) -> np.ndarray:
+    """Boolean mask over the buffer: True on data elements, False on guard/padding."""
+    total = 2 * guard + rows * row_stride
+    mask = np.zeros(total, dtype=bool)
+    body = mask[guard : guard + rows * row_stride].reshape(rows, row_stride)
+    body[:, :width] = True
+    return mask
+
+
+def run_checked(
+    x: object,
+    weight: object,
+    *,
+    eps: float,
+    dtype: str,
+    row_stride: int | None = None,
+    mutant: str | None = None,
+    poison: float = POISON,
+    device: str = "auto",
+    weight_dtype: str | None = None,
+) -> CheckedRun:
+    """Run the kernel (or ``mutant``) on ``x`` laid out in guarded buffers; report what it did.
+
+    Args:
+        x: logical ``(rows, width)`` values (float64-convertible); rounded to ``dtype``.
+        weight: ``(width,)`` values; rounded to ``weight_dtype`` (default ``dtype``).
+        eps: float, passed to the kernel as float32 (range checks are the caller's job here:
+            the oracle validates the problem; this door also serves out-of-range experiments).
+        dtype: ``"float32" | "float16" | "bfloat16"``, the input and output dtype.
+        row_stride: elements between row starts of input and output, ``>= width``
+            (default ``width``); ``row_stride - width`` padding elements per row hold poison.
+        mutant: None for the real kernel, else one of ``KERNEL_MUTANTS``.
+        poison: value of every guard/padding element (rounded to ``dtype``; NaN allowed).
+        device: ``"auto"`` (cuda when compiled, cpu under the interpreter), ``"cpu"``, ``"cuda"``.
+        weight_dtype: ``dtype`` or ``"float32"``; default ``dtype``.
+
+    Returns:
+        CheckedRun with ``y`` ``(rows, width)`` float64 (exact upcast of the kernel's output),
+        ``buffer`` the whole output allocation upcast, ``oob_writes`` every changed guard
+        element, and mode/device/block/num_warps of the launch.
+
+    Raises:
+        TypeError: ``dtype``/``weight_dtype`` not a supported name, ``row_stride`` not an int.
+        ValueError: bad shapes, ``row_stride < width``, unknown mutant or unusable device.
+    """
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"dtype must be one of {', '.join(SUPPORTED_DTYPES)}; got {dtype!r}")
+    weight_dtype = dtype if weight_dtype is None else weight_dtype
+    if weight_dtype not in (dtype, "float32"):
+        raise TypeError(f"weight_dtype must be {dtype!r} or 'float32'; got {weight_dtype!r}")
+    if mutant is not None and mutant not in KERNEL_MUTANTS:
+        raise ValueError(
+            f"mutant must be None or one of {', '.join(KERNEL_MUTANTS)}; got {mutant!r}"
+        )
+    values = _as_matrix(x)
+    rows, width = values.shape
+    weights = np.asarray(weight, dtype=np.float64)
+    if weights.shape != (width,):
+        raise ValueError(f"weight.shape must be (width,) = ({width},); got {weights.shape}")
+    if row_stride is None:
+        row_stride = width
+    if isinstance(row_stride, bool) or not isinstance(row_stride, (int, np.integer)):
+        raise TypeError(f"row_stride must be an int >= width ({width}); got {row_stride!r}")
+    row_stride = int(row_stride)
+    if row_stride < width:
+        raise ValueError(f"row_stride must be >= width ({width}); got {row_stride}")
+    if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
+        raise TypeError(f"eps must be a float; got {eps!r}")
+    torch_device = resolve_device(device)
+
+    torch_dtype = SUPPORTED_DTYPES[dtype]
+    block = block_for(width)
+    guard = block
+    mask = data_mask_for(rows, width, row_stride, guard)
+    total = mask.size
+
+    def body(buffer: torch.Tensor) -> torch.Tensor:
+        return buffer[guard:].as_strided((rows, width), (row_stride, 1))
+
+    # Build in float64, round once to the dtype (round to nearest even, like the oracle).
+    x_host = torch.full((total,), float(poison), dtype=torch.float64)
+    body(x_host).copy_(torch.from_numpy(values))
+    x_buffer = x_host.to(torch_dtype).to(torch_device)
+    y_buffer = torch.full((total,), float(poison), dtype=torch.float64).to(torch_dtype)
+    y_buffer = y_buffer.to(torch_device)
+    poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
+    w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
+
+    launched_block, num_warps = launch(
+        body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant
+    )
+    if torch_device.type == "cuda":
+        torch.cuda.synchronize(torch_device)
+
+    y_cpu = y_buffer.cpu()
+    bits = y_cpu.view(_BITS_VIEW[torch_dtype]).numpy()
+    buffer64 = y_cpu.to(torch.float64).numpy()
+    changed = np.flatnonzero((bits != poison_bits) & ~mask)
+    oob = tuple(
+        OobWrite(
+            row=_row_of(int(address), guard, row_stride, rows),
+            address=int(address),
+            value=float(buffer64[address]),
+        )
+        for address in changed
+    )
+    y = body(torch.from_numpy(buffer64)).numpy().copy()
+    for array in (y, buffer64, mask):
+        array.setflags(write=False)
+    return CheckedRun(
+        y=y,
+        buffer=buffer64,
+        oob_writes=oob,
+        mode=MODE,
+        device=device_description(torch_device),
+        block=launched_block,
+        num_warps=num_warps,
+        guard=guard,
+        row_stride=row_stride,
+        dtype=dtype,
+        mutant=mutant,
+        poison=float(poison),
+        data_mask=mask,
+    )
+
+
+def _row_of(address: int, guard: int, row_stride: int, rows: int) -> int | None:
+    """Row whose region (data + padding) holds ``address``; the last row owns the tail guard."""
+    if address < guard:
+        return None
+    return min((address - guard) // row_stride, rows - 1)

@@ -1,0 +1,347 @@
+"""What the Triton compiler makes of the kernel: TTIR, TTGIR, LLIR, PTX, SASS and resources.
+
+``compiler_output(dtype, width, target)`` compiles the same kernel source the launcher runs, for
+one signature, with ``triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32))``. That
+works without a GPU (PTX and cubin come from LLVM and ptxas), so a CPU-only machine can show the
+code an sm_90 would run.
+
+Under the interpreter every ``@triton.jit`` function in the process -- including
+``triton.language``'s own ``tl.sum`` -- is an ``InterpretedFunction`` that the compiler cannot
+lower. So in interpreter mode the compile runs in a child Python with ``TRITON_INTERPRET=0``
+(``python -m kernels.compile_info ...``, JSON on stdout); in compiled mode it runs in-process.
+Results are cached per signature (a compile takes ~0.5 s, the child ~2 s).
+
+Registers and spills: from the loaded kernel on the device in hand (``n_regs``/``n_spills``),
+otherwise from ``cuobjdump --dump-resource-usage`` of the cubin (registers) and ``ptxas -v`` of
+the PTX (spill bytes); None where neither tool runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import hashlib
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import triton
+
+from kernels.mode import COMPILED, MODE
+from kernels.rmsnorm import (
+    KERNEL_MUTANTS,
+    MAX_WIDTH,
+    SUPPORTED_DTYPES,
+    block_for,
+    mutant_flags,
+    num_warps_for,
+    rms_norm_fwd_kernel,
+)
+
+_TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+_TARGET_RE = re.compile(r"^sm_?(\d{2,3})a?$")
+_CHILD_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class CompileInfo:
+    """Compiler output for one kernel signature (all text, JSON-friendly)."""
+
+    ttir: str
+    ttgir: str
+    llir: str
+    ptx: str
+    sass: str | None
+    num_warps: int
+    num_stages: int
+    shared_bytes: int
+    registers: int | None
+    spills: int | None
+    source_sha256: str
+    triton_version: str
+    target: str
+    dtype: str = ""
+    width: int = 0
+    block: int = 0
+    mutant: str | None = None
+    signature: str = ""
+    resource_source: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def kernel_source() -> str:
+    """Source text of the kernel function (decorator included, dedented)."""
+    fn = getattr(rms_norm_fwd_kernel, "fn", rms_norm_fwd_kernel)
+    return textwrap.dedent(inspect.getsource(fn))
+
+
+def kernel_source_sha256() -> str:
+    """sha256 of ``kernel_source()``, the identity of the kernel in receipts."""
+    return hashlib.sha256(kernel_source().encode("utf-8")).hexdigest()
+
+
+def _parse_target(target: str | None) -> int | None:
+    if target is None:
+        return None
+    match = _TARGET_RE.match(str(target).strip().lower())
+    if not match:
+        raise ValueError(
+            f"target must look like 'sm_90' (or None for the device in hand); got {target!r}"
+        )
+    return int(match.group(1))
+
+
+def compiler_output(
+    dtype: str = "bfloat16",
+    width: int = 4096,
+    target: str | None = None,
+    *,
+    mutant: str | None = None,
+) -> CompileInfo:
+    """Compile the kernel for one signature and return every stage of its code.
+
+    Args:
+        dtype: input/output/weight dtype name (``"float32" | "float16" | "bfloat16"``).
+        width: row width; selects ``BLOCK = next_power_of_2(width)`` and num_warps, and whether
+            width and the (contiguous) row strides get Triton's divisible-by-16 specialization.
+        target: ``"sm_90"``-style CUDA target; None means the current CUDA device (needs one).
+        mutant: compile a named mutant instead of the real kernel.
+
+    Returns:
+        CompileInfo (cached per argument tuple).
+
+    Raises:
+        TypeError / ValueError: unsupported dtype, width or target.
+        RuntimeError: the compile failed (with the compiler's message).
+    """
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"dtype must be one of {', '.join(SUPPORTED_DTYPES)}; got {dtype!r}")
+    if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
+        raise ValueError(f"width must be an int in [1, {MAX_WIDTH}]; got {width!r}")
+    mutant_flags(mutant)  # validates the name
+    arch = _parse_target(target)
+    if arch is None:
+        arch = _current_arch()
+    return _cached(dtype, width, arch, mutant)
+
+
+def _current_arch() -> int:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ValueError(
+            "target=None means the CUDA device in hand, and there is none; "
+            "pass an explicit target such as 'sm_90'"
+        )
+    major, minor = torch.cuda.get_device_capability()
+    return major * 10 + minor
+
+
+@functools.lru_cache(maxsize=64)
+def _cached(dtype: str, width: int, arch: int, mutant: str | None) -> CompileInfo:
+    if MODE == COMPILED:
+        fields = compile_fields(dtype, width, arch, mutant)
+    else:
+        fields = _compile_in_child(dtype, width, arch, mutant)
+    return CompileInfo(**fields)
+
+
+def _compile_in_child(dtype: str, width: int, arch: int, mutant: str | None) -> dict:
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["TRITON_INTERPRET"] = "0"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    command = [
+        sys.executable,
+        "-m",
+        "kernels.compile_info",
+        "--dtype",
+        dtype,
+        "--width",
+        str(width),
+        "--arch",
+        str(arch),
+    ]
+    if mutant is not None:
+        command += ["--mutant", mutant]
+    result = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=_CHILD_TIMEOUT_S, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"compiling the kernel for {dtype}/{width}/sm_{arch} failed "
+            f"(child exit {result.returncode}):\n{result.stderr[-4000:]}"
+        )
+    return json.loads(result.stdout)
+
+
+def _tool(name: str) -> str | None:
+    bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
+    return shutil.which(name)
+
+
+def _run_tool(args: list[str]) -> str | None:
+    try:
+        result = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout + result.stderr if result.returncode == 0 else None
+
+
+def _gpu_name(arch: int) -> str:
+    # Triton targets the architecture-specific variant on Hopper/Blackwell (sm_90a, sm_100a).
+    return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+
+
+def _sass_and_resources(
+    cubin: bytes, ptx: str, arch: int
+) -> tuple[str | None, int | None, int | None]:
+    sass = registers = spills = None
+    with tempfile.TemporaryDirectory(prefix="rmsnorm-compile-") as tmp:
+        cubin_path = Path(tmp) / "kernel.cubin"
+        cubin_path.write_bytes(cubin)
+        cuobjdump = _tool("cuobjdump")
+        if cuobjdump:
+            dump = _run_tool([cuobjdump, "--dump-sass", str(cubin_path)])
+            if dump:
+                sass = "\n".join(
+                    line for line in dump.splitlines() if not line.startswith("nvdisasm warning")
+                )
+            usage = _run_tool([cuobjdump, "--dump-resource-usage", str(cubin_path)])
+            match = re.search(r"REG:(\d+)", usage or "")
+            registers = int(match.group(1)) if match else None
+        ptxas = _tool("ptxas")
+        if ptxas:
+            ptx_path = Path(tmp) / "kernel.ptx"
+            ptx_path.write_text(ptx)
+            out_path = Path(tmp) / "ptxas-v.cubin"
+            log = _run_tool(
+                [ptxas, f"-arch={_gpu_name(arch)}", "-v", str(ptx_path), "-o", str(out_path)]
+            )
+            match = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log or "")
+            spills = int(match.group(1)) + int(match.group(2)) if match else None
+            if registers is None:
+                match = re.search(r"Used (\d+) registers", log or "")
+                registers = int(match.group(1)) if match else None
+    return sass, registers, spills
+
+
+def compile_fields(dtype: str, width: int, arch: int, mutant: str | None = None) -> dict:
+    """Compile in this process (needs a non-interpreted kernel) and return CompileInfo fields."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if not isinstance(rms_norm_fwd_kernel, triton.runtime.jit.JITFunction):
+        raise RuntimeError("compile_fields needs the compiled kernel (TRITON_INTERPRET unset or 0)")
+    block = block_for(width)
+    num_warps = num_warps_for(block)
+    element = "*" + _TRITON_TYPES[dtype]
+    # Runtime argument types as the launcher passes them for a contiguous (rows, width) input:
+    # int32 width and row strides (Python ints below 2**31), float32 eps.
+    signature: dict[str, str] = {
+        "x_ptr": element,
+        "w_ptr": element,
+        "y_ptr": element,
+        "width": "i32",
+        "x_row_stride": "i32",
+        "y_row_stride": "i32",
+        "eps": "fp32",
+    }
+    constexprs: dict[str, object] = {"BLOCK": block, **mutant_flags(mutant)}
+    signature.update(dict.fromkeys(constexprs, "constexpr"))
+    # Triton specializes at launch: tensors from torch's allocator are 16-byte aligned, and ints
+    # divisible by 16 are marked so; mirror that so the PTX shows the vector width a real
+    # launch of this shape gets.
+    divisible = [0, 1, 2] + ([3, 4, 5] if width % 16 == 0 else [])
+    attrs = {(index,): [["tt.divisibility", 16]] for index in divisible}
+    target = GPUTarget("cuda", arch, 32)
+    try:
+        source = ASTSource(
+            fn=rms_norm_fwd_kernel, signature=signature, constexprs=constexprs, attrs=attrs
+        )
+    except TypeError:  # an attrs format this Triton does not take: compile unspecialized
+        source = ASTSource(fn=rms_norm_fwd_kernel, signature=signature, constexprs=constexprs)
+    try:
+        compiled = triton.compile(source, target=target, options={"num_warps": num_warps})
+    except Exception as err:  # surfaced with context, never swallowed
+        raise RuntimeError(f"triton.compile failed for {dtype}/{width}/sm_{arch}: {err}") from err
+
+    asm = compiled.asm
+    sass, registers, spills = _sass_and_resources(asm["cubin"], asm["ptx"], arch)
+    resource_source = "cuobjdump/ptxas" if registers is not None else "unavailable"
+    registers, spills, resource_source = _device_resources(
+        compiled, arch, registers, spills, resource_source
+    )
+    metadata = compiled.metadata
+    return {
+        "ttir": asm["ttir"],
+        "ttgir": asm["ttgir"],
+        "llir": asm["llir"],
+        "ptx": asm["ptx"],
+        "sass": sass,
+        "num_warps": int(metadata.num_warps),
+        "num_stages": int(metadata.num_stages),
+        "shared_bytes": int(metadata.shared),
+        "registers": registers,
+        "spills": spills,
+        "source_sha256": kernel_source_sha256(),
+        "triton_version": triton.__version__,
+        "target": f"sm_{arch}",
+        "dtype": dtype,
+        "width": width,
+        "block": block,
+        "mutant": mutant,
+        "signature": ", ".join(f"{name}: {kind}" for name, kind in signature.items()),
+        "resource_source": resource_source,
+    }
+
+
+def _device_resources(
+    compiled: object,
+    arch: int,
+    registers: int | None,
+    spills: int | None,
+    resource_source: str,
+) -> tuple[int | None, int | None, str]:
+    """Prefer the driver's numbers when the compiled target is the device in hand."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return registers, spills, resource_source
+        major, minor = torch.cuda.get_device_capability()
+        if major * 10 + minor != arch:
+            return registers, spills, resource_source
+        compiled._init_handles()
+        return int(compiled.n_regs), int(compiled.n_spills), "driver (loaded kernel)"
+    except Exception:  # resource numbers are best effort; the text outputs stand on their own
+        return registers, spills, resource_source
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Compile the RMSNorm kernel; print JSON.")
+    parser.add_argument("--dtype", required=True, choices=sorted(SUPPORTED_DTYPES))
+    parser.add_argument("--width", required=True, type=int)
+    parser.add_argument("--arch", required=True, type=int)
+    parser.add_argument("--mutant", choices=KERNEL_MUTANTS, default=None)
+    args = parser.parse_args(argv)
+    fields = compile_fields(args.dtype, args.width, args.arch, args.mutant)
+    json.dump(fields, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
