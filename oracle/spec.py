@@ -312,8 +312,15 @@ def make_problem(
     stride = (
         width_value
         if row_stride is None
-        else check_int("row_stride", row_stride, width_value, LIMITS.max_elements)
+        else check_int("row_stride", row_stride, 1, LIMITS.max_elements)
     )
+    if stride < width_value:
+        raise ValidationError(
+            "row_stride",
+            stride,
+            f"row_stride >= width = {width_value}",
+            f"row_stride: {stride} is below the width; expected row_stride >= width = {width_value}",
+        )
     if row_count * stride > LIMITS.max_elements:
         raise ValidationError(
             "row_stride",
