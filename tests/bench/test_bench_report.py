@@ -1,0 +1,148 @@
+"""Report writing of the harness with fake timing samples (CPU only)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from kernels import bench
+
+
+def _fake_row(impl, median, status="ok", shape=(4096, 70), dtype="bfloat16", spread=0.1):
+    rows, width = shape
+    samples = [median * (1 + spread * k / 10) for k in range(-5, 6)]
+    stats = bench.summarize(samples)
+    nbytes = bench.traffic_bytes(bench.Shape(rows, width), bench.DTYPES[dtype], impl=impl)
+    row = {
+        "set": "tails",
+        "rows": rows,
+        "width": width,
+        "dtype": dtype,
+        "impl": impl,
+        "bytes": nbytes,
+        "timing_mode": "cuda_graph",
+        "buffers": 100,
+        "working_set_bytes": 100 * nbytes,
+        "launches_per_sample": 100,
+        "status": status,
+        "note": 'fake, with a comma, and "quotes"',
+        "samples_us": samples,
+        "gbps": bench.gbps(nbytes, stats.median_us),
+        "parity": bench.Parity(status == "ok", 1e-3, 2e-3, 1e-4, 0.5, 0, 0, "ok").as_dict(),
+        "peak_bytes_per_call": rows * width * 2,
+        "output_bytes": rows * width * 2,
+        "extra_bytes_beyond_output": 0,
+    }
+    row.update(vars(stats))
+    if impl == "torch_compile":
+        row["compile_s"] = 1.2345678901234567
+    return row
+
+
+def _results():
+    return bench.finalize(
+        [
+            _fake_row("copy", 1.0),
+            _fake_row("ours", 1.1),
+            _fake_row("torch_eager", 2.0),
+            _fake_row("torch_compile", 1.5),
+            _fake_row("liger", 0.5, status="wrong"),
+        ]
+    )
+
+
+def test_summarize_statistics():
+    stats = bench.summarize([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (stats.n, stats.median_us, stats.min_us, stats.max_us) == (5, 3.0, 1.0, 5.0)
+    assert stats.p20_us == pytest.approx(1.8)
+    assert stats.p80_us == pytest.approx(4.2)
+    with pytest.raises(ValueError, match="at least one"):
+        bench.summarize([])
+    with pytest.raises(ValueError, match="finite"):
+        bench.summarize([1.0, float("nan")])
+
+
+def test_finalize_percent_of_copy_and_best_alternative():
+    results = {r["impl"]: r for r in _results()}
+    assert "pct_of_copy" not in results["copy"] or results["copy"]["pct_of_copy"] == 100.0
+    expected = 100.0 * results["ours"]["gbps"] / results["copy"]["gbps"]
+    assert results["ours"]["pct_of_copy"] == pytest.approx(expected)
+    # A wrong result gets no percentage and is never the best alternative.
+    assert "pct_of_copy" not in results["liger"]
+    assert results["ours"]["best_alternative"] == "torch_compile"
+    assert results["ours"]["speedup_vs_best_alt"] == pytest.approx(1.5 / 1.1)
+
+
+def test_json_round_trip(tmp_path):
+    results = _results()
+    config = bench.BenchConfig(
+        shapes=[("tails", bench.Shape(4096, 70))], dtypes=["bfloat16"], impls=["copy", "ours"]
+    )
+    report = bench.build_report(
+        config,
+        results,
+        command="python main.py bench --shapes tails --out x",
+        env=bench.environment(None),
+        smi_before={"error": "none"},
+        smi_after={"error": "none"},
+        started="2026-01-01T00:00:00+00:00",
+        wall_s=1.0,
+        implementations={"ours": {"available": True}},
+    )
+    path = tmp_path / "results.json"
+    bench.write_json(report, path)
+    back = bench.read_json(path)
+    assert back["schema_version"] == bench.SCHEMA_VERSION
+    assert back["protocol"]["bytes_formula"] == bench.BYTES_FORMULA
+    assert back["results"] == results  # samples, stats and floats exactly
+    assert back["environment"]["torch"] == torch.__version__
+
+
+def test_json_writes_nan_as_null(tmp_path):
+    path = tmp_path / "results.json"
+    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": [{"x": math.nan}]}, path)
+    assert bench.read_json(path)["results"] == [{"x": None}]
+    bad = tmp_path / "other.json"
+    bad.write_text('{"schema_version": "nope", "results": []}')
+    with pytest.raises(ValueError, match="not a"):
+        bench.read_json(bad)
+
+
+def test_csv_round_trip(tmp_path):
+    results = _results()
+    path = tmp_path / "results.csv"
+    bench.write_csv(results, path)
+    back = bench.read_csv(path)
+    assert len(back) == len(results)
+    for written, read in zip(results, back, strict=True):
+        for field in bench.CSV_FIELDS:
+            if field.startswith("parity_"):
+                expected = written["parity"][field.removeprefix("parity_")]
+            else:
+                expected = written.get(field)
+            assert read[field] == expected, field
+
+
+def test_markdown_table_lists_every_shape_and_flags_wrong_results():
+    table = bench.markdown_table(_results())
+    lines = table.strip().splitlines()
+    assert lines[0].startswith("| set | shape | dtype | copy | ours |")
+    assert len(lines) == 3
+    assert "wrong" in lines[2]
+    assert "%" in lines[2]
+
+
+def test_plot_is_written_or_skipped_with_a_note(tmp_path):
+    path = tmp_path / "bench.png"
+    note = bench.write_plot(_results(), path)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert note is not None
+        assert "matplotlib" in note
+        assert not path.exists()
+    else:
+        assert note is None
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
