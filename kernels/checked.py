@@ -26,8 +26,9 @@ from kernels.rmsnorm import KERNEL_MUTANTS, MAX_WIDTH, SUPPORTED_DTYPES, block_f
 
 # Default guard/padding value. Finite, large next to unit-scale data (so poison that enters a
 # square sum shows up as a big error, not a NaN that hides the magnitude), and exactly
-# representable in float32, float16 and bfloat16 (1000 = 125 * 2**3, 7 significant bits).
-POISON = 1000.0
+# representable in float32, float16 and bfloat16 (-3072 = -3 * 2**10). The same value as
+# oracle.tiled.POISON, duplicated on purpose (kernels never imports oracle).
+POISON = -3072.0
 
 _BITS_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 

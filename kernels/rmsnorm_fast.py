@@ -1,0 +1,266 @@
+"""A tuned variant of the fused RMSNorm forward, measured as ``ours_tuned`` by ``kernels.bench``.
+
+Same function, same numerics and masking as ``kernels.rmsnorm`` (float32 loads, square sum,
+division by the TRUE width, ``rsqrt(mean_square + eps)``, ``(x * rrms) * w`` in float32, one
+rounding at the store; masked lanes load 0 and are never stored). What changes is only how the
+work is cut into programs, chosen per width by :func:`choose_config`:
+
+* ``rows`` kernel: a ``ROWS x BLOCK_N`` tile per program (several short rows per program, so a
+  width of 128 does not leave one program per 256 bytes), with ``num_warps`` sized to the tile.
+  ``ROWS = 1`` is the one-row-per-program layout of ``kernels.rmsnorm`` with a better warp count.
+* ``cols`` kernel: for rows wider than ``SINGLE_TILE_MAX`` elements, a column loop in two passes
+  (square sum over ``CHUNK``-wide slices, then normalize and store), on a persistent grid sized
+  so that the rows in flight stay inside L2: the second pass re-reads the row from L2, not HBM.
+
+The launcher performs the same checks as ``kernels.rmsnorm.rms_norm`` with that module's own
+helpers (same messages, same bounds), then launches. This module is a benchmark candidate; the
+production launcher stays ``kernels.rms_norm`` until the tuned path is adopted there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import torch
+import triton
+import triton.language as tl
+
+from kernels import rmsnorm as _base
+
+# Widest row kept in registers as one tile; wider rows use the column loop.
+SINGLE_TILE_MAX = 16384
+# Rows in flight of the column-loop kernel are capped so that they fit this share of L2.
+L2_BUDGET_BYTES = 24 * 2**20
+
+
+@triton.jit
+def rms_norm_rows_kernel(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    BLOCK_N: tl.constexpr,
+    ROWS: tl.constexpr,
+):
+    """RMSNorm forward of ``ROWS`` consecutive rows.
+
+    Program ``p`` owns rows ``p*ROWS .. p*ROWS+ROWS-1`` (those < ``rows``): it reads
+    ``x[r, 0:width]`` of each and all of ``weight`` and writes ``y[r, 0:width]``; nothing else.
+    Pointers as in ``kernels.rmsnorm.rms_norm_fwd_kernel``; ``BLOCK_N`` = next_power_of_2(width).
+    """
+    # int64 row indices: rows * stride can pass 2**31 elements.
+    row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    row_ok = row_ids < rows
+    col_ok = cols < width
+    mask = row_ok[:, None] & col_ok[None, :]
+    # Masked lanes load 0.0: they add nothing to the square sum. x is read exactly once, so
+    # it is marked evict-first; the weight is re-read by every program and kept in L2.
+    x = tl.load(
+        x_ptr + row_ids[:, None] * x_row_stride + cols[None, :],
+        mask=mask,
+        other=0.0,
+        eviction_policy="evict_first",
+    ).to(tl.float32)
+    # float32 accumulation; the divisor is the true width, not BLOCK_N.
+    mean_square = tl.sum(x * x, axis=1) / width
+    rrms = tl.rsqrt(mean_square + eps)
+    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    y = x * rrms[:, None] * w[None, :]
+    tl.store(
+        y_ptr + row_ids[:, None] * y_row_stride + cols[None, :],
+        y.to(y_ptr.dtype.element_ty),
+        mask=mask,
+    )
+
+
+@triton.jit
+def rms_norm_cols_kernel(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    CHUNK: tl.constexpr,
+):
+    """RMSNorm forward of rows ``p, p + P, p + 2P, ...`` (``P`` = number of programs).
+
+    Each row is processed in ``CHUNK``-wide slices: pass 1 sums the squares (float32), pass 2
+    re-reads the row (from L2: the persistent grid bounds the rows in flight), normalizes,
+    applies the weight and stores. Columns ``>= width`` are masked in both passes.
+    """
+    cols = tl.arange(0, CHUNK)
+    for row in range(tl.program_id(0), rows, tl.num_programs(0)):
+        x_row = x_ptr + row.to(tl.int64) * x_row_stride
+        y_row = y_ptr + row.to(tl.int64) * y_row_stride
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+        for start in range(0, width, CHUNK):
+            offs = start + cols
+            x = tl.load(
+                x_row + offs, mask=offs < width, other=0.0, eviction_policy="evict_last"
+            ).to(tl.float32)
+            acc += x * x
+        rrms = tl.rsqrt(tl.sum(acc, axis=0) / width + eps)
+        for start in range(0, width, CHUNK):
+            offs = start + cols
+            in_row = offs < width
+            x = tl.load(
+                x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first"
+            ).to(tl.float32)
+            w = tl.load(w_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
+            tl.store(y_row + offs, (x * rrms * w).to(y_ptr.dtype.element_ty), mask=in_row)
+
+
+@dataclasses.dataclass(frozen=True)
+class FastConfig:
+    """How one launch is cut: ``kind`` "rows" (ROWS x BLOCK_N tile) or "cols" (column loop)."""
+
+    kind: str
+    block: int
+    rows_per_program: int
+    num_warps: int
+    programs: int
+
+
+@functools.lru_cache(maxsize=8)
+def _sm_count(device_index: int) -> int:
+    if not torch.cuda.is_available():
+        return 132
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> FastConfig:
+    """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
+
+    * width <= SINGLE_TILE_MAX: ROWS rows per program so a tile holds ~4096 elements, fewer
+      when that would leave under 4 programs per SM; num_warps so each thread holds ~16 (fp16/
+      bf16) or ~8 (fp32) elements, i.e. two 16-byte vectors, clamped to 4..16.
+    * wider: the column loop, CHUNK 8192 (4096 for fp32), 16 warps, on a persistent grid of at
+      most L2_BUDGET_BYTES / row bytes programs (at least one per SM).
+    """
+    block_n = triton.next_power_of_2(width)
+    per_thread = max(1, 32 // itemsize)  # two 16-byte vectors per thread
+    if block_n <= SINGLE_TILE_MAX:
+        rows_per_program = max(1, 4096 // block_n)
+        while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
+            rows_per_program //= 2
+        tile = rows_per_program * block_n
+        num_warps = min(16, max(4, tile // (32 * per_thread)))
+        return FastConfig("rows", block_n, rows_per_program, num_warps,
+                          triton.cdiv(rows, rows_per_program))
+    chunk = 8192 if itemsize <= 2 else 4096
+    row_bytes = width * itemsize
+    programs = max(sm_count, min(rows, L2_BUDGET_BYTES // max(1, row_bytes)))
+    programs = min(rows, programs)
+    return FastConfig("cols", chunk, 1, 16, max(1, programs))
+
+
+def launch_fast(
+    x2d: torch.Tensor,
+    weight: torch.Tensor,
+    y2d: torch.Tensor,
+    eps: float,
+    *,
+    config: FastConfig | None = None,
+) -> FastConfig:
+    """Launch on validated ``(rows, width)`` views; ``config`` overrides :func:`choose_config`."""
+    rows, width = x2d.shape
+    if config is None:
+        sm_count = _sm_count(x2d.device.index or 0) if x2d.device.type == "cuda" else 132
+        config = choose_config(rows, width, x2d.element_size(), sm_count)
+    if config.kind == "rows":
+        grid = (triton.cdiv(rows, config.rows_per_program),)
+        rms_norm_rows_kernel[grid](
+            x2d, weight, y2d, rows, width, x2d.stride(0), y2d.stride(0), float(eps),
+            BLOCK_N=config.block, ROWS=config.rows_per_program, num_warps=config.num_warps,
+        )
+    elif config.kind == "cols":
+        rms_norm_cols_kernel[(config.programs,)](
+            x2d, weight, y2d, rows, width, x2d.stride(0), y2d.stride(0), float(eps),
+            CHUNK=config.block, num_warps=config.num_warps,
+        )
+    else:
+        raise ValueError(f"config.kind must be 'rows' or 'cols'; got {config.kind!r}")
+    return config
+
+
+def _validate(
+    x: torch.Tensor, weight: torch.Tensor, eps: object, out: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float, int]:
+    """The checks of ``kernels.rmsnorm.rms_norm``, in its order, with its helpers and bounds."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor; got {type(x).__name__}")
+    if not isinstance(weight, torch.Tensor):
+        raise TypeError(f"weight must be a torch.Tensor; got {type(weight).__name__}")
+    allowed = ", ".join(_base.SUPPORTED_DTYPES)
+    if x.dtype not in _base.SUPPORTED_DTYPES.values():
+        raise TypeError(f"x.dtype must be one of {allowed}; got {_base._dtype_name(x.dtype)}")
+    if weight.dtype not in (x.dtype, torch.float32):
+        raise TypeError(
+            f"weight.dtype must be x.dtype ({_base._dtype_name(x.dtype)}) or float32; "
+            f"got {_base._dtype_name(weight.dtype)}"
+        )
+    eps_value = _base._check_eps(eps)
+    _base._check_device("x", x)
+    if weight.device != x.device:
+        raise ValueError(f"weight must be on x's device {x.device}; got {weight.device}")
+    if x.dim() < 1:
+        raise ValueError("x must have at least 1 dimension (..., width); got a 0-d tensor")
+    width = x.shape[-1]
+    if not 1 <= width <= _base.MAX_WIDTH:
+        raise ValueError(f"x.shape[-1] (width) must be in [1, {_base.MAX_WIDTH}]; got {width}")
+    if tuple(weight.shape) != (width,):
+        raise ValueError(f"weight.shape must be (width,) = ({width},); got {tuple(weight.shape)}")
+    if width > 1 and weight.stride(0) != 1:
+        raise ValueError(f"weight must be contiguous (stride 1); got stride {weight.stride(0)}")
+    if width > 1 and x.stride(-1) != 1:
+        raise ValueError(
+            f"x.stride(-1) must be 1 (contiguous columns); got {x.stride(-1)} "
+            f"(call x.contiguous() first)"
+        )
+    rows = x.numel() // width
+    if rows > _base.MAX_ROWS:
+        raise ValueError(f"x has {rows} rows; at most {_base.MAX_ROWS} (one program per row)")
+    x2d = _base._rows_view("x", x, width)
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    else:
+        _base._check_out(out, x, width)
+    return x2d, out, weight, eps_value, rows
+
+
+def rms_norm_fast(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    eps: float = 1e-6,
+    *,
+    out: torch.Tensor | None = None,
+    config: FastConfig | None = None,
+) -> torch.Tensor:
+    """``kernels.rms_norm`` with the tuned launch layout (same arguments, checks and result).
+
+    Args:
+        x, weight, eps, out: as ``kernels.rms_norm``.
+        config: a fixed :class:`FastConfig` instead of :func:`choose_config` (for sweeps).
+
+    Returns:
+        The normalized tensor shaped like ``x`` (``out`` when given).
+
+    Raises:
+        TypeError, ValueError: exactly as ``kernels.rms_norm``.
+    """
+    x2d, out, weight, eps_value, rows = _validate(x, weight, eps, out)
+    if rows == 0:
+        return out
+    y2d = _base._rows_view("out", out, x.shape[-1])
+    with _base._launch_guard(x2d.device):
+        launch_fast(x2d, weight, y2d, eps_value, config=config)
+    return out

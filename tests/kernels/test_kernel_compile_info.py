@@ -1,0 +1,88 @@
+"""compiler_output: every stage of the compiled kernel, on this machine, for an explicit target."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import textwrap
+
+import pytest
+import torch
+import triton
+
+import kernels
+from kernels import compile_info
+
+
+@pytest.fixture(scope="module")
+def bf16_4096() -> kernels.CompileInfo:
+    return kernels.compiler_output("bfloat16", 4096, "sm_90")
+
+
+def test_compiler_output_has_every_stage_for_sm90(bf16_4096) -> None:
+    info = bf16_4096
+    assert "tt.func" in info.ttir
+    assert "rms_norm_fwd_kernel" in info.ttir
+    assert "ttg." in info.ttgir
+    assert "define" in info.llir
+    assert ".target sm_90a" in info.ptx
+    assert "ld.global" in info.ptx
+    assert "st.global" in info.ptx
+    assert info.target == "sm_90"
+    assert info.num_warps == 8
+    assert info.block == 4096
+    assert info.num_stages >= 1
+    assert info.shared_bytes >= 0
+    assert info.triton_version == triton.__version__
+
+
+def test_sass_and_registers_when_the_tools_exist(bf16_4096) -> None:
+    if compile_info._tool("cuobjdump") is None:
+        pytest.skip("no cuobjdump in triton's package or on PATH")
+    assert "MUFU.RSQ" in bf16_4096.sass  # the reciprocal square root, in hardware
+    assert bf16_4096.registers is not None
+    assert bf16_4096.registers > 0
+    assert bf16_4096.spills == 0
+
+
+def test_source_hash_is_the_kernel_function_source(bf16_4096) -> None:
+    fn = kernels.rmsnorm.rms_norm_fwd_kernel
+    source = textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
+    assert "def rms_norm_fwd_kernel" in source
+    assert bf16_4096.source_sha256 == hashlib.sha256(source.encode()).hexdigest()
+
+
+def test_results_are_cached_per_signature(bf16_4096) -> None:
+    assert kernels.compiler_output("bfloat16", 4096, "sm_90") is bf16_4096
+
+
+def test_width_is_a_runtime_argument_not_a_constant() -> None:
+    # Widths 70 and 100 share BLOCK=128 and the same specialization: one binary serves both.
+    narrow = kernels.compiler_output("float16", 70, "sm_90")
+    wider = kernels.compiler_output("float16", 100, "sm_90")
+    assert narrow.ptx == wider.ptx
+    assert "width: i32" in narrow.signature
+    assert "BLOCK: constexpr" in narrow.signature
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        pytest.param(
+            {"target": "gfx90a"}, ValueError, r"target must look like 'sm_90'", id="target"
+        ),
+        pytest.param({"dtype": "int8"}, TypeError, r"dtype must be one of", id="dtype"),
+        pytest.param({"width": 0}, ValueError, r"width must be an int in \[1, 65536\]", id="width"),
+        pytest.param({"mutant": "nope"}, ValueError, r"mutant must be None or one of", id="mutant"),
+    ],
+)
+def test_compiler_output_rejects(kwargs: dict, error: type[Exception], pattern: str) -> None:
+    arguments = {"dtype": "float32", "width": 64, "target": "sm_90", **kwargs}
+    with pytest.raises(error, match=pattern):
+        kernels.compiler_output(**arguments)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_no_target_without_cuda_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"pass an explicit target such as 'sm_90'"):
+        kernels.compiler_output("float32", 64, None)

@@ -1,0 +1,163 @@
+"""The compiled kernel on a CUDA device: parity, int64 row offsets, mutants, compiler output.
+
+Every test here carries the ``gpu`` marker and skips without CUDA. Nothing here imports Qt or
+``oracle``: the device image has torch, triton, numpy and pytest only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from kernel_cases import (
+    CASES,
+    DTYPES,
+    KILLED_BY,
+    ODD_WIDTHS,
+    TORCH_DTYPES,
+    assert_close,
+    case_inputs,
+    expected_unmasked_overflow,
+    torch_reference,
+    verdict,
+)
+
+import kernels
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(
+        not torch.cuda.is_available() or kernels.MODE != "compiled",
+        reason="needs a CUDA device and the compiled (non-interpreted) kernel",
+    ),
+]
+
+GPU_WIDTHS = (*ODD_WIDTHS, 4096, 5120, 8192, 16384, 65536)
+
+
+def _inputs(rows: int, width: int, dtype: str, weight_dtype: str | None = None, seed: int = 0):
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(rows, width, generator=generator, device="cuda", dtype=torch.float32) * 3.0
+    weight = torch.randn(width, generator=generator, device="cuda", dtype=torch.float32)
+    return x.to(TORCH_DTYPES[dtype]), weight.to(TORCH_DTYPES[weight_dtype or dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("width", GPU_WIDTHS)
+def test_compiled_parity_with_torch_float64(dtype: str, width: int) -> None:
+    x, weight = _inputs(64, width, dtype, seed=width)
+    y = kernels.rms_norm(x, weight, 1e-6)
+    torch.cuda.synchronize()
+    assert_close(y, torch_reference(x, weight, 1e-6), dtype, "compiled", f"width {width}")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_compiled_float32_weight(dtype: str) -> None:
+    x, weight = _inputs(33, 4096, dtype, weight_dtype="float32", seed=1)
+    y = kernels.rms_norm(x, weight)
+    assert y.dtype == x.dtype
+    assert_close(y, torch_reference(x, weight, 1e-6), dtype, "compiled", "float32 weight")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_compiled_agrees_with_torch_native_within_one_ulp(dtype: str) -> None:
+    # torch's own CUDA rms_norm in the same dtype; both round once from float32 arithmetic, so
+    # they may differ by one ulp (different summation order), never more.
+    x, weight = _inputs(128, 4096, dtype, seed=2)
+    ours = kernels.rms_norm(x, weight).double()
+    theirs = torch.nn.functional.rms_norm(x, (4096,), weight, 1e-6).double()
+    ulp = 2.0 ** (-10 if dtype == "float16" else -7)
+    bound = ulp * torch.maximum(ours.abs(), theirs.abs()) + 1e-6
+    assert torch.all((ours - theirs).abs() <= bound)
+
+
+def test_padded_strides_3d_and_out_on_cuda() -> None:
+    wide, weight = _inputs(12, 1100, "bfloat16", seed=3)
+    x = wide[:, :1000]
+    out_storage = torch.zeros(12, 1024, dtype=torch.bfloat16, device="cuda")
+    out = out_storage[:, :1000]
+    kernels.rms_norm(x, weight[:1000].contiguous(), out=out)
+    assert torch.all(out_storage[:, 1000:] == 0)
+    assert_close(out, torch_reference(x, weight[:1000], 1e-6), "bfloat16", "compiled", "padded")
+    x3 = torch.randn(2, 3, 70, device="cuda", dtype=torch.float16)
+    w3 = torch.randn(70, device="cuda", dtype=torch.float16)
+    assert_close(
+        kernels.rms_norm(x3, w3), torch_reference(x3, w3, 1e-6), "float16", "compiled", "3-D"
+    )
+
+
+def test_row_offsets_past_two_to_the_31_elements() -> None:
+    # 32769 rows of 65536 bfloat16: the last row starts at element 2**31, which an int32 row
+    # offset would wrap to a negative address. ~8.6 GB of input and output.
+    rows, width = 2**15 + 1, kernels.MAX_WIDTH
+    if torch.cuda.get_device_properties(0).total_memory < 24 * 2**30:
+        pytest.skip("needs ~9 GiB of free device memory")
+    x = torch.empty(rows, width, dtype=torch.bfloat16, device="cuda")
+    x[:-2].fill_(0.25)
+    x[-2:].copy_(torch.randn(2, width, device="cuda", dtype=torch.bfloat16))
+    weight = torch.linspace(-2, 2, width, device="cuda", dtype=torch.bfloat16)
+    y = kernels.rms_norm(x, weight)
+    torch.cuda.synchronize()
+    assert_close(y[-2:], torch_reference(x[-2:], weight, 1e-6), "bfloat16", "compiled", "last rows")
+    assert_close(y[:1], torch_reference(x[:1], weight, 1e-6), "bfloat16", "compiled", "first row")
+    del x, y
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_real_kernel_passes_named_cases_on_cuda(case: str, dtype: str) -> None:
+    x, weight, row_stride, eps = case_inputs(case, dtype)
+    run = kernels.run_checked(x, weight, eps=eps, dtype=dtype, row_stride=row_stride, device="cuda")
+    assert run.mode == "compiled"
+    reasons = verdict(run, x, weight, eps, dtype)
+    assert not reasons, "\n".join(reasons)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mutant", sorted(KILLED_BY))
+def test_each_mutant_killed_on_cuda(mutant: str, dtype: str) -> None:
+    x, weight, row_stride, eps = case_inputs(KILLED_BY[mutant], dtype)
+    run = kernels.run_checked(
+        x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, device="cuda"
+    )
+    assert verdict(run, x, weight, eps, dtype), f"{mutant} SURVIVED {KILLED_BY[mutant]} on cuda"
+
+
+@pytest.mark.parametrize("pad", [0, 5])
+def test_guard_catches_unmasked_store_on_cuda(pad: int) -> None:
+    rows, width = 3, 70
+    x = np.random.default_rng(4).standard_normal((rows, width))
+    run = kernels.run_checked(
+        x,
+        np.ones(width),
+        eps=1e-6,
+        dtype="bfloat16",
+        row_stride=width + pad,
+        mutant="unmasked_store",
+        device="cuda",
+    )
+    found = {(write.row, write.address) for write in run.oob_writes}
+    assert found == expected_unmasked_overflow(rows, width, width + pad, run.block)
+
+
+def test_cpu_device_in_compiled_mode_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"device='cpu' needs the Triton interpreter"):
+        kernels.run_checked(np.ones((1, 4)), np.ones(4), eps=1e-6, dtype="float32", device="cpu")
+
+
+def test_compiler_output_for_the_device_in_hand() -> None:
+    major, minor = torch.cuda.get_device_capability()
+    info = kernels.compiler_output("bfloat16", 4096)
+    assert info.target == f"sm_{major}{minor}"
+    assert ".target sm_" in info.ptx
+    assert info.registers is not None
+    assert info.registers > 0
+    assert info.spills is not None
+    assert info.resource_source == "driver (loaded kernel)"
+
+
+def test_device_description_names_the_gpu() -> None:
+    text = kernels.device_description()
+    assert torch.cuda.get_device_name(0) in text
+    assert "sm_" in text
