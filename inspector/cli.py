@@ -1,0 +1,507 @@
+"""Command line: the window by default, ``check`` / ``bench`` / ``verify`` for headless use.
+
+Exit codes (others script against them):
+
+* 0 - all good (every fixture behaves, every mutant is killed, receipts reparse; or verified).
+* 1 - something failed or survived (printed by name), or a receipt does not verify.
+* 2 - bad input or usage: one line on stderr naming the field; nothing is written.
+
+Qt is imported only on the window path, and lazily; torch and triton only when the kernel
+runs. So ``check --model-only`` and ``verify`` work on a machine with numpy, h5py and
+jsonschema alone, and ``check`` works on a GPU box without Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+DEFAULT_ROWS = 4
+DEFAULT_WIDTH = 70
+DEFAULT_SEED = 0
+DEFAULT_EPS = "1e-6"
+
+SYNTHETIC = f"--rows {DEFAULT_ROWS} --width {DEFAULT_WIDTH} --seed {DEFAULT_SEED}"
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input or usage: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line (exit 2), never a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _prog() -> str:
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "rmsnorm-inspector" if name == "rmsnorm-inspector" else "main.py"
+
+
+def _limits_text() -> str:
+    from oracle.spec import LIMITS
+
+    return "\n".join(f"  {name:<11} {bound}" for name, bound in LIMITS.as_rows())
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line (the README quotes its --help texts)."""
+    prog = prog or _prog()
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog=prog,
+        formatter_class=formatter,
+        description=textwrap.dedent(
+            """\
+            RMSNorm Kernel Inspector: prove a fused Triton RMSNorm forward layer by layer
+            (equation, independent oracle, fixture matrix and named mutants, the real kernel),
+            then measure it. Without a command it opens the window.
+            """
+        ),
+        epilog=textwrap.dedent(
+            f"""\
+            commands:
+              {prog} [--session FILE.h5]                 open the window
+              {prog} --screenshot OUT.png [--session F]  render the window to a PNG, exit 0
+              {prog} check [input options] --out DIR     headless proof + receipts
+              {prog} bench [--shapes ...] --out DIR      device benchmark (needs CUDA)
+              {prog} verify DIR/receipt.json [DIR/receipt.csv]
+
+            exit codes: 0 all good; 1 something failed or survived (named);
+                        2 bad input or usage (one line on stderr naming the field)
+            """
+        ),
+    )
+    parser.add_argument("--session", metavar="FILE.h5", help="session file to open in the window")
+    parser.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="build the window offscreen with the demo (or --session) session, save a PNG, exit",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="{check,bench,verify}")
+
+    check = commands.add_parser(
+        "check",
+        formatter_class=formatter,
+        help="headless run of the whole proof; writes receipts",
+        description=textwrap.dedent(
+            f"""\
+            Validate the input, run the oracle (scalar reference + tiled lane model), the
+            fixture matrix, every mutant against the model and against the real kernel
+            (Triton interpreter on a CPU, compiled on CUDA), export DIR/receipt.json and
+            DIR/receipt.csv, reparse both, and optionally save the session.
+
+            Input: --x and --weight text; or --fixture NAME; otherwise synthetic random
+            input ({SYNTHETIC}: x ~ N(0, 1), weights uniform in
+            [-2, 2]). Text: rows separated by ';' (or newlines), values by ',' or spaces;
+            '@path' reads the text from a file.
+
+            limits:
+            """
+        )
+        + _limits_text(),
+        epilog=textwrap.dedent(
+            """\
+            exit codes: 0 every fixture behaves and every mutant is killed; 1 something failed
+            or survived (printed by name); 2 bad input or usage (one line naming the field,
+            nothing written).
+            """
+        ),
+    )
+    source = check.add_argument_group("input")
+    source.add_argument("--rows", metavar="N", help=f"rows (synthetic default {DEFAULT_ROWS})")
+    source.add_argument(
+        "--width", metavar="N", help=f"values per row (synthetic default {DEFAULT_WIDTH})"
+    )
+    source.add_argument(
+        "--dtype", metavar="{float32,float16,bfloat16}", help="input/output dtype (float32)"
+    )
+    source.add_argument("--eps", metavar="EPS", help=f"epsilon in [1e-12, 1e-2] ({DEFAULT_EPS})")
+    source.add_argument("--x", metavar="TEXT|@file", help="input rows: '1, 2; 3, 4' or @file")
+    source.add_argument("--weight", metavar="TEXT|@file", help="width weights: '0.5, -2' or @file")
+    source.add_argument(
+        "--row-stride", metavar="N", help="elements between row starts, >= width (width)"
+    )
+    source.add_argument("--seed", metavar="N", help=f"seed of the synthetic input ({DEFAULT_SEED})")
+    source.add_argument("--fixture", metavar="NAME", help="use one fixture's input")
+    run = check.add_argument_group("run")
+    run.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="where the kernel runs: auto (CUDA if present, else the interpreter), cpu, cuda",
+    )
+    run.add_argument(
+        "--model-only",
+        action="store_true",
+        help="skip the real kernel (no torch/triton needed); the receipt says so",
+    )
+    run.add_argument("--out", metavar="DIR", required=True, help="folder for the receipts")
+    run.add_argument("--session", metavar="FILE.h5", help="also save the session here")
+    run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    commands.add_parser(
+        "bench",
+        add_help=False,
+        help="device benchmark (needs CUDA); see 'bench --help'",
+    )
+
+    verify = commands.add_parser(
+        "verify",
+        formatter_class=formatter,
+        help="independent reparse and consistency check of receipts",
+        description=textwrap.dedent(
+            """\
+            Reparse receipts written earlier, independently of the code that wrote them:
+            JSON syntax and schema, schema version, x/weight sha256 recomputed from the
+            recorded values, dimensions, tile, traffic ledger, per-row intermediates
+            recomputed by the oracle, CSV rows equal to the JSON rows exactly, headline
+            errors equal to the maxima of the rows, every mutant killed, every fixture as
+            expected, and the recorded export check.
+            """
+        ),
+        epilog="exit codes: 0 verified; 1 a check failed (named); 2 a path cannot be read.",
+    )
+    verify.add_argument("receipt_json", metavar="RECEIPT.json")
+    verify.add_argument(
+        "receipt_csv",
+        metavar="RECEIPT.csv",
+        nargs="?",
+        help="default: the .csv beside the JSON, if there is one",
+    )
+    return parser
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _fail_usage(message: str) -> NoReturn:
+    raise UsageError(message)
+
+
+def _build_problem(args: argparse.Namespace) -> Any:
+    """The validated problem from the check options (ValidationError / UsageError)."""
+    from oracle import fixtures
+    from oracle.spec import ValidationError, make_problem, synthetic_problem
+
+    dtype = args.dtype if args.dtype is not None else "float32"
+    eps = args.eps if args.eps is not None else DEFAULT_EPS
+    if args.fixture is not None:
+        clashes = [
+            f"--{name.replace('_', '-')}"
+            for name in ("rows", "width", "dtype", "eps", "x", "weight", "row_stride", "seed")
+            if getattr(args, name) is not None
+        ]
+        if clashes:
+            _fail_usage(f"fixture: cannot be combined with {', '.join(clashes)}")
+        try:
+            fixture = fixtures.get(args.fixture)
+        except ValueError as exc:
+            _fail_usage(str(exc))
+        try:
+            return fixture.build()
+        except ValidationError as exc:
+            _fail_usage(
+                f"fixture: {fixture.name} is a malformed fixture; its input is rejected ({exc})"
+            )
+    if args.x is not None:
+        if args.seed is not None:
+            _fail_usage("seed: only for synthetic input; it cannot be combined with --x")
+        if args.weight is None:
+            raise ValidationError(
+                "weight", None, "width values", "weight: missing; --x needs --weight (width values)"
+            )
+        return make_problem(
+            args.x,
+            args.weight,
+            eps=eps,
+            dtype=dtype,
+            row_stride=args.row_stride,
+            rows=args.rows,
+            width=args.width,
+            name="command line",
+        )
+    synthetic = synthetic_problem(
+        args.rows if args.rows is not None else DEFAULT_ROWS,
+        args.width if args.width is not None else DEFAULT_WIDTH,
+        seed=args.seed if args.seed is not None else DEFAULT_SEED,
+        eps=eps,
+        dtype=dtype,
+        row_stride=args.row_stride,
+    )
+    if args.weight is None:
+        return synthetic
+    return make_problem(
+        synthetic.x,
+        args.weight,
+        eps=eps,
+        dtype=dtype,
+        row_stride=args.row_stride,
+        name=synthetic.name + " with given weights",
+    )
+
+
+def _check_writable_folder(field: str, folder: Path) -> None:
+    """The folder exists (or can be created under an existing, writable ancestor)."""
+    if folder.exists():
+        if not folder.is_dir():
+            _fail_usage(f"{field}: {folder} exists and is not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            _fail_usage(f"{field}: folder {folder} is not writable")
+        return
+    ancestor = folder.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        _fail_usage(f"{field}: cannot create {folder}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        _fail_usage(f"{field}: cannot create {folder}: {ancestor} is not writable")
+
+
+def _check_session_target(path: Path) -> Any:
+    """A session path to write: its folder exists; an existing file must be our session.
+
+    Returns the existing session (its receipt history is carried on) or None.
+    """
+    from inspector.session import SessionError, load_session
+
+    if path.is_dir():
+        _fail_usage(f"session: {path} is a folder")
+    if not path.parent.is_dir():
+        _fail_usage(f"session: folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        _fail_usage(f"session: folder {path.parent} is not writable")
+    if not path.exists():
+        return None
+    try:
+        return load_session(path)
+    except SessionError as exc:
+        _fail_usage(f"session: refusing to overwrite {path}: {exc}")
+
+
+def _check_device(device: str) -> None:
+    if device == "cpu":
+        # The interpreter must be chosen before triton decorates the kernel (kernels.mode).
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+        return
+    if device == "cuda":
+        try:
+            import torch
+        except ImportError:
+            _fail_usage("device: cuda requested but torch is not installed")
+        if not torch.cuda.is_available():
+            _fail_usage("device: cuda requested but no CUDA device is available (try --device cpu)")
+
+
+class _Progress:
+    """Progress lines on stderr: one per stage (label prefix before ':'), not per step."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.stage = ""
+
+    def __call__(self, step: int, total: int, label: str) -> None:
+        stage = label.split(":", 1)[0]
+        if stage in ("model", "kernel") and ":" in label:
+            stage = f"{stage}: faithful implementation on every fixture"
+        if self.quiet or stage == self.stage:
+            return
+        self.stage = stage
+        width = len(str(total))
+        print(f"[{step:>{width}}/{total}] {stage}", file=sys.stderr, flush=True)
+
+
+def _fixture_summary(kill_matrix: Any) -> str:
+    behaved = sum(o.passed for o in kill_matrix.baseline)
+    return f"{kill_matrix.target} {behaved}/{len(kill_matrix.baseline)} as expected"
+
+
+def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
+    from inspector.receipt import CSV_NAME, JSON_NAME, summarize
+
+    problem = result.problem
+    lines = [
+        f"input: {problem.name}: {problem.rows} rows x {problem.width}, row_stride "
+        f"{problem.row_stride}, {problem.dtype}, eps {problem.eps:g}; tile {problem.block} lanes "
+        f"({problem.width} valid, {problem.block - problem.width} masked)",
+        f"kernel: {result.kernel_note}",
+        f"device: {result.device}",
+        f"tiled model vs scalar: output {result.output.describe()}",
+        f"tiled model vs scalar: mean square + rrms {result.intermediates.describe()}",
+    ]
+    if result.kernel is not None:
+        kernel = result.kernel
+        lines += [
+            f"kernel vs scalar: {kernel.comparison.describe()}",
+            f"kernel vs torch float64 rms_norm: {kernel.torch_comparison.describe()}",
+            f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
+        ]
+    matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
+    lines.append("fixtures: " + "; ".join(_fixture_summary(m) for m in matrices))
+    for kill_matrix in matrices:
+        lines += kill_matrix.summary_lines()
+    lines += list(summarize(receipt))
+    lines.append(f"receipts: {out_dir / JSON_NAME} {out_dir / CSV_NAME}")
+    return lines
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def run_check_command(args: argparse.Namespace) -> int:
+    """``check``: validate, run, export, reparse, optionally save; see the module docstring."""
+    from oracle.spec import ValidationError
+
+    try:
+        problem = _build_problem(args)
+    except ValidationError as exc:
+        raise UsageError(str(exc)) from None
+    out_dir = Path(args.out)
+    _check_writable_folder("out", out_dir)
+    session_path = Path(args.session) if args.session else None
+    previous = _check_session_target(session_path) if session_path is not None else None
+    if not args.model_only:
+        _check_device(args.device)
+
+    # Input is valid from here on: failures are exit 1, never 2.
+    from inspector import pipeline
+    from inspector.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
+
+    config = pipeline.CheckConfig(device=args.device, run_kernel=not args.model_only)
+    result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
+    try:
+        receipt = write_receipts(result, out_dir)
+    except ReceiptError as exc:
+        print(f"error: receipts: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    for line in _report(result, receipt, out_dir):
+        print(line)
+    problems = list(result.failures)
+    if receipt["export_check"]["status"] != "passed":
+        problems += [f"export check: {p}" for p in receipt["export_check"]["problems"]]
+    if session_path is not None:
+        from inspector.session import Session, SessionError, save_session
+
+        session = Session.from_check(result)
+        if previous is not None:
+            session.receipt_history = list(previous.receipt_history)
+        session.record_receipts(
+            (out_dir / JSON_NAME).read_text(encoding="utf-8"),
+            (out_dir / CSV_NAME).read_text(encoding="utf-8"),
+            passed=not problems,
+            reason="; ".join(problems[:3]),
+        )
+        try:
+            save_session(session_path, session)
+            print(f"session: {session_path}")
+        except SessionError as exc:
+            problems.append(f"session: {_one_line(exc)}")
+    if problems:
+        print(f"FAIL: {len(problems)} problem(s)")
+        for problem_line in problems:
+            print(f"  - {problem_line}")
+        return EXIT_FAILED
+    print("PASS: every fixture behaves, every mutant is killed, receipts reparse")
+    return EXIT_OK
+
+
+def run_verify_command(args: argparse.Namespace) -> int:
+    """``verify``: independent reparse of receipts written earlier."""
+    from inspector.receipt import ReceiptError, verify_receipts
+
+    try:
+        report = verify_receipts(args.receipt_json, args.receipt_csv)
+    except ReceiptError as exc:
+        raise UsageError(f"receipt: {_one_line(exc)}") from None
+    for line in report.lines():
+        print(line)
+    if report.ok:
+        print(f"verified: {report.json_path}" + (f" {report.csv_path}" if report.csv_path else ""))
+        return EXIT_OK
+    print(f"NOT VERIFIED: {len(report.problems)} problem(s)")
+    print(f"verify: {_one_line(report.problems[0])}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def run_bench_command(argv: Sequence[str]) -> int:
+    """``bench``: hand the arguments to ``kernels.bench.bench_main``."""
+    try:
+        from kernels.bench import bench_main
+    except ImportError as exc:
+        print(
+            f"error: bench: the benchmark harness is not available ({_one_line(exc)}); it needs "
+            "torch, triton and a CUDA device",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return int(bench_main(list(argv)))
+
+
+def run_window(session: str | None, screenshot: str | None) -> int:
+    """The window (or a screenshot of it): Qt is imported here and nowhere else."""
+    if session is not None and not Path(session).is_file():
+        raise UsageError(f"session: {session} does not exist")
+    if screenshot is not None:
+        folder = Path(screenshot).parent
+        if not folder.is_dir():
+            raise UsageError(f"screenshot: folder {folder} does not exist")
+    try:
+        from inspector.app import run_app
+    except ImportError as exc:
+        print(
+            f"error: the window cannot start: {_one_line(exc)}. Headless commands work "
+            "without Qt: check, bench, verify (see --help)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return int(run_app(session, screenshot))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python main.py`` and the ``rmsnorm-inspector`` console script.
+
+    Returns:
+        The exit code (0, 1 or 2; see the module docstring).
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if arguments and arguments[0] == "bench":
+            return run_bench_command(arguments[1:])
+        parser = build_parser()
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit as exc:  # --help
+            return int(exc.code or 0)
+        if args.command == "check":
+            return run_check_command(args)
+        if args.command == "verify":
+            return run_verify_command(args)
+        return run_window(args.session, args.screenshot)
+    except UsageError as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug, not bad input: one line, and the way to see more
+        if os.environ.get("RMSNORM_INSPECTOR_DEBUG"):
+            raise
+        print(
+            f"error: unexpected {type(exc).__name__}: {_one_line(exc)} "
+            "(set RMSNORM_INSPECTOR_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
