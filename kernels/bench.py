@@ -856,6 +856,7 @@ class BenchConfig:
     max_samples: int = MAX_SAMPLES
     graph_bytes_threshold: int = GRAPH_BYTES_THRESHOLD
     device: str = "cuda"
+    budget_s: float | None = None  # start no new shape x dtype after this many seconds
 
 
 def _l2_bytes(device: torch.device) -> tuple[int, str]:
@@ -889,9 +890,28 @@ def iter_benchmark(config: BenchConfig) -> Iterator[tuple[int, int, dict[str, An
     step = 0
     unavailable: dict[str, str] = {}
     generator = torch.Generator(device=device)
+    started = time.perf_counter()
     for set_name, shape in config.shapes:
         for dtype_key in config.dtypes:
             dtype = DTYPES[dtype_key]
+            elapsed = time.perf_counter() - started
+            if config.budget_s is not None and elapsed > config.budget_s:
+                for impl in config.impls:
+                    step += 1
+                    yield (
+                        step,
+                        total,
+                        {
+                            "set": set_name,
+                            "rows": shape.rows,
+                            "width": shape.width,
+                            "dtype": dtype_key,
+                            "impl": impl,
+                            "status": "skipped",
+                            "note": f"time budget of {config.budget_s:g} s spent ({elapsed:.0f} s)",
+                        },
+                    )
+                continue
             generator.manual_seed(config.seed + 7919 * shape.rows + shape.width)
             rows_out = _bench_one_shape(
                 config, device, l2_bytes, set_name, shape, dtype, generator, unavailable
@@ -911,7 +931,15 @@ def _bench_one_shape(
     dtype: torch.dtype,
     generator: torch.Generator,
     unavailable: dict[str, str],
+    preparers: dict[str, Callable[[Shape, torch.dtype, float, torch.device], Prepared]]
+    | None = None,
 ) -> list[dict[str, Any]]:
+    """Measure every implementation of ``config.impls`` on one shape and dtype.
+
+    ``preparers`` maps implementation names to their factories (default :data:`PREPARERS`);
+    the tuning sweep passes its own (one per candidate launch configuration).
+    """
+    preparers = PREPARERS if preparers is None else preparers
     bytes_call = traffic_bytes(shape, dtype)
     count = buffer_count(bytes_call, l2_bytes)
     use_graph = bytes_call < config.graph_bytes_threshold
@@ -946,10 +974,21 @@ def _bench_one_shape(
             row.update(status="unavailable", note=unavailable[impl])
             results.append(row)
             continue
+        impl_started = time.perf_counter()
         try:
             row.update(
                 _bench_impl(
-                    config, device, impl, shape, dtype, xs, weight, use_graph, launches, generator
+                    config,
+                    device,
+                    preparers[impl],
+                    impl,
+                    shape,
+                    dtype,
+                    xs,
+                    weight,
+                    use_graph,
+                    launches,
+                    generator,
                 )
             )
         except ImplementationUnavailable as err:
@@ -962,6 +1001,7 @@ def _bench_one_shape(
         finally:
             with contextlib.suppress(Exception):
                 torch.cuda.synchronize(device)
+        row["wall_s"] = time.perf_counter() - impl_started
         results.append(row)
         _progress_line(row)
     del xs
@@ -983,6 +1023,7 @@ def _progress_line(row: dict[str, Any]) -> None:
 def _bench_impl(
     config: BenchConfig,
     device: torch.device,
+    preparer: Callable[[Shape, torch.dtype, float, torch.device], Prepared],
     impl: str,
     shape: Shape,
     dtype: torch.dtype,
@@ -992,7 +1033,7 @@ def _bench_impl(
     launches: int,
     generator: torch.Generator,
 ) -> dict[str, Any]:
-    prepared = PREPARERS[impl](shape, dtype, config.eps, device)
+    prepared = preparer(shape, dtype, config.eps, device)
     count = len(xs)
     dsts = [torch.empty_like(x) for x in xs] if prepared.needs_dst else None
 
@@ -1208,6 +1249,7 @@ CSV_FIELDS = (
     "parity_max_abs",
     "parity_max_rel",
     "parity_rel_l2",
+    "wall_s",
     "note",
 )
 _CSV_INT = {
@@ -1571,6 +1613,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--shapes-dir", default=str(SHAPES_DIR), help="where the shape sets live")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="start no new shape after this many seconds (the rest is recorded as skipped)",
+    )
     return parser
 
 
@@ -1595,7 +1643,10 @@ def _config_from_args(args: argparse.Namespace) -> BenchConfig:
         rep_ms=args.rep_ms,
         warmup_ms=args.warmup_ms,
         seed=args.seed,
+        budget_s=args.budget_s,
     )
+    if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
+        raise BenchUsageError(f"--budget-s must be a positive number; got {args.budget_s!r}")
     if args.quick:
         config.rep_ms = min(config.rep_ms, 15.0)
         config.warmup_ms = min(config.warmup_ms, 3.0)
@@ -1631,7 +1682,14 @@ def run_benchmark(
     smi_before = nvidia_smi_query()
     env = environment(device)
     implementations = {name: implementation_info(name) for name in config.impls}
-    results = [row for _, _, row in iter_benchmark(config)]
+    results = []
+    partial = out_dir / "results.partial.jsonl"
+    with open(partial, "w", encoding="utf-8") as handle:
+        # One JSON line per result as it lands: a killed run still leaves its measurements.
+        for _, _, row in iter_benchmark(config):
+            results.append(row)
+            handle.write(json.dumps(_json_safe(row)) + "\n")
+            handle.flush()
     finalize(results)
     smi_after = nvidia_smi_query()
     report = build_report(
@@ -1651,6 +1709,7 @@ def run_benchmark(
         report["plot"] = "bench.png" if note is None else note
     write_json(report, out_dir / "results.json")
     write_csv(results, out_dir / "results.csv")
+    partial.unlink(missing_ok=True)
     return report
 
 

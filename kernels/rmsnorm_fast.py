@@ -98,9 +98,12 @@ def rms_norm_cols_kernel(
     applies the weight and stores. Columns ``>= width`` are masked in both passes.
     """
     cols = tl.arange(0, CHUNK)
-    for row in range(tl.program_id(0), rows, tl.num_programs(0)):
-        x_row = x_ptr + row.to(tl.int64) * x_row_stride
-        y_row = y_ptr + row.to(tl.int64) * y_row_stride
+    # int64 loop bounds make the row index int64: rows * stride can pass 2**31 elements.
+    first_row = tl.program_id(0).to(tl.int64)
+    row_step = tl.num_programs(0).to(tl.int64)
+    for row in range(first_row, rows, row_step):
+        x_row = x_ptr + row * x_row_stride
+        y_row = y_ptr + row * y_row_stride
         acc = tl.zeros([CHUNK], dtype=tl.float32)
         for start in range(0, width, CHUNK):
             offs = start + cols
@@ -112,9 +115,9 @@ def rms_norm_cols_kernel(
         for start in range(0, width, CHUNK):
             offs = start + cols
             in_row = offs < width
-            x = tl.load(
-                x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first"
-            ).to(tl.float32)
+            x = tl.load(x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first").to(
+                tl.float32
+            )
             w = tl.load(w_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
             tl.store(y_row + offs, (x * rrms * w).to(y_ptr.dtype.element_ty), mask=in_row)
 
@@ -154,8 +157,9 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
             rows_per_program //= 2
         tile = rows_per_program * block_n
         num_warps = min(16, max(4, tile // (32 * per_thread)))
-        return FastConfig("rows", block_n, rows_per_program, num_warps,
-                          triton.cdiv(rows, rows_per_program))
+        return FastConfig(
+            "rows", block_n, rows_per_program, num_warps, triton.cdiv(rows, rows_per_program)
+        )
     chunk = 8192 if itemsize <= 2 else 4096
     row_bytes = width * itemsize
     programs = max(sm_count, min(rows, L2_BUDGET_BYTES // max(1, row_bytes)))
@@ -179,13 +183,30 @@ def launch_fast(
     if config.kind == "rows":
         grid = (triton.cdiv(rows, config.rows_per_program),)
         rms_norm_rows_kernel[grid](
-            x2d, weight, y2d, rows, width, x2d.stride(0), y2d.stride(0), float(eps),
-            BLOCK_N=config.block, ROWS=config.rows_per_program, num_warps=config.num_warps,
+            x2d,
+            weight,
+            y2d,
+            rows,
+            width,
+            x2d.stride(0),
+            y2d.stride(0),
+            float(eps),
+            BLOCK_N=config.block,
+            ROWS=config.rows_per_program,
+            num_warps=config.num_warps,
         )
     elif config.kind == "cols":
         rms_norm_cols_kernel[(config.programs,)](
-            x2d, weight, y2d, rows, width, x2d.stride(0), y2d.stride(0), float(eps),
-            CHUNK=config.block, num_warps=config.num_warps,
+            x2d,
+            weight,
+            y2d,
+            rows,
+            width,
+            x2d.stride(0),
+            y2d.stride(0),
+            float(eps),
+            CHUNK=config.block,
+            num_warps=config.num_warps,
         )
     else:
         raise ValueError(f"config.kind must be 'rows' or 'cols'; got {config.kind!r}")
