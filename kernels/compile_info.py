@@ -11,9 +11,10 @@ lower. So in interpreter mode the compile runs in a child Python with ``TRITON_I
 (``python -m kernels.compile_info ...``, JSON on stdout); in compiled mode it runs in-process.
 Results are cached per signature (a compile takes ~0.5 s, the child ~2 s).
 
-Registers and spills: from the loaded kernel on the device in hand (``n_regs``/``n_spills``),
-otherwise from ``cuobjdump --dump-resource-usage`` of the cubin (registers) and ``ptxas -v`` of
-the PTX (spill bytes); None where neither tool runs.
+Registers: from the loaded kernel on the device in hand (the driver's ``n_regs``), otherwise
+``cuobjdump --dump-resource-usage`` of the cubin, otherwise ``ptxas -v``. Spills: bytes of spill
+stores per thread from ``ptxas -v`` of the PTX (Triton ships ptxas and cuobjdump in its wheel);
+None where no tool runs. ``resource_source`` says where each number came from.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class CompileInfo:
     mutant: str | None = None
     signature: str = ""
     resource_source: str = ""
+    ptxas_info: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -206,10 +208,18 @@ def _gpu_name(arch: int) -> str:
     return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
 
 
-def _sass_and_resources(
-    cubin: bytes, ptx: str, arch: int
-) -> tuple[str | None, int | None, int | None]:
-    sass = registers = spills = None
+@dataclass
+class _Resources:
+    sass: str | None = None
+    registers: int | None = None
+    register_source: str = "unavailable"
+    spills: int | None = None
+    spill_source: str = "unavailable"
+    ptxas_info: str = ""
+
+
+def _sass_and_resources(cubin: bytes, ptx: str, arch: int) -> _Resources:
+    found = _Resources()
     with tempfile.TemporaryDirectory(prefix="rmsnorm-compile-") as tmp:
         cubin_path = Path(tmp) / "kernel.cubin"
         cubin_path.write_bytes(cubin)
@@ -217,12 +227,14 @@ def _sass_and_resources(
         if cuobjdump:
             dump = _run_tool([cuobjdump, "--dump-sass", str(cubin_path)])
             if dump:
-                sass = "\n".join(
+                found.sass = "\n".join(
                     line for line in dump.splitlines() if not line.startswith("nvdisasm warning")
                 )
             usage = _run_tool([cuobjdump, "--dump-resource-usage", str(cubin_path)])
             match = re.search(r"REG:(\d+)", usage or "")
-            registers = int(match.group(1)) if match else None
+            if match:
+                found.registers = int(match.group(1))
+                found.register_source = "cuobjdump --dump-resource-usage (cubin)"
         ptxas = _tool("ptxas")
         if ptxas:
             ptx_path = Path(tmp) / "kernel.ptx"
@@ -231,12 +243,20 @@ def _sass_and_resources(
             log = _run_tool(
                 [ptxas, f"-arch={_gpu_name(arch)}", "-v", str(ptx_path), "-o", str(out_path)]
             )
-            match = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log or "")
-            spills = int(match.group(1)) + int(match.group(2)) if match else None
-            if registers is None:
-                match = re.search(r"Used (\d+) registers", log or "")
-                registers = int(match.group(1)) if match else None
-    return sass, registers, spills
+            found.ptxas_info = "\n".join(
+                line.strip()
+                for line in (log or "").splitlines()
+                if "info" in line or "bytes" in line
+            )
+            match = re.search(r"(\d+) bytes spill stores", log or "")
+            if match:
+                found.spills = int(match.group(1))
+                found.spill_source = "ptxas -v: bytes of spill stores per thread"
+            match = re.search(r"Used (\d+) registers", log or "")
+            if found.registers is None and match:
+                found.registers = int(match.group(1))
+                found.register_source = "ptxas -v"
+    return found
 
 
 def compile_fields(dtype: str, width: int, arch: int, mutant: str | None = None) -> dict:
@@ -280,23 +300,20 @@ def compile_fields(dtype: str, width: int, arch: int, mutant: str | None = None)
         raise RuntimeError(f"triton.compile failed for {dtype}/{width}/sm_{arch}: {err}") from err
 
     asm = compiled.asm
-    sass, registers, spills = _sass_and_resources(asm["cubin"], asm["ptx"], arch)
-    resource_source = "cuobjdump/ptxas" if registers is not None else "unavailable"
-    registers, spills, resource_source = _device_resources(
-        compiled, arch, registers, spills, resource_source
-    )
+    found = _sass_and_resources(asm["cubin"], asm["ptx"], arch)
+    _device_resources(compiled, arch, found)
     metadata = compiled.metadata
     return {
         "ttir": asm["ttir"],
         "ttgir": asm["ttgir"],
         "llir": asm["llir"],
         "ptx": asm["ptx"],
-        "sass": sass,
+        "sass": found.sass,
         "num_warps": int(metadata.num_warps),
         "num_stages": int(metadata.num_stages),
         "shared_bytes": int(metadata.shared),
-        "registers": registers,
-        "spills": spills,
+        "registers": found.registers,
+        "spills": found.spills,
         "source_sha256": kernel_source_sha256(),
         "triton_version": triton.__version__,
         "target": f"sm_{arch}",
@@ -305,30 +322,33 @@ def compile_fields(dtype: str, width: int, arch: int, mutant: str | None = None)
         "block": block,
         "mutant": mutant,
         "signature": ", ".join(f"{name}: {kind}" for name, kind in signature.items()),
-        "resource_source": resource_source,
+        "resource_source": f"registers: {found.register_source}; spills: {found.spill_source}",
+        "ptxas_info": found.ptxas_info,
     }
 
 
-def _device_resources(
-    compiled: object,
-    arch: int,
-    registers: int | None,
-    spills: int | None,
-    resource_source: str,
-) -> tuple[int | None, int | None, str]:
-    """Prefer the driver's numbers when the compiled target is the device in hand."""
+def _device_resources(compiled: object, arch: int, found: _Resources) -> None:
+    """Take the driver's register count when the compiled target is the device in hand.
+
+    The driver's ``n_spills`` is only used when ptxas gave nothing: it counts differently (local
+    memory words, not spill-store bytes), and one unit per field keeps receipts comparable.
+    """
     try:
         import torch
 
         if not torch.cuda.is_available():
-            return registers, spills, resource_source
+            return
         major, minor = torch.cuda.get_device_capability()
         if major * 10 + minor != arch:
-            return registers, spills, resource_source
+            return
         compiled._init_handles()
-        return int(compiled.n_regs), int(compiled.n_spills), "driver (loaded kernel)"
+        found.registers = int(compiled.n_regs)
+        found.register_source = "driver (loaded kernel n_regs)"
+        if found.spills is None:
+            found.spills = int(compiled.n_spills)
+            found.spill_source = "driver (loaded kernel n_spills)"
     except Exception:  # resource numbers are best effort; the text outputs stand on their own
-        return registers, spills, resource_source
+        return
 
 
 def _main(argv: list[str] | None = None) -> int:

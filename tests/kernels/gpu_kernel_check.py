@@ -93,7 +93,7 @@ def main(out_dir: Path) -> int:
         print(
             f"compile {dtype} width {width}: target {info.target}, warps {info.num_warps}, "
             f"stages {info.num_stages}, shared {info.shared_bytes} B, registers "
-            f"{info.registers}, spills {info.spills} ({info.resource_source})"
+            f"{info.registers}, spill-store bytes {info.spills} ({info.resource_source})"
         )
         stem = f"{dtype}_{width}_{info.target}"
         (out_dir / f"{stem}.ptx").write_text(info.ptx)
