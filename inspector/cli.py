@@ -460,6 +460,9 @@ def run_window(session: str | None, screenshot: str | None) -> int:
             raise UsageError(f"screenshot: folder {folder} does not exist")
     try:
         from inspector.app import run_app
+
+        # The app imports Qt lazily too: a missing PySide6 can surface from run_app itself.
+        return int(run_app(session, screenshot))
     except ImportError as exc:
         print(
             f"error: the window cannot start: {_one_line(exc)}. Headless commands work "
@@ -467,7 +470,6 @@ def run_window(session: str | None, screenshot: str | None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    return int(run_app(session, screenshot))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
