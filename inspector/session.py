@@ -55,8 +55,13 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from oracle.matrix import KillMatrix
 
 SESSION_FORMAT = "rmsnorm-inspector session"
+#: Written by this code. Readers accept MIN_SCHEMA_VERSION..SCHEMA_VERSION and refuse newer
+#: files. Version 1 is the first layout; when it changes, bump this, keep a reader for the old
+#: layout (a migration step) and commit an old file for the migration test.
 SCHEMA_VERSION = 1
+MIN_SCHEMA_VERSION = 1
 TOOL = "rmsnorm-inspector"
+AUTOSAVE_SUFFIX = ".autosave.h5"
 
 
 class SessionError(Exception):
@@ -775,9 +780,14 @@ def load_session(path: str | os.PathLike[str]) -> Session:
             version = root.attrs.get("schema_version")
             if isinstance(version, np.generic):
                 version = version.item()
-            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            if not isinstance(version, int) or isinstance(version, bool):
                 raise SessionError(
                     f"cannot open session {source}: schema_version {version!r} is not valid"
+                )
+            if version < MIN_SCHEMA_VERSION:
+                raise SessionError(
+                    f"cannot open session {source}: schema {version} is older than any this "
+                    f"program reads ({MIN_SCHEMA_VERSION}..{SCHEMA_VERSION})"
                 )
             if version > SCHEMA_VERSION:
                 raise SessionError(
@@ -798,3 +808,75 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     except ValidationError as exc:
         raise SessionError(f"cannot open session {source}: invalid stored input: {exc}") from None
     return session
+
+
+# ----------------------------------------------------------------------------- autosave
+
+
+def autosave_path(
+    path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """Where unsaved work of the session at ``path`` is autosaved.
+
+    Args:
+        path: the session's file, or None for an untitled session.
+        cache_dir: folder for untitled sessions (default ``$XDG_CACHE_HOME/rmsnorm-inspector``
+            or ``~/.cache/rmsnorm-inspector``).
+
+    Returns:
+        ``.NAME.autosave.h5`` beside a saved session; ``untitled.autosave.h5`` in the cache
+        folder for an untitled one.
+    """
+    if path is not None:
+        target = Path(path)
+        return target.with_name(f".{target.stem}{AUTOSAVE_SUFFIX}")
+    if cache_dir is None:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        cache_dir = Path(base) / "rmsnorm-inspector"
+    return Path(cache_dir) / f"untitled{AUTOSAVE_SUFFIX}"
+
+
+def write_autosave(
+    session: Session,
+    path: str | os.PathLike[str] | None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Save ``session`` atomically to its autosave file (never to ``path`` itself).
+
+    Raises:
+        SessionError: as :func:`save_session`.
+    """
+    target = autosave_path(path, cache_dir)
+    if path is None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SessionError(f"cannot autosave to {target}: {exc.strerror or exc}") from None
+    save_session(target, session)
+    return target
+
+
+def recovery_candidate(
+    path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None = None
+) -> Path | None:
+    """An autosave worth offering after a crash: it exists and is newer than ``path``.
+
+    Returns:
+        The autosave's path, or None. (Opening it can still fail: use :func:`load_session`.)
+    """
+    candidate = autosave_path(path, cache_dir)
+    if not candidate.is_file():
+        return None
+    saved = Path(path) if path is not None else None
+    if saved is not None and saved.is_file():
+        newer = candidate.stat().st_mtime_ns > saved.stat().st_mtime_ns
+        return candidate if newer else None
+    return candidate
+
+
+def discard_autosave(
+    path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None = None
+) -> None:
+    """Remove the autosave (after a successful save, or when the user declines recovery)."""
+    with contextlib.suppress(FileNotFoundError):
+        autosave_path(path, cache_dir).unlink()

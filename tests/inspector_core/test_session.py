@@ -256,3 +256,32 @@ def test_read_only_folder_as_root_is_simulated(model_results, tmp_path, monkeypa
     with pytest.raises(SessionError, match=r"Permission denied.*previous file is unchanged"):
         save_session(path, changed)
     assert _snapshot(path) == before
+
+
+def test_older_than_supported_schema_is_refused(model_results, tmp_path):
+    path = tmp_path / "s.h5"
+    save_session(path, _full_session(model_results["float32"], tmp_path))
+    with h5py.File(path, "a") as root:
+        root.attrs["schema_version"] = session.MIN_SCHEMA_VERSION - 1
+    with pytest.raises(SessionError, match="older than any"):
+        load_session(path)
+
+
+def test_autosave_and_recovery(model_results, tmp_path):
+    path = tmp_path / "work.h5"
+    state = _full_session(model_results["float32"], tmp_path)
+    save_session(path, state)
+    assert session.recovery_candidate(path) is None
+    state.model_mutants["missing_square"] = True
+    written = session.write_autosave(state, path)
+    assert written == tmp_path / ".work.autosave.h5"
+    os.utime(written, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
+    assert session.recovery_candidate(path) == written
+    recovered = load_session(written)
+    assert recovered.model_mutants["missing_square"] is True
+    assert load_session(path).model_mutants["missing_square"] is False  # the file is untouched
+    session.discard_autosave(path)
+    assert session.recovery_candidate(path) is None
+    untitled = session.write_autosave(state, None, cache_dir=tmp_path / "cache")
+    assert untitled == tmp_path / "cache" / "untitled.autosave.h5"
+    assert session.recovery_candidate(None, cache_dir=tmp_path / "cache") == untitled
