@@ -1,0 +1,109 @@
+"""Application entry: ``run_app(session_path, screenshot)`` (``main.py`` calls it).
+
+GUI mode opens the window (with the given session, else the demo input). Screenshot mode
+builds the same window offscreen, runs the model-side check synchronously so every view holds
+real data, renders the window to a PNG and returns 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+
+
+def _ensure_app(offscreen: bool):
+    if offscreen and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("RMSNorm Kernel Inspector")
+        app.setOrganizationName("rmsnorm-inspector")
+    apply_style(app)
+    return app
+
+
+def apply_style(app) -> None:
+    """Load ``resources/style.qss`` (missing file: Qt's default look)."""
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(antialias=True, foreground=(210, 214, 222))
+    qss = RESOURCES / "style.qss"
+    if qss.is_file():
+        app.setStyleSheet(qss.read_text(encoding="utf-8"))
+    icon = RESOURCES / "icons" / "app.svg"
+    if icon.is_file():
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(icon)))
+
+
+def build_window(session_path: str | None = None):
+    """Create the main window (a QApplication must exist)."""
+    import PySide6  # noqa: F401  (bind pyqtgraph to PySide6 first)
+
+    from inspector.window import InspectorWindow
+
+    window = InspectorWindow(demo=session_path is None)
+    if session_path is not None:
+        try:
+            window.open_session(session_path, interactive=False)
+        except Exception:
+            window.shutdown()
+            window.deleteLater()
+            raise
+    return window
+
+
+def render_screenshot(window, path: str, *, run_check: bool = True) -> None:
+    """Fill the views (model-side check, synchronously) and save the window as a PNG."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector import pipeline
+
+    window.show()
+    QApplication.processEvents()
+    if run_check and window.problem is not None:
+        result = pipeline.run_check(window.problem, pipeline.CheckConfig(run_kernel=False))
+        window._apply_check(result)
+    window.select_row(min(1, window.problem.rows - 1) if window.problem else 0)
+    window.stepper.go_to(len(window.stepper.steps) - 3)  # the rsqrt step: the row's rrms
+    for _ in range(5):
+        QApplication.processEvents()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(path)):
+        raise OSError(f"could not write {path}")
+
+
+def run_app(session_path: str | None = None, screenshot: str | None = None) -> int:
+    """Open the GUI, or render the main window to ``screenshot`` and return 0.
+
+    Args:
+        session_path: an HDF5 session to open (None: the demo input).
+        screenshot: a PNG path; when given, nothing is shown interactively.
+
+    Returns:
+        The process exit code.
+    """
+    app = _ensure_app(offscreen=screenshot is not None)
+    try:
+        window = build_window(session_path)
+    except Exception as exc:
+        print(f"session: cannot open {session_path}: {exc}", file=sys.stderr)
+        return 2
+    if screenshot is not None:
+        try:
+            render_screenshot(window, screenshot)
+        finally:
+            window.dirty = False
+            window.shutdown()
+            window.close()
+            window.deleteLater()
+        return 0
+    window.show()
+    return int(app.exec())

@@ -1,0 +1,227 @@
+"""Table models over plain data: the views never own numbers.
+
+* :class:`RowTableModel`: per-row intermediates (columns from ``widgets.data.row_columns``).
+* :class:`KillMatrixModel`: mutants x fixtures for the model and the kernel kill matrices.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from inspector.widgets.data import RowColumn
+from oracle.matrix import FixtureOutcome, KillMatrix
+
+Index = QModelIndex | QPersistentModelIndex
+
+KILLED_COLOR = QColor(46, 125, 50)
+SURVIVED_COLOR = QColor(198, 40, 40)
+NEUTRAL_COLOR = QColor(96, 104, 118)
+
+
+def format_number(value: float, kind: str) -> str:
+    """Display text for one cell: integers plain, floats to 9 significant digits."""
+    if kind == "int":
+        return str(int(value))
+    if isinstance(value, float | np.floating) and math.isnan(value):
+        return ""
+    if kind == "error":
+        return f"{value:.3e}"
+    return f"{value:.9g}"
+
+
+class RowTableModel(QAbstractTableModel):
+    """Per-row intermediates. ``Qt.UserRole`` gives the raw number (sorting uses it)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._columns: list[RowColumn] = []
+        self._rows = 0
+
+    def set_columns(self, columns: list[RowColumn]) -> None:
+        self.beginResetModel()
+        self._columns = list(columns)
+        self._rows = len(columns[0].values) if columns else 0
+        self.endResetModel()
+
+    def column_values(self, name: str) -> np.ndarray:
+        """The raw array behind a column (tests and copy use it)."""
+        for column in self._columns:
+            if column.name == name:
+                return column.values
+        raise KeyError(name)
+
+    @property
+    def column_names(self) -> list[str]:
+        return [column.name for column in self._columns]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        column = self._columns[index.column()]
+        value = column.values[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_number(value, column.kind)
+        if role == Qt.ItemDataRole.UserRole:
+            number = float(value)
+            return -math.inf if math.isnan(number) else number
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{column.name}: {float(value)!r}\n{column.tooltip}"
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self._columns[section].name
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return self._columns[section].tooltip
+        return None
+
+
+def rows_as_tsv(model: QAbstractTableModel, rows: list[int], columns: list[int]) -> str:
+    """Header plus the given rows and columns as tab-separated text (exact values)."""
+    header = [
+        str(model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole))
+        for c in columns
+    ]
+    lines = ["\t".join(header)]
+    for r in rows:
+        cells = []
+        for c in columns:
+            raw = model.data(model.index(r, c), Qt.ItemDataRole.UserRole)
+            text = model.data(model.index(r, c), Qt.ItemDataRole.DisplayRole)
+            if isinstance(raw, float) and math.isfinite(raw) and text:
+                cells.append(str(int(raw)) if raw == int(raw) and "." not in text else repr(raw))
+            else:
+                cells.append(str(text or ""))
+        lines.append("\t".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+class KillMatrixModel(QAbstractTableModel):
+    """Rows: "<target>: <mutant>" (baseline first); columns: fixtures that run, then verdict.
+
+    A cell reads "killed" where the fixture passed on the faithful implementation and failed
+    on the mutant, "survived" where the mutant got through, "FAIL" on a failing baseline.
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: list[tuple[str, str, KillMatrix]] = []  # (label, mutant|"", matrix)
+        self._fixtures: list[str] = []
+
+    def set_matrices(self, matrices: list[KillMatrix]) -> None:
+        self.beginResetModel()
+        self._rows = []
+        fixtures: list[str] = []
+        for matrix in matrices:
+            self._rows.append((f"{matrix.target}: faithful", "", matrix))
+            for mutant in matrix.mutants:
+                self._rows.append((f"{matrix.target}: {mutant}", mutant, matrix))
+            for outcomes in matrix.cells.values():
+                for outcome in outcomes:
+                    if outcome.fixture not in fixtures:
+                        fixtures.append(outcome.fixture)
+        self._fixtures = fixtures
+        self.endResetModel()
+
+    @property
+    def fixtures(self) -> list[str]:
+        return list(self._fixtures)
+
+    def row_labels(self) -> list[str]:
+        return [label for label, _, _ in self._rows]
+
+    def verdict(self, row: int) -> str:
+        _, mutant, matrix = self._rows[row]
+        if not mutant:
+            failures = matrix.baseline_failures
+            return "all fixtures behave" if not failures else f"FAIL: {', '.join(failures)}"
+        killers = matrix.killed_by(mutant)
+        return f"killed by {len(killers)}" if killers else "SURVIVED"
+
+    def _outcome(self, row: int, column: int) -> FixtureOutcome | None:
+        _, mutant, matrix = self._rows[row]
+        name = self._fixtures[column]
+        source = matrix.baseline if not mutant else matrix.cells[mutant]
+        for outcome in source:
+            if outcome.fixture == name:
+                return outcome
+        return None
+
+    def cell_state(self, row: int, column: int) -> str:
+        """ "killed" / "survived" / "pass" / "FAIL" / "" (fixture not in this matrix)."""
+        outcome = self._outcome(row, column)
+        if outcome is None:
+            return ""
+        _, mutant, matrix = self._rows[row]
+        if not mutant:
+            return "pass" if outcome.passed else "FAIL"
+        good = {o.fixture for o in matrix.baseline if o.passed}
+        return "killed" if (outcome.fixture in good and not outcome.passed) else "survived"
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._fixtures) + 1
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        if column == len(self._fixtures):
+            verdict = self.verdict(row)
+            if role == Qt.ItemDataRole.DisplayRole:
+                return verdict
+            if role == Qt.ItemDataRole.ForegroundRole:
+                bad = verdict.startswith(("SURVIVED", "FAIL"))
+                return QBrush(SURVIVED_COLOR if bad else KILLED_COLOR)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                _, mutant, matrix = self._rows[row]
+                if mutant:
+                    killers = matrix.killed_by(mutant)
+                    return "killed by: " + (", ".join(killers) if killers else "nothing")
+            return None
+        state = self.cell_state(row, column)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return {"killed": "✕", "survived": "·", "pass": "✓", "FAIL": "FAIL"}.get(state, "")
+        if role == Qt.ItemDataRole.BackgroundRole:
+            color = {
+                "killed": KILLED_COLOR,
+                "FAIL": SURVIVED_COLOR,
+            }.get(state)
+            return QBrush(color) if color is not None else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            outcome = self._outcome(row, column)
+            if outcome is None:
+                return None
+            return f"{self._rows[row][0]} on {outcome.fixture}: {state}\n{outcome.detail}"
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignCenter)
+        if role == Qt.ItemDataRole.UserRole:
+            return state
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return self._fixtures[section] if section < len(self._fixtures) else "verdict"
+        return self._rows[section][0] if section < len(self._rows) else None

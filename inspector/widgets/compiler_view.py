@@ -1,0 +1,119 @@
+"""Compiler view: TTIR / TTGIR / LLIR / PTX / SASS tabs and the resource facts.
+
+Fed a plain dict (``pipeline``'s compile summary, or ``CompileInfo.to_dict()``); compiling
+itself happens on the worker thread (the window asks through ``compile_requested``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+
+
+def normalize(info: Any) -> dict[str, Any]:
+    """Accept a CompileInfo, its dict, or the pipeline's summary; return one shape of dict."""
+    if info is None:
+        return {}
+    if hasattr(info, "to_dict"):
+        info = info.to_dict()
+    info = dict(info)
+    texts = dict(info.get("texts") or {})
+    for stage in STAGES:
+        if info.get(stage):
+            texts[stage] = info[stage]
+    info["texts"] = texts
+    return info
+
+
+class CompilerView(QWidget):
+    """Tabs of compiler output for the current dtype and width."""
+
+    compile_requested = Signal(str)  # target ("" = the device in hand)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.facts = QLabel("Not compiled yet.", objectName="compile_facts")
+        self.facts.setWordWrap(True)
+        self.target_combo = QComboBox(objectName="compile_target")
+        self.target_combo.addItems(["sm_90", "sm_80", "sm_89", "sm_100", "device"])
+        self.target_combo.setToolTip("CUDA target; 'device' = the GPU in hand (needs CUDA)")
+        self.compile_button = QPushButton("Compile", objectName="compile")
+        self.compile_button.setToolTip(
+            "Compile the kernel for this dtype and width (on the worker)"
+        )
+        self.tabs = QTabWidget(objectName="compile_tabs")
+        self.editors: dict[str, QPlainTextEdit] = {}
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        for stage in STAGES:
+            editor = QPlainTextEdit(objectName=f"compile_{stage}")
+            editor.setReadOnly(True)
+            editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            editor.setFont(mono)
+            self.editors[stage] = editor
+            self.tabs.addTab(editor, stage.upper())
+        top = QHBoxLayout()
+        top.addWidget(self.facts, 1)
+        top.addWidget(QLabel("target"))
+        top.addWidget(self.target_combo)
+        top.addWidget(self.compile_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs, 1)
+        self.compile_button.clicked.connect(self._request)
+        self.info: dict[str, Any] = {}
+
+    def _request(self) -> None:
+        target = self.target_combo.currentText()
+        self.compile_requested.emit("" if target == "device" else target)
+
+    def set_info(self, info: Any, label: str = "") -> None:
+        self.info = normalize(info)
+        if not self.info:
+            self.facts.setText("Not compiled yet.")
+            return
+        if "error" in self.info:
+            self.facts.setText(f"compile failed: {self.info['error']}")
+            for editor in self.editors.values():
+                editor.setPlainText("")
+            return
+        texts = self.info.get("texts", {})
+        for stage, editor in self.editors.items():
+            text = texts.get(stage)
+            if text:
+                editor.setPlainText(text)
+            elif stage == "sass":
+                editor.setPlainText(
+                    "SASS needs nvdisasm / cuobjdump from a CUDA toolkit; not available here."
+                )
+            else:
+                editor.setPlainText("(not produced)")
+        index = self.tabs.indexOf(self.editors["sass"])
+        self.tabs.setTabEnabled(index, True)
+
+        def fact(key: str, unit: str = "") -> str:
+            value = self.info.get(key)
+            return "n/a" if value is None else f"{value}{unit}"
+
+        self.facts.setText(
+            (f"{label} · " if label else "")
+            + f"target {fact('target')} · num_warps {fact('num_warps')} · "
+            f"num_stages {fact('num_stages')} · registers {fact('registers')} · "
+            f"spills {fact('spills')} · shared {fact('shared_bytes', ' B')} · "
+            f"source sha256 {str(self.info.get('source_sha256', ''))[:12]}"
+        )

@@ -1,0 +1,418 @@
+"""Qt-free view data: lane states and images, reduction steps, row-table columns.
+
+Everything here is numpy over the oracle's results, so it is tested without a window; the
+widgets only draw what these functions return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from oracle import compare as cmp
+from oracle.scalar import ScalarResult
+from oracle.spec import Problem
+from oracle.tiled import TiledResult
+
+# Lane states, in increasing display priority (a downsampled cell shows its worst lane).
+VALID = 0
+MASKED = 1
+POISON_IN = 2  # a masked lane whose poison entered the reduction (a bug)
+OOB_WRITE = 3  # a store outside the row's valid elements (a bug)
+
+STATE_NAMES = {
+    VALID: "valid",
+    MASKED: "masked tail",
+    POISON_IN: "poison in reduction",
+    OOB_WRITE: "out-of-bounds write",
+}
+
+# RGBA per non-value state; valid lanes take the colormap.
+STATE_COLORS = {
+    MASKED: (70, 74, 84, 255),
+    POISON_IN: (236, 64, 220, 255),
+    OOB_WRITE: (255, 196, 0, 255),
+}
+
+#: Largest image drawn at full resolution; bigger grids are downsampled (never frozen).
+MAX_CELLS = 1 << 20
+
+
+@dataclass(frozen=True)
+class LaneCounts:
+    width: int
+    block: int
+    valid: int
+    masked: int
+    row_stride: int
+
+
+def lane_counts(tiled: TiledResult) -> LaneCounts:
+    return LaneCounts(
+        width=tiled.width,
+        block=tiled.block,
+        valid=tiled.valid_lanes,
+        masked=tiled.masked_lanes,
+        row_stride=tiled.row_stride,
+    )
+
+
+def oob_cells(
+    tiled: TiledResult, addresses: tuple[int, ...] | list[int]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Map output-buffer addresses to (row, lane) cells of the grid.
+
+    Returns:
+        rows, lanes of the addresses that fall inside the grid, and the count outside it.
+    """
+    rows_total = tiled.lanes.shape[0]
+    addr = np.asarray(list(addresses), dtype=np.int64)
+    if addr.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, 0
+    rows = addr // tiled.row_stride
+    lanes = addr % tiled.row_stride
+    inside = (addr >= 0) & (rows < rows_total) & (lanes < tiled.block)
+    return rows[inside], lanes[inside], int((~inside).sum())
+
+
+def lane_states(
+    tiled: TiledResult, extra_oob: tuple[int, ...] | list[int] = ()
+) -> tuple[np.ndarray, int]:
+    """(rows, block) int8 state per lane, and the count of OOB writes not on the grid.
+
+    Args:
+        tiled: the lane model's result (its gap writes are marked).
+        extra_oob: more output addresses written out of bounds (e.g. from the real kernel).
+    """
+    rows, block = tiled.lanes.shape
+    states = np.where(tiled.mask[None, :], VALID, MASKED).astype(np.int8)
+    states = np.broadcast_to(states, (rows, block)).copy()
+    # A masked lane whose square reached the tree: poison got in.
+    leaked = (~tiled.mask[None, :]) & (tiled.squares != 0)
+    states[leaked] = POISON_IN
+    addresses = list(tiled.gap_writes) + list(extra_oob)
+    oob_rows, oob_lanes, outside = oob_cells(tiled, addresses)
+    states[oob_rows, oob_lanes] = OOB_WRITE
+    return states, outside
+
+
+def downsample_factors(rows: int, block: int, max_cells: int = MAX_CELLS) -> tuple[int, int]:
+    """Integer (row, lane) strides that bring rows x block under ``max_cells``."""
+    row_step, lane_step = 1, 1
+    while (-(-rows // row_step)) * (-(-block // lane_step)) > max_cells:
+        # Shrink the longer side first so cells stay roughly square in data terms.
+        if -(-block // lane_step) >= -(-rows // row_step):
+            lane_step *= 2
+        else:
+            row_step *= 2
+    return row_step, lane_step
+
+
+def _block_max(array: np.ndarray, row_step: int, lane_step: int) -> np.ndarray:
+    rows, lanes = array.shape
+    pad_r = (-rows) % row_step
+    pad_l = (-lanes) % lane_step
+    padded = np.pad(array, ((0, pad_r), (0, pad_l)), mode="edge")
+    shaped = padded.reshape(
+        padded.shape[0] // row_step, row_step, padded.shape[1] // lane_step, lane_step
+    )
+    return shaped.max(axis=(1, 3))
+
+
+@dataclass(frozen=True)
+class LaneImage:
+    """What the grid draws: an RGBA image plus how it maps back to lanes."""
+
+    rgba: np.ndarray  # (image_rows, image_lanes, 4) uint8
+    states: np.ndarray  # full resolution (rows, block)
+    row_step: int
+    lane_step: int
+    value_limit: float  # colormap spans [-value_limit, value_limit]
+    oob_outside: int
+
+    @property
+    def downsampled(self) -> bool:
+        return self.row_step > 1 or self.lane_step > 1
+
+
+def lane_image(
+    tiled: TiledResult,
+    lut: np.ndarray,
+    extra_oob: tuple[int, ...] | list[int] = (),
+    max_cells: int = MAX_CELLS,
+) -> LaneImage:
+    """Colour every lane: valid values on ``lut`` (symmetric about 0), other states fixed.
+
+    Args:
+        tiled: the lane model's result.
+        lut: (n, 4) uint8 colour table for values from -limit to +limit.
+        extra_oob: output addresses written out of bounds by the kernel.
+        max_cells: downsample above this many cells (the worst state of a block wins; values
+            are taken at the block's largest magnitude).
+    """
+    states, outside = lane_states(tiled, extra_oob)
+    rows, block = states.shape
+    row_step, lane_step = downsample_factors(rows, block, max_cells)
+    values = np.where(tiled.mask[None, :], tiled.lanes, 0.0).astype(np.float64)
+    finite = np.isfinite(values)
+    limit = float(np.abs(values[finite]).max()) if finite.any() else 1.0
+    limit = limit if limit > 0 else 1.0
+    if row_step > 1 or lane_step > 1:
+        shown_states = _block_max(states, row_step, lane_step)
+        magnitude = _block_max(np.abs(values), row_step, lane_step)
+        signs = np.sign(values[::row_step, ::lane_step])
+        shown_values = magnitude * np.where(signs == 0, 1.0, signs)
+    else:
+        shown_states = states
+        shown_values = values
+    scaled = (np.clip(shown_values / limit, -1.0, 1.0) + 1.0) / 2.0
+    index = np.nan_to_num(scaled * (len(lut) - 1)).astype(np.int64)
+    rgba = lut[index].astype(np.uint8)
+    for state, color in STATE_COLORS.items():
+        rgba[shown_states == state] = color
+    return LaneImage(rgba, states, row_step, lane_step, limit, outside)
+
+
+def hover_text(
+    problem: Problem, tiled: TiledResult, states: np.ndarray, row: int, lane: int
+) -> str:
+    """The tooltip for one lane: row, lane, address, value, square, state."""
+    address = row * problem.row_stride + lane
+    value = float(tiled.lanes[row, lane])
+    square = float(tiled.squares[row, lane])
+    state = STATE_NAMES[int(states[row, lane])]
+    if lane < tiled.width:
+        return (
+            f"row {row}, lane {lane}\naddress {row} * {problem.row_stride} + {lane} = {address}\n"
+            f"x = {value:.7g}\nx² = {square:.7g}\n{state}"
+        )
+    return (
+        f"row {row}, lane {lane} (tail)\naddress {address} (not loaded: lane >= width "
+        f"{tiled.width})\nholds poison {tiled.poison:g}\nsquare in tree = {square:.7g}\n{state}"
+    )
+
+
+@dataclass(frozen=True)
+class ReductionStep:
+    """One step of the reduction for one row.
+
+    Attributes:
+        key: stable id ("load", "square", "stage1", ..., "sum", "mean", "eps", "rsqrt",
+            "scale", "store").
+        title: short heading.
+        detail: the numbers, in words.
+        values: per-lane values drawn for this step (None for the scalar steps).
+        active: bool per drawn lane: True where the lane holds data in this step.
+        scalar: the step's single value where it has one.
+    """
+
+    key: str
+    title: str
+    detail: str
+    values: np.ndarray | None
+    active: np.ndarray | None
+    scalar: float | None
+
+
+def reduction_steps(
+    problem: Problem, tiled: TiledResult, row: int, reference: ScalarResult | None = None
+) -> list[ReductionStep]:
+    """Every step of the lane model for ``row``, from the load to the masked store."""
+    mutant = tiled.mutant
+    width, block = tiled.width, tiled.block
+    mask = tiled.mask
+    lanes = tiled.lanes[row].astype(np.float64)
+    steps: list[ReductionStep] = []
+    base = row * tiled.row_stride
+    row_stride = width if mutant == "wrong_row_stride" else tiled.row_stride
+    load_note = (
+        f" (mutant wrong_row_stride: base {row} * {width} = {row * width})"
+        if mutant == "wrong_row_stride"
+        else ""
+    )
+    steps.append(
+        ReductionStep(
+            "load",
+            "load",
+            f"lanes 0..{width - 1} load x[{row}, c] from address {row} * {row_stride} + c "
+            f"(base {base}){load_note}; {block - width} tail lane(s) are masked and hold "
+            f"poison {tiled.poison:g}",
+            np.where(mask, lanes, 0.0),
+            mask.copy(),
+            None,
+        )
+    )
+    squares = tiled.squares[row].astype(np.float64)
+    square_note = "x, not x² (mutant missing_square)" if mutant == "missing_square" else "x²"
+    tail_note = (
+        "tail lanes squared too: poison enters (mutant masked_tail_inclusion)"
+        if mutant == "masked_tail_inclusion"
+        else "masked lanes contribute 0"
+    )
+    steps.append(
+        ReductionStep(
+            "square",
+            "square (fp32)",
+            f"each lane upcasts to float32 and computes {square_note}; {tail_note}",
+            squares,
+            mask | (squares != 0),
+            None,
+        )
+    )
+    for k, stage in enumerate(tiled.stages[1:], start=1):
+        values = stage[row].astype(np.float64)
+        half = values.shape[0]
+        steps.append(
+            ReductionStep(
+                f"stage{k}",
+                f"tree stage {k}",
+                f"{half} lane(s): s{k}[i] = s{k - 1}[i] + s{k - 1}[i + {half}]",
+                values,
+                np.ones(half, dtype=bool),
+                float(values[0]) if half == 1 else None,
+            )
+        )
+    sum_squares = float(tiled.sum_squares[row])
+    steps.append(
+        ReductionStep(
+            "sum",
+            "sum of squares",
+            f"sum_squares = {sum_squares:.9g} (the last tree stage)",
+            None,
+            None,
+            sum_squares,
+        )
+    )
+    mean_square = float(tiled.mean_square[row])
+    divisor = "1 (mutant sum_instead_of_mean)" if mutant == "sum_instead_of_mean" else str(width)
+    steps.append(
+        ReductionStep(
+            "mean",
+            "/ true width",
+            f"mean_square = {sum_squares:.9g} / {divisor} = {mean_square:.9g}"
+            f" (the divisor is the true width, never the tile {block})",
+            None,
+            None,
+            mean_square,
+        )
+    )
+    eps = 0.0 if mutant == "missing_epsilon" else float(np.float32(problem.eps))
+    denominator = float(np.float32(mean_square) + np.float32(eps))
+    eps_note = " (mutant missing_epsilon: eps dropped)" if mutant == "missing_epsilon" else ""
+    steps.append(
+        ReductionStep(
+            "eps",
+            "+ eps",
+            f"mean_square + eps = {mean_square:.9g} + {eps:g} = {denominator:.9g}{eps_note}",
+            None,
+            None,
+            denominator,
+        )
+    )
+    rrms = float(tiled.rrms[row])
+    ref_note = ""
+    if reference is not None:
+        ref_rrms = float(reference.rrms[row])
+        rel = abs(rrms - ref_rrms) / abs(ref_rrms) if ref_rrms else abs(rrms - ref_rrms)
+        ok = rel <= cmp.INTERMEDIATE_TOLERANCE.rtol
+        ref_note = (
+            f"; scalar reference rrms = {ref_rrms:.9g}, relative difference {rel:.2e} "
+            f"({'within' if ok else 'OUTSIDE'} {cmp.INTERMEDIATE_TOLERANCE.rtol:g})"
+        )
+    steps.append(
+        ReductionStep(
+            "rsqrt",
+            "rsqrt",
+            f"rrms = 1 / sqrt({denominator:.9g}) = {rrms:.9g}{ref_note}",
+            None,
+            None,
+            rrms,
+        )
+    )
+    weight = np.zeros(block)
+    weight[:width] = problem.weight
+    scaled = lanes * rrms if mutant == "missing_weight" else lanes * rrms * weight
+    weight_note = " (mutant missing_weight: w ignored)" if mutant == "missing_weight" else ""
+    steps.append(
+        ReductionStep(
+            "scale",
+            "x · rrms · w",
+            f"every lane: x * {rrms:.7g} * w[c]{weight_note}",
+            np.where(mask, scaled, 0.0),
+            mask.copy(),
+            None,
+        )
+    )
+    stored = np.zeros(block)
+    stored[:width] = tiled.y[row]
+    gap_here = [a for a in tiled.gap_writes if a // tiled.row_stride == row]
+    steps.append(
+        ReductionStep(
+            "store",
+            "masked store",
+            f"{width} value(s) rounded to {problem.dtype} and stored at {base} + c for c < "
+            f"{width}; {block - width} masked lane(s) store nothing"
+            + (f"; {len(gap_here)} gap write(s) in this row!" if gap_here else ""),
+            stored,
+            mask.copy(),
+            None,
+        )
+    )
+    return steps
+
+
+# ----------------------------------------------------------------------- row table
+
+
+@dataclass(frozen=True)
+class RowColumn:
+    name: str
+    values: np.ndarray
+    kind: str  # "int" | "float" | "error"
+    tooltip: str
+
+
+def row_columns(
+    problem: Problem,
+    reference: ScalarResult,
+    tiled: TiledResult,
+    kernel_row_abs: np.ndarray | None = None,
+    kernel_row_rel: np.ndarray | None = None,
+) -> list[RowColumn]:
+    """Per-row intermediates of every path, as plain arrays (the table model draws these)."""
+    rows = problem.rows
+    model_abs, model_rel = cmp.max_errors(tiled.y, reference.y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rrms_rel = np.abs(tiled.rrms.astype(np.float64) - reference.rrms) / np.abs(reference.rrms)
+    nan = np.full(rows, np.nan)
+    columns = [
+        RowColumn("row", np.arange(rows), "int", "row index"),
+        RowColumn("width", np.full(rows, problem.width), "int", "true width (the divisor)"),
+        RowColumn("tile", np.full(rows, tiled.block), "int", "power-of-two lanes per program"),
+        RowColumn("valid", np.full(rows, tiled.valid_lanes), "int", "lanes holding data"),
+        RowColumn("masked", np.full(rows, tiled.masked_lanes), "int", "tail lanes (masked)"),
+        RowColumn("Σx² scalar", reference.sum_squares, "float", "binary64 sequential sum"),
+        RowColumn("Σx² tiled", tiled.sum_squares.astype(np.float64), "float", "fp32 tree"),
+        RowColumn("mean² scalar", reference.mean_square, "float", "sum / width, binary64"),
+        RowColumn("mean² tiled", tiled.mean_square.astype(np.float64), "float", "fp32"),
+        RowColumn("rrms scalar", reference.rrms, "float", "1/sqrt(mean² + eps), binary64"),
+        RowColumn("rrms tiled", tiled.rrms.astype(np.float64), "float", "fp32"),
+        RowColumn("rrms rel Δ", rrms_rel, "error", "|tiled - scalar| / scalar"),
+        RowColumn("model max abs", model_abs, "error", "tiled y vs scalar y, per row"),
+        RowColumn("model max rel", model_rel, "error", "tiled y vs scalar y, per row"),
+        RowColumn(
+            "kernel max abs",
+            nan if kernel_row_abs is None else np.asarray(kernel_row_abs, dtype=np.float64),
+            "error",
+            "kernel y vs scalar y, per row (blank: kernel not run)",
+        ),
+        RowColumn(
+            "kernel max rel",
+            nan if kernel_row_rel is None else np.asarray(kernel_row_rel, dtype=np.float64),
+            "error",
+            "kernel y vs scalar y, per row (blank: kernel not run)",
+        ),
+    ]
+    return columns

@@ -1,0 +1,53 @@
+"""Every file dialog and message box goes through these functions (tests monkeypatch them)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+
+def choose_open_file(parent: QWidget | None, title: str, name_filter: str) -> str | None:
+    """Ask for an existing file; None when cancelled."""
+    path, _ = QFileDialog.getOpenFileName(parent, title, "", name_filter)
+    return path or None
+
+
+def choose_save_file(parent: QWidget | None, title: str, name_filter: str) -> str | None:
+    """Ask for a file to write; None when cancelled."""
+    path, _ = QFileDialog.getSaveFileName(parent, title, "", name_filter)
+    return path or None
+
+
+def choose_directory(parent: QWidget | None, title: str) -> str | None:
+    """Ask for a folder; None when cancelled."""
+    path = QFileDialog.getExistingDirectory(parent, title, "")
+    return path or None
+
+
+def ask_unsaved(parent: QWidget | None) -> str:
+    """Unsaved changes: returns "save", "discard" or "cancel"."""
+    buttons = (
+        QMessageBox.StandardButton.Save
+        | QMessageBox.StandardButton.Discard
+        | QMessageBox.StandardButton.Cancel
+    )
+    answer = QMessageBox.question(
+        parent,
+        "Unsaved changes",
+        "This inspection has unsaved changes. Save them first?",
+        buttons,
+        QMessageBox.StandardButton.Save,
+    )
+    if answer == QMessageBox.StandardButton.Save:
+        return "save"
+    if answer == QMessageBox.StandardButton.Discard:
+        return "discard"
+    return "cancel"
+
+
+def show_error(parent: QWidget | None, title: str, message: str) -> None:
+    """Tell the user something failed (never raises)."""
+    QMessageBox.warning(parent, title, message)
+
+
+def show_info(parent: QWidget | None, title: str, message: str) -> None:
+    QMessageBox.information(parent, title, message)

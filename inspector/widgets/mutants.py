@@ -1,0 +1,53 @@
+"""Mutant switches: at most one mutant on at a time (the model and the launcher take one)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QVBoxLayout, QWidget
+
+from oracle.mutants import DESCRIPTIONS, MODEL_MUTANTS
+
+KERNEL_ONLY = ("unmasked_store",)
+
+
+class MutantPanel(QGroupBox):
+    """One switch per named mutant. ``mutant_changed(name | None)``."""
+
+    mutant_changed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Mutants (one at a time)", parent)
+        self.switches: dict[str, QCheckBox] = {}
+        layout = QVBoxLayout(self)
+        for name in (*MODEL_MUTANTS, *KERNEL_ONLY):
+            kernel_only = name in KERNEL_ONLY
+            box = QCheckBox(name + ("  (kernel only)" if kernel_only else ""))
+            box.setObjectName(f"mutant_{name}")
+            box.setToolTip(DESCRIPTIONS.get(name, name))
+            box.toggled.connect(lambda on, n=name: self._on_toggled(n, on))
+            layout.addWidget(box)
+            self.switches[name] = box
+        self.note = QLabel(
+            "Model mutants recompute the lane model, stepper and table at once; "
+            "'Run kernel' runs the real kernel with the mutant switched on."
+        )
+        self.note.setWordWrap(True)
+        self.note.setProperty("role", "hint")
+        layout.addWidget(self.note)
+        self._current: str | None = None
+
+    @property
+    def current(self) -> str | None:
+        return self._current
+
+    def set_current(self, name: str | None) -> None:
+        for other, box in self.switches.items():
+            box.blockSignals(True)
+            box.setChecked(other == name)
+            box.blockSignals(False)
+        if name != self._current:
+            self._current = name
+            self.mutant_changed.emit(name)
+
+    def _on_toggled(self, name: str, on: bool) -> None:
+        self.set_current(name if on else (None if self._current == name else self._current))

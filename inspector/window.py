@@ -1,0 +1,741 @@
+"""The main window: lays the widgets out, wires them, and routes worker results.
+
+It stays thin: validation is the oracle's, view data comes from ``widgets.data``, long work runs
+as Qt-free jobs on the :class:`~inspector.worker.JobRunner`, files go through ``session`` /
+``receipt``, and every dialog through ``widgets.dialogs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector import worker as jobs
+from inspector.widgets import data, dialogs
+from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
+from inspector.widgets.compiler_view import CompilerView
+from inspector.widgets.input_panel import InputPanel
+from inspector.widgets.lane_grid import LaneGrid
+from inspector.widgets.mutants import KERNEL_ONLY, MutantPanel
+from inspector.widgets.stepper import ReductionStepper
+from inspector.widgets.tables import KillMatrixView, RowTable
+from oracle import scalar, tiled
+from oracle.mutants import MODEL_MUTANTS
+from oracle.scalar import ScalarResult
+from oracle.spec import Problem
+from oracle.tiled import TiledResult
+
+#: Problems up to this many elements (rows * row_stride) are analysed on the GUI thread
+#: (a few ms); bigger ones go to the worker so the window never freezes.
+SYNC_ELEMENTS = 1 << 16
+MAX_RECENT = 8
+DEMO_FIXTURE = "padded_row_stride"
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_environment() -> dict[str, Any]:
+    """Mode, device and versions of the kernel floor (imported once, on the GUI thread, so a
+    later run never stalls the window on torch's import)."""
+    try:
+        import kernels
+
+        return {
+            "available": True,
+            "mode": kernels.MODE,
+            "reason": getattr(kernels, "MODE_REASON", ""),
+            "device": kernels.device_description(),
+            "versions": dict(kernels.versions()),
+        }
+    except Exception as exc:  # the window still works on the oracle alone
+        return {
+            "available": False,
+            "mode": "unavailable",
+            "reason": f"{type(exc).__name__}: {exc}",
+            "device": "no kernel floor",
+            "versions": {},
+        }
+
+
+def _bench_available() -> tuple[bool, str]:
+    env = kernel_environment()
+    if env["mode"] != "compiled":
+        return False, INTERPRETER_NOTE
+    try:
+        import kernels.bench  # noqa: F401
+    except Exception as exc:
+        return False, f"benchmark harness unavailable: {exc}"
+    return True, env["device"]
+
+
+class InspectorWindow(QMainWindow):
+    """RMSNorm Kernel Inspector main window."""
+
+    def __init__(self, *, demo: bool = True, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setObjectName("inspector_window")
+        self.setWindowTitle("RMSNorm Kernel Inspector")
+        self.resize(1500, 940)
+        self.settings = settings or QSettings("rmsnorm-inspector", "inspector")
+        self.runner = jobs.JobRunner(self)
+        self.problem: Problem | None = None
+        self.reference: ScalarResult | None = None
+        self.tiled: TiledResult | None = None
+        self.kernel_outcome: jobs.KernelOutcome | None = None
+        self.check_result: Any = None
+        self.compile_cache: dict[tuple[str, int, str | None], dict[str, Any]] = {}
+        self.session_path: str | None = None
+        self.dirty = False
+        self._pending_analysis = False
+        self._bench_records: list[dict[str, Any]] = []
+        self._closed = False
+        self._job_state: dict[str, str] = {}
+        self.env = kernel_environment()
+
+        self._build()
+        self._wire()
+        if demo:
+            self.input_panel.load_fixture(DEMO_FIXTURE)
+            self.dirty = False
+            self._update_title()
+
+    # ================================================================ layout
+
+    def _build(self) -> None:
+        self.input_panel = InputPanel()
+        self.mutant_panel = MutantPanel()
+        self.grid = LaneGrid()
+        self.stepper = ReductionStepper()
+        self.row_table = RowTable()
+        self.kill_view = KillMatrixView()
+        self.compiler_view = CompilerView()
+        self.bench_view = BenchView()
+        self.summary = QPlainTextEdit(objectName="summary")
+        self.summary.setReadOnly(True)
+
+        self.run_check_button = QPushButton("Run check", objectName="run_check")
+        self.run_check_button.setToolTip(
+            "Oracle, fixture matrix and every mutant (and the real kernel if ticked), on the worker"
+        )
+        self.run_kernel_button = QPushButton("Run kernel", objectName="run_kernel")
+        self.run_kernel_button.setToolTip(
+            "The real kernel (with the switched-on mutant) on this input"
+        )
+        self.bench_button = QPushButton("Benchmark", objectName="benchmark")
+        self.cancel_button = QPushButton("Cancel", objectName="cancel")
+        self.cancel_button.setEnabled(False)
+        self.kernel_in_check = QCheckBox("include the real kernel", objectName="kernel_in_check")
+        self.kernel_in_check.setChecked(self.env["mode"] == "compiled")
+        self.kernel_in_check.setEnabled(self.env["available"])
+        self.kernel_in_check.setToolTip(
+            "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
+            "interpreter this takes a while"
+        )
+        self.progress = QProgressBar(objectName="progress")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.verdict = QLabel("No check run yet.", objectName="verdict")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+
+        bench_ok, bench_reason = _bench_available()
+        self.bench_button.setEnabled(bench_ok)
+        if not bench_ok:
+            self.bench_button.setText(f"Benchmark ({bench_reason})")
+            self.bench_button.setToolTip(bench_reason)
+        self.bench_view.set_available(bench_ok, bench_reason)
+        self.run_kernel_button.setEnabled(self.env["available"])
+
+        run_box = QGroupBox("Run")
+        run_layout = QVBoxLayout(run_box)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_check_button)
+        buttons.addWidget(self.run_kernel_button)
+        buttons.addWidget(self.cancel_button)
+        run_layout.addLayout(buttons)
+        run_layout.addWidget(self.kernel_in_check)
+        run_layout.addWidget(self.bench_button)
+        run_layout.addWidget(self.progress)
+        run_layout.addWidget(self.verdict)
+
+        input_box = QGroupBox("Input")
+        QVBoxLayout(input_box).addWidget(self.input_panel)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(input_box)
+        left_layout.addWidget(self.mutant_panel)
+        left_layout.addWidget(run_box)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(440)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+        self.tabs = QTabWidget(objectName="views")
+        self.tabs.addTab(self.stepper, "Reduction stepper")
+        self.tabs.addTab(self.row_table, "Row intermediates")
+        self.tabs.addTab(self.kill_view, "Kill matrix")
+        self.tabs.addTab(self.compiler_view, "Compiler")
+        self.tabs.addTab(self.bench_view, "Benchmark")
+        self.tabs.addTab(self.summary, "Check log")
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.grid)
+        right.addWidget(self.tabs)
+        right.setStretchFactor(0, 2)
+        right.setStretchFactor(1, 3)
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(scroll)
+        main.addWidget(right)
+        main.setStretchFactor(1, 1)
+        main.setSizes([450, 1050])
+        self.setCentralWidget(main)
+
+        self.status_line = QLabel("Ready.", objectName="status_line")
+        self.device_label = QLabel(objectName="device_label")
+        device = self.env["device"]
+        if self.env["mode"] == "interpreter" and "interpreter" not in device.lower():
+            device = f"CPU – Triton interpreter ({device})"
+        self.device_label.setText(f"device: {device}")
+        self.device_label.setToolTip(self.env.get("reason", ""))
+        versions = dict(self.env["versions"])
+        self.versions_label = QLabel(
+            " · ".join(
+                f"{k} {v}" for k, v in versions.items() if k in ("torch", "triton", "numpy")
+            ),
+            objectName="versions_label",
+        )
+        self.versions_label.setToolTip("\n".join(f"{k}: {v}" for k, v in versions.items()))
+        self.statusBar().addWidget(self.status_line, 1)
+        self.statusBar().addPermanentWidget(self.device_label)
+        self.statusBar().addPermanentWidget(self.versions_label)
+        self._build_menus()
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.new_action = QAction("&New", self, shortcut=QKeySequence.StandardKey.New)
+        self.open_action = QAction("&Open…", self, shortcut=QKeySequence.StandardKey.Open)
+        self.save_action = QAction("&Save", self, shortcut=QKeySequence.StandardKey.Save)
+        self.save_as_action = QAction("Save &As…", self, shortcut=QKeySequence.StandardKey.SaveAs)
+        self.export_action = QAction("&Export receipts…", self)
+        self.quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        for action in (self.new_action, self.open_action):
+            file_menu.addAction(action)
+        file_menu.addMenu(self.recent_menu)
+        for action in (self.save_action, self.save_as_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        run_menu = self.menuBar().addMenu("&Run")
+        self.check_action = QAction("Run &check", self, shortcut="Ctrl+R")
+        self.kernel_action = QAction("Run &kernel", self, shortcut="Ctrl+K")
+        self.cancel_action = QAction("&Cancel", self, shortcut="Esc")
+        for action in (self.check_action, self.kernel_action, self.cancel_action):
+            run_menu.addAction(action)
+        self._refresh_recent()
+
+    def _wire(self) -> None:
+        self.input_panel.problem_changed.connect(self._on_problem)
+        self.input_panel.edited.connect(self._mark_dirty)
+        self.mutant_panel.mutant_changed.connect(self._on_mutant)
+        self.grid.row_selected.connect(self.select_row)
+        self.row_table.row_selected.connect(self.select_row)
+        self.stepper.step_changed.connect(self._on_step)
+        self.compiler_view.compile_requested.connect(self.request_compile)
+        self.run_check_button.clicked.connect(self.run_check)
+        self.run_kernel_button.clicked.connect(self.run_kernel)
+        self.cancel_button.clicked.connect(self.runner.cancel)
+        self.check_action.triggered.connect(self.run_check)
+        self.kernel_action.triggered.connect(self.run_kernel)
+        self.cancel_action.triggered.connect(self.runner.cancel)
+        self.new_action.triggered.connect(self.new_session)
+        self.open_action.triggered.connect(self.open_session_dialog)
+        self.save_action.triggered.connect(self.save_session)
+        self.save_as_action.triggered.connect(self.save_session_as)
+        self.export_action.triggered.connect(self.export_receipts)
+        self.quit_action.triggered.connect(self.close)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.result.connect(self._on_result)
+        self.runner.failed.connect(self._on_failed)
+        self.runner.busy_changed.connect(self._on_busy)
+        self.runner.finished.connect(self._on_finished)
+
+    # ================================================================ problem & analysis
+
+    def _on_problem(self, problem: Problem | None) -> None:
+        self.problem = problem
+        self._update_run_enabled()
+        if problem is None:
+            self.status_line.setText("Invalid input: " + str(self.input_panel.error or ""))
+            return
+        self.kernel_outcome = None
+        self.check_result = None
+        self.verdict.setText("Input changed: run the check.")
+        self.kill_view.set_matrices([])
+        self.analyze()
+
+    def analyze(self) -> None:
+        """Scalar reference + lane model for the current problem and mutant."""
+        problem = self.problem
+        if problem is None:
+            return
+        mutant = self._model_mutant()
+        if problem.rows * problem.row_stride <= SYNC_ELEMENTS:
+            reference = scalar.reference(problem)
+            model = tiled.model(problem, mutant=mutant)
+            self._apply_analysis(problem, mutant, reference, model)
+            return
+        if self.runner.busy:
+            self._pending_analysis = True
+            self.status_line.setText("Large input: analysis waits for the running job.")
+            return
+        self.runner.start("analyze", jobs.analysis_job(problem, mutant))
+
+    def _model_mutant(self) -> str | None:
+        mutant = self.mutant_panel.current
+        return mutant if mutant in MODEL_MUTANTS else None
+
+    def _apply_analysis(
+        self, problem: Problem, mutant: str | None, reference: ScalarResult, model: TiledResult
+    ) -> None:
+        if problem is not self.problem or mutant != self._model_mutant():
+            return  # stale: the input or the mutant changed meanwhile
+        self.reference = reference
+        self.tiled = model
+        self._refresh_views()
+        tail = f", mutant {mutant}" if mutant else ""
+        self.status_line.setText(
+            f"Analysed {problem.rows} × {problem.width} {problem.dtype}{tail}."
+        )
+
+    def _refresh_views(self) -> None:
+        problem, reference, model = self.problem, self.reference, self.tiled
+        if problem is None or reference is None or model is None:
+            return
+        outcome = self.kernel_outcome
+        kernel_oob = outcome.oob_addresses if outcome is not None else ()
+        self.grid.set_data(problem, model, kernel_oob)
+        row = min(self.grid.selected_row, problem.rows - 1)
+        self.stepper.set_steps(data.reduction_steps(problem, model, row, reference), row)
+        self.grid.set_span(self.stepper.active_lanes())
+        note = "kernel columns: run the kernel or a check with the kernel"
+        kernel_abs = kernel_rel = None
+        if outcome is not None:
+            kernel_abs, kernel_rel = outcome.row_max_abs, outcome.row_max_rel
+            tag = f" (mutant {outcome.mutant})" if outcome.mutant else ""
+            note = f"kernel columns: {outcome.mode} run on {outcome.device}{tag}"
+        elif self.check_result is not None and self.check_result.kernel is not None:
+            kernel_abs = self.check_result.kernel.row_max_abs
+            kernel_rel = self.check_result.kernel.row_max_rel
+            note = f"kernel columns: from the check ({self.check_result.kernel.mode})"
+        if model.mutant:
+            note = f"tiled columns show mutant {model.mutant}; " + note
+        self.row_table.set_columns(
+            data.row_columns(problem, reference, model, kernel_abs, kernel_rel), note
+        )
+        self.row_table.select_row(row)
+
+    def select_row(self, row: int) -> None:
+        """Select a row everywhere: grid highlight, stepper, table."""
+        if self.problem is None or self.tiled is None or self.reference is None:
+            return
+        row = int(np.clip(row, 0, self.problem.rows - 1))
+        self.grid.select_row(row)
+        self.stepper.set_steps(
+            data.reduction_steps(self.problem, self.tiled, row, self.reference), row
+        )
+        self.grid.set_span(self.stepper.active_lanes())
+        self.row_table.select_row(row)
+
+    def _on_step(self, _index: int) -> None:
+        self.grid.set_span(self.stepper.active_lanes())
+
+    def _on_mutant(self, mutant: str | None) -> None:
+        self.kill_view.highlight_mutant(mutant)
+        self._mark_dirty()
+        if mutant in KERNEL_ONLY:
+            self.status_line.setText(
+                f"{mutant} is a kernel-only mutant: press 'Run kernel' to see it."
+            )
+        self.analyze()
+
+    # ================================================================ jobs
+
+    def _update_run_enabled(self) -> None:
+        idle = not self.runner.busy
+        valid = self.problem is not None
+        self.run_check_button.setEnabled(idle and valid)
+        self.check_action.setEnabled(idle and valid)
+        can_kernel = idle and valid and self.env["available"]
+        self.run_kernel_button.setEnabled(can_kernel)
+        self.kernel_action.setEnabled(can_kernel)
+        self.cancel_button.setEnabled(not idle)
+        self.cancel_action.setEnabled(not idle)
+
+    def run_check(self) -> bool:
+        """Start the whole proof on the worker; False if it cannot start now."""
+        if self.problem is None or self.runner.busy:
+            return False
+        from inspector.pipeline import CheckConfig
+
+        config = CheckConfig(run_kernel=self.kernel_in_check.isChecked())
+        self.summary.setPlainText("")
+        return self.runner.start("check", jobs.check_job(self.problem, config))
+
+    def run_kernel(self) -> bool:
+        if self.problem is None or self.reference is None or self.runner.busy:
+            return False
+        mutant = self.mutant_panel.current
+        return self.runner.start("kernel", jobs.kernel_job(self.problem, mutant, self.reference.y))
+
+    def request_compile(self, target: str) -> bool:
+        if self.problem is None or self.runner.busy:
+            return False
+        key = (self.problem.dtype, self.problem.width, target or None)
+        if key in self.compile_cache:
+            self.compiler_view.set_info(self.compile_cache[key], "cached")
+            return True
+        return self.runner.start("compile", jobs.compile_job(*key))
+
+    def _on_busy(self, busy: bool) -> None:
+        self._update_run_enabled()
+        if not busy and self._pending_analysis:
+            self._pending_analysis = False
+            QTimer.singleShot(0, self.analyze)
+
+    def _on_finished(self, name: str) -> None:
+        state = self._job_state.pop(name, "finished")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1 if state == "done" else 0)
+        self.progress.setFormat(f"{name}: {state}")
+
+    def _on_progress(self, name: str, step: int, total: int, label: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(step)
+        self.progress.setFormat(f"{name}: %v / %m")
+        self.status_line.setText(f"{name}: {label}")
+
+    def _on_failed(self, name: str, message: str) -> None:
+        self._job_state[name] = "cancelled" if message == "cancelled" else "failed"
+        if message == "cancelled":
+            self.status_line.setText(f"{name}: cancelled.")
+            return
+        self.status_line.setText(f"{name} failed: {message}")
+        self.summary.appendPlainText(f"{name} failed: {message}\n{self.runner.last_details}")
+        self.verdict.setText(f"<b style='color:rgb(239,83,80)'>{name} failed</b>: {message}")
+
+    def _on_result(self, name: str, result: Any) -> None:
+        self._job_state[name] = "done"
+        if name == "analyze":
+            self._apply_analysis(*result)
+        elif name == "check":
+            self._apply_check(result)
+        elif name == "kernel":
+            self._apply_kernel(result)
+        elif name == "compile":
+            key = tuple(result.get("key", ()))
+            self.compile_cache[key] = result  # type: ignore[index]
+            self.compiler_view.set_info(result)
+            self.status_line.setText("compile: done.")
+
+    def _apply_check(self, result: Any) -> None:
+        if result.problem is not self.problem:
+            self.status_line.setText("check: result is for an older input; ignored.")
+            return
+        self.check_result = result
+        matrices = [result.model_matrix]
+        if result.kernel_matrix is not None:
+            matrices.append(result.kernel_matrix)
+        self.kill_view.set_matrices(matrices)
+        self.kill_view.highlight_mutant(self.mutant_panel.current)
+        if result.compile:
+            self.compiler_view.set_info(result.compile, "from the check")
+        self._refresh_views()
+        color = "rgb(102,187,106)" if result.passed else "rgb(239,83,80)"
+        state = "PASSED" if result.passed else "FAILED"
+        headline = result.headline
+        self.verdict.setText(
+            f"<b style='color:{color}'>check {state}</b> ({result.mode}) · "
+            f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
+            + (
+                f"<br>{len(result.failures)} failure(s): see the check log"
+                if result.failures
+                else ""
+            )
+        )
+        lines = [
+            f"check {state} — mode {result.mode}, device {result.device}",
+            f"kernel: {result.kernel_note}",
+            f"output (tiled vs scalar): {result.output.describe()}",
+            f"intermediates: {result.intermediates.describe()}",
+        ]
+        if result.kernel is not None:
+            lines.append(f"kernel vs scalar: {result.kernel.comparison.describe()}")
+            lines.append(f"kernel vs torch float64: {result.kernel.torch_comparison.describe()}")
+        traffic = result.traffic
+        lines.append(
+            f"traffic (modeled, not measured): read {traffic.bytes_read} B, written "
+            f"{traffic.bytes_written} B, {traffic.reductions} reductions"
+        )
+        for matrix in matrices:
+            lines += matrix.summary_lines()
+        lines += [f"FAILURE: {f}" for f in result.failures]
+        self.summary.setPlainText("\n".join(lines))
+        self.status_line.setText(f"check {state.lower()}: {len(result.failures)} failure(s).")
+        self._mark_dirty()
+
+    def _apply_kernel(self, outcome: jobs.KernelOutcome) -> None:
+        if outcome.problem is not self.problem:
+            self.status_line.setText("kernel: result is for an older input; ignored.")
+            return
+        self.kernel_outcome = outcome
+        self._refresh_views()
+        state = "agrees" if outcome.comparison.passed else "DISAGREES"
+        tag = f" mutant {outcome.mutant}" if outcome.mutant else ""
+        self.status_line.setText(
+            f"kernel{tag} ({outcome.mode}) {state} with the scalar reference; "
+            f"{len(outcome.oob_addresses)} out-of-bounds store(s)."
+        )
+        self.summary.appendPlainText(
+            f"kernel{tag} ({outcome.mode}, {outcome.device}, BLOCK {outcome.block}, "
+            f"num_warps {outcome.num_warps}): {outcome.comparison.describe()}; "
+            f"{len(outcome.oob_addresses)} out-of-bounds store(s)"
+        )
+
+    # ================================================================ files
+
+    def _mark_dirty(self, *_: Any) -> None:
+        self.dirty = True
+        self._update_title()
+
+    def _update_title(self) -> None:
+        name = Path(self.session_path).name if self.session_path else "untitled"
+        self.setWindowTitle(f"{name}{' *' if self.dirty else ''} — RMSNorm Kernel Inspector")
+
+    def _confirm_discard(self) -> bool:
+        if not self.dirty:
+            return True
+        answer = dialogs.ask_unsaved(self)
+        if answer == "save":
+            return self.save_session()
+        return answer == "discard"
+
+    def new_session(self) -> None:
+        if not self._confirm_discard():
+            return
+        self.session_path = None
+        self.mutant_panel.set_current(None)
+        self.input_panel.load_fixture(DEMO_FIXTURE)
+        self.dirty = False
+        self._update_title()
+
+    def open_session_dialog(self) -> None:
+        if not self._confirm_discard():
+            return
+        path = dialogs.choose_open_file(self, "Open session", "Sessions (*.h5 *.hdf5)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str, *, interactive: bool = True) -> bool:
+        """Load a session file; on any error say why and keep the current state.
+
+        Raises:
+            Exception: only when ``interactive`` is False (scripted use: the caller reports).
+        """
+        try:
+            from inspector.session import load_session
+
+            session = load_session(path)
+            problem = session.problem()
+        except Exception as exc:
+            if not interactive:
+                raise
+            dialogs.show_error(self, "Cannot open session", f"{path}: {exc}")
+            self.status_line.setText(f"open failed: {exc}")
+            return False
+        self.mutant_panel.set_current(None)
+        self.input_panel.set_values(
+            x=np.array(problem.x),
+            weight=np.array(problem.weight),
+            eps=repr(problem.eps),
+            dtype=problem.dtype,
+            row_stride=problem.row_stride,
+            label=f"from {Path(path).name}",
+        )
+        on = [
+            name
+            for name, state in {**session.model_mutants, **session.kernel_mutants}.items()
+            if state
+        ]
+        if on:
+            self.mutant_panel.set_current(on[0])
+        if session.compile_info:
+            self.compiler_view.set_info(session.compile_info, "from the session")
+        self._session = session
+        self.session_path = path
+        self.dirty = False
+        self._add_recent(path)
+        self._update_title()
+        self.status_line.setText(f"Opened {path}.")
+        return True
+
+    def current_session(self) -> Any:
+        """A Session of what the window holds (problem, toggles, last check, compile info)."""
+        from inspector.session import Session
+
+        if self.check_result is not None and self.check_result.problem is self.problem:
+            session = Session.from_check(self.check_result)
+        elif self.problem is not None:
+            session = Session.from_problem(self.problem)
+        else:
+            raise ValueError("the input is invalid: nothing to save")
+        current = self.mutant_panel.current
+        session.model_mutants = {name: name == current for name in MODEL_MUTANTS}
+        kernel_names = list(session.kernel_mutants) or [*MODEL_MUTANTS, *KERNEL_ONLY]
+        session.kernel_mutants = {name: name == current for name in kernel_names}
+        if session.compile_info is None and self.compiler_view.info:
+            session.compile_info = {k: v for k, v in self.compiler_view.info.items() if k != "key"}
+        previous = getattr(self, "_session", None)
+        if previous is not None and previous.receipt_history:
+            session.receipt_history = list(previous.receipt_history)
+            session.receipt_json, session.receipt_csv = previous.receipt_json, previous.receipt_csv
+        return session
+
+    def save_session(self) -> bool:
+        if not self.session_path:
+            return self.save_session_as()
+        return self._write_session(self.session_path)
+
+    def save_session_as(self) -> bool:
+        path = dialogs.choose_save_file(self, "Save session", "Sessions (*.h5)")
+        if not path:
+            return False
+        if not path.endswith((".h5", ".hdf5")):
+            path += ".h5"
+        return self._write_session(path)
+
+    def _write_session(self, path: str) -> bool:
+        try:
+            from inspector.session import save_session
+
+            session = self.current_session()
+            save_session(path, session)
+        except Exception as exc:
+            dialogs.show_error(self, "Cannot save session", f"{path}: {exc}")
+            self.status_line.setText(f"save failed: {exc}")
+            return False
+        self._session = session
+        self.session_path = path
+        self.dirty = False
+        self._add_recent(path)
+        self._update_title()
+        self.status_line.setText(f"Saved {path}.")
+        return True
+
+    def export_receipts(self) -> bool:
+        """Write receipt.json + receipt.csv for the last check and show the reparse result."""
+        if self.check_result is None or self.check_result.problem is not self.problem:
+            dialogs.show_error(self, "Export receipts", "Run the check on this input first.")
+            return False
+        folder = dialogs.choose_directory(self, "Export receipts into folder")
+        if not folder:
+            return False
+        try:
+            from inspector import receipt
+
+            written = receipt.write_receipts(self.check_result, folder)
+        except Exception as exc:
+            dialogs.show_error(self, "Export receipts", f"{folder}: {exc}")
+            self.status_line.setText(f"export failed: {exc}")
+            return False
+        check = written.get("export_check", {}) if isinstance(written, dict) else {}
+        ok = bool(check.get("passed", check.get("ok", False))) if isinstance(check, dict) else False
+        text = f"receipts written to {folder}; reparse {'OK' if ok else 'FAILED'}"
+        self.summary.appendPlainText(text + f"\nexport_check: {check}")
+        self.status_line.setText(text)
+        try:
+            json_text = (Path(folder) / receipt.JSON_NAME).read_text(encoding="utf-8")
+            csv_text = (Path(folder) / receipt.CSV_NAME).read_text(encoding="utf-8")
+            session = getattr(self, "_session", None) or self.current_session()
+            session.record_receipts(json_text, csv_text, passed=self.check_result.passed)
+            self._session = session
+            self._mark_dirty()
+        except Exception as exc:  # the files are written; keeping them in the session is a bonus
+            self.summary.appendPlainText(f"(receipts not kept in the session: {exc})")
+        return ok
+
+    def _recent(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self._recent() if p != path]
+        recent.insert(0, path)
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = self._recent()
+        for path in recent:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def _open_recent(self, path: str) -> None:
+        if self._confirm_discard():
+            self.open_session(path)
+
+    # ================================================================ shutdown
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._confirm_discard():
+            event.ignore()
+            return
+        self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Stop the play timer, cancel the worker and wait for its thread (no late results)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stepper.play(False)
+        # The runner also drops anything late (generation check); disconnecting makes sure a
+        # result can never reach a half-destroyed window.
+        for signal, slot in (
+            (self.runner.progress, self._on_progress),
+            (self.runner.result, self._on_result),
+            (self.runner.failed, self._on_failed),
+        ):
+            with contextlib.suppress(RuntimeError, TypeError):
+                signal.disconnect(slot)
+        self.runner.shutdown()

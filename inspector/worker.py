@@ -1,0 +1,351 @@
+"""Long work off the GUI thread: one ``QObject`` worker on one ``QThread``.
+
+A *job* is a plain, Qt-free callable ``job(cancel: threading.Event) -> Iterator`` that yields
+``(step, total, label)`` progress tuples and, last, its result object (for the check this is
+``pipeline.check_steps``, which is tested without Qt). The worker only iterates and emits; it
+never touches a widget. Cancel is cooperative: the event is checked between steps, never
+``QThread.terminate()``.
+
+Wiring follows superqt's ``new_worker_qthread``: ``thread.started -> worker.run``,
+``worker.finished -> thread.quit``, and ``deleteLater`` on both when the thread finishes.
+:class:`JobRunner` is what a window owns: it starts one job at a time, forwards the signals,
+drops results of jobs it has cancelled or forgotten ("late results"), and on shutdown asks the
+job to stop and waits for its thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from oracle import compare as cmp
+from oracle import scalar, tiled
+from oracle.compare import Comparison
+from oracle.spec import Problem
+
+Job = Callable[[threading.Event], Iterator[Any]]
+
+
+class Cancelled(Exception):
+    """Raised inside the worker when a cancel request is seen between steps."""
+
+
+class Worker(QObject):
+    """Iterates one job and reports through signals (queued to the GUI thread).
+
+    Signals:
+        progress(step, total, label): before each step.
+        result(object): the job's last yielded non-progress item.
+        failed(str): an exception's one-line message (traceback in ``details``) or "cancelled".
+        finished(): always, last.
+    """
+
+    progress = Signal(int, int, str)
+    result = Signal(object)
+    failed = Signal(str)
+    finished = Signal()
+
+    def __init__(self, job: Job, name: str = "job") -> None:
+        super().__init__()
+        self._job = job
+        self.name = name
+        self.cancel_event = threading.Event()
+        self.details = ""
+
+    def cancel(self) -> None:
+        """Ask the job to stop at its next step (thread-safe)."""
+        self.cancel_event.set()
+
+    @Slot()
+    def run(self) -> None:
+        """Run the job to completion, cancellation, or failure; always emit ``finished``."""
+        outcome: Any = None
+        have_outcome = False
+        try:
+            for item in self._job(self.cancel_event):
+                if self.cancel_event.is_set():
+                    raise Cancelled
+                if _is_progress(item):
+                    step, total, label = item
+                    self.progress.emit(int(step), int(total), str(label))
+                else:
+                    outcome, have_outcome = item, True
+            if self.cancel_event.is_set():
+                raise Cancelled
+            if not have_outcome:
+                raise RuntimeError(f"{self.name} produced no result")
+            self.result.emit(outcome)
+        except Cancelled:
+            self.failed.emit("cancelled")
+        except Exception as exc:  # any failure is reported, never raised into Qt
+            self.details = traceback.format_exc()
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+        finally:
+            self.finished.emit()
+
+
+def _is_progress(item: Any) -> bool:
+    return (
+        isinstance(item, tuple)
+        and len(item) == 3
+        and isinstance(item[0], int)
+        and isinstance(item[1], int)
+        and isinstance(item[2], str)
+    )
+
+
+def start_worker(worker: Worker, parent: QObject | None = None) -> QThread:
+    """Move ``worker`` to a new QThread wired superqt-style, start it, return the thread.
+
+    Give a ``parent`` (the owner living in the GUI thread) so the thread's lifetime is Qt's,
+    not Python's garbage collector's: ``deleteLater`` then deletes it exactly once.
+    """
+    thread = QThread(parent)
+    thread.setObjectName(f"worker:{worker.name}")
+    worker.moveToThread(thread)
+    thread.started.connect(worker.run)
+    # Direct: QThread.quit is thread-safe, and a queued quit would never arrive while the GUI
+    # thread blocks in QThread.wait() during shutdown.
+    worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
+    worker.finished.connect(worker.deleteLater)
+    thread.finished.connect(thread.deleteLater)
+    thread.start()
+    return thread
+
+
+class _Relay(QObject):
+    """Lives in the GUI thread, so worker signals reach it queued; tags them with the job."""
+
+    def __init__(self, runner: JobRunner, generation: int, name: str) -> None:
+        # No Qt parent and no deleteLater: the runner holds it in Python until its thread has
+        # finished (deleting it from inside its own queued slot crashed PySide 6.12).
+        super().__init__()
+        self._runner = runner
+        self._generation = generation
+        self._name = name
+
+    def _current(self) -> bool:
+        return self._runner._generation == self._generation
+
+    @Slot(int, int, str)
+    def on_progress(self, step: int, total: int, label: str) -> None:
+        if self._current():
+            self._runner.progress.emit(self._name, step, total, label)
+
+    @Slot(object)
+    def on_result(self, obj: object) -> None:
+        if self._current():
+            self._runner.result.emit(self._name, obj)
+
+    @Slot(str)
+    def on_failed(self, message: str) -> None:
+        if self._current():
+            self._runner.failed.emit(self._name, message)
+
+    @Slot()
+    def on_finished(self) -> None:
+        if self._current():
+            self._runner._job_done(self._name)
+
+
+class JobRunner(QObject):
+    """Owns at most one running worker; forwards its signals; ignores late results.
+
+    Signals carry the job name so a window can route results:
+        progress(name, step, total, label), result(name, obj), failed(name, message),
+        finished(name), busy_changed(bool).
+    """
+
+    progress = Signal(str, int, int, str)
+    result = Signal(str, object)
+    failed = Signal(str, str)
+    finished = Signal(str)
+    busy_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._worker: Worker | None = None
+        self._generation = 0
+        # (thread, worker, relay) kept referenced until the thread has finished.
+        self._threads: list[tuple[QThread, Worker, _Relay]] = []
+        self.last_details = ""
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    @property
+    def current_name(self) -> str | None:
+        return self._worker.name if self._worker is not None else None
+
+    def start(self, name: str, job: Job) -> bool:
+        """Start ``job`` unless one is running; returns whether it started."""
+        if self._worker is not None:
+            return False
+        self._generation += 1
+        relay = _Relay(self, self._generation, name)
+        worker = Worker(job, name)
+        worker.progress.connect(relay.on_progress)
+        worker.result.connect(relay.on_result)
+        worker.failed.connect(relay.on_failed)
+        worker.finished.connect(relay.on_finished)
+        self._worker = worker
+        thread = start_worker(worker, self)
+        self._threads.append((thread, worker, relay))
+        thread.finished.connect(self._prune_threads)
+        self.busy_changed.emit(True)
+        return True
+
+    def _job_done(self, name: str) -> None:
+        if self._worker is not None:
+            self.last_details = self._worker.details
+        self._worker = None
+        self.finished.emit(name)
+        self.busy_changed.emit(False)
+
+    @Slot()
+    def _prune_threads(self) -> None:
+        alive = []
+        for entry in self._threads:
+            try:
+                if not entry[0].isFinished():
+                    alive.append(entry)
+            except RuntimeError:  # deleted on the C++ side already
+                pass
+        self._threads = alive
+
+    def cancel(self) -> None:
+        """Ask the running job to stop; its ``failed("cancelled")`` still arrives."""
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def wait(self, timeout_ms: int = 30000) -> bool:
+        """Block until every thread this runner started has ended (tests, shutdown)."""
+        ok = True
+        for thread, _worker, _relay in list(self._threads):
+            try:
+                if thread.isRunning():
+                    ok = thread.wait(timeout_ms) and ok
+            except RuntimeError:
+                pass
+        return ok
+
+    def shutdown(self, timeout_ms: int = 30000) -> bool:
+        """Cancel, disconnect (late results are dropped) and wait for every thread to end."""
+        was_busy = self._worker is not None
+        if self._worker is not None:
+            self._worker.cancel()
+        self._generation += 1  # anything still in flight is now late
+        self._worker = None
+        ok = self.wait(timeout_ms)
+        self._threads.clear()
+        if was_busy:
+            self.busy_changed.emit(False)
+        return ok
+
+
+# ---------------------------------------------------------------- jobs (Qt-free generators)
+
+
+@dataclass(frozen=True)
+class KernelOutcome:
+    """One run of the real kernel (maybe a mutant) on the inspected problem.
+
+    Attributes:
+        oob_addresses: output addresses (row * row_stride + lane; negative for the leading
+            guard) that the kernel changed outside the valid elements.
+    """
+
+    problem: Problem
+    mutant: str | None
+    y: np.ndarray
+    row_max_abs: np.ndarray
+    row_max_rel: np.ndarray
+    comparison: Comparison
+    oob_addresses: tuple[int, ...]
+    mode: str
+    device: str
+    block: int
+    num_warps: int
+
+
+def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) -> Job:
+    """A job running ``kernels.run_checked`` once and judging it against ``reference_y``."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 2, "loading the kernel (torch + triton)")
+        import kernels
+
+        yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
+        run = kernels.run_checked(
+            np.array(problem.x),
+            np.array(problem.weight),
+            eps=problem.eps,
+            dtype=problem.dtype,
+            row_stride=problem.row_stride,
+            mutant=mutant,
+            device="auto",
+        )
+        row_abs, row_rel = cmp.max_errors(run.y, reference_y)
+        guard = int(getattr(run, "guard", 0))
+        yield KernelOutcome(
+            problem=problem,
+            mutant=mutant,
+            y=np.array(run.y),
+            row_max_abs=row_abs,
+            row_max_rel=row_rel,
+            comparison=cmp.compare(run.y, reference_y, cmp.TOLERANCES[problem.dtype]),
+            oob_addresses=tuple(int(w.address) - guard for w in run.oob_writes),
+            mode=run.mode,
+            device=run.device,
+            block=int(run.block),
+            num_warps=int(run.num_warps),
+        )
+
+    return job
+
+
+def check_job(problem: Problem, config: Any) -> Job:
+    """A job draining ``pipeline.check_steps`` (progress, then the CheckResult)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        from inspector import pipeline
+
+        yield from pipeline.check_steps(problem, config)
+
+    return job
+
+
+def compile_job(dtype: str, width: int, target: str | None) -> Job:
+    """A job asking ``kernels.compiler_output`` for one signature (a dict comes back)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 2, "loading the kernel (torch + triton)")
+        import kernels
+
+        yield (1, 2, f"compiling {dtype} width {width} for {target or 'the device'}")
+        info = kernels.compiler_output(dtype, width, target)
+        result = info.to_dict() if hasattr(info, "to_dict") else dict(info)
+        result["key"] = (dtype, width, target)
+        yield result
+
+    return job
+
+
+def analysis_job(problem: Problem, mutant: str | None) -> Job:
+    """Scalar reference + lane model for a problem too large to compute on the GUI thread."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 2, "scalar reference")
+        reference = scalar.reference(problem)
+        yield (1, 2, "tiled lane model")
+        model = tiled.model(problem, mutant=mutant)
+        yield (problem, mutant, reference, model)
+
+    return job

@@ -1,0 +1,209 @@
+"""The worker: its jobs directly, then on a real QThread (results, cancel, late results,
+no stall of the GUI thread, no thread left running)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QTimer
+
+from inspector import pipeline
+from inspector import worker as jobs
+from oracle import fixtures, scalar
+from oracle.mutants import MODEL_MUTANTS
+
+
+def _drain(job):
+    return list(job(threading.Event()))
+
+
+def test_check_job_directly_yields_progress_then_result() -> None:
+    problem = fixtures.get("hand_checkable").build()
+    items = _drain(jobs.check_job(problem, pipeline.CheckConfig(run_kernel=False)))
+    *progress, result = items
+    assert all(isinstance(p, tuple) and len(p) == 3 for p in progress)
+    assert [p[0] for p in progress] == sorted(p[0] for p in progress)
+    assert isinstance(result, pipeline.CheckResult)
+    assert result.passed
+
+
+def test_worker_reports_failure_and_always_finishes(qtbot) -> None:
+    def broken(cancel):
+        yield (0, 1, "about to fail")
+        raise ValueError("boom")
+
+    worker = jobs.Worker(broken, "broken")
+    seen: list[str] = []
+    worker.failed.connect(seen.append)
+    with qtbot.waitSignal(worker.finished, timeout=1000):
+        worker.run()  # directly, on this thread
+    assert seen == ["ValueError: boom"]
+    assert "Traceback" in worker.details
+
+
+def test_runner_result_on_a_real_thread(qtbot) -> None:
+    runner = jobs.JobRunner()
+    problem = fixtures.get("multiple_rows").build()
+    progress: list[tuple] = []
+    runner.progress.connect(lambda *args: progress.append(args))
+    with qtbot.waitSignal(runner.result, timeout=20000) as blocker:
+        assert runner.start(
+            "check", jobs.check_job(problem, pipeline.CheckConfig(run_kernel=False))
+        )
+        assert not runner.start("again", jobs.check_job(problem, pipeline.CheckConfig()))
+    name, result = blocker.args
+    assert name == "check"
+    assert result.passed
+    assert progress
+    assert progress[0][0] == "check"
+    qtbot.waitUntil(lambda: not runner.busy, timeout=5000)
+    assert runner.wait(5000)
+
+
+def test_runner_cancel_between_steps(qtbot) -> None:
+    runner = jobs.JobRunner()
+    release = threading.Event()
+
+    def slow(cancel):
+        for step in range(1000):
+            yield (step, 1000, "step")
+            release.wait(0.01)
+        yield "never"
+
+    results: list = []
+    runner.result.connect(lambda *a: results.append(a))
+    with qtbot.waitSignal(runner.failed, timeout=5000) as blocker:
+        runner.start("slow", slow)
+        qtbot.waitSignal(runner.progress, timeout=2000).wait()
+        runner.cancel()
+    assert blocker.args == ["slow", "cancelled"]
+    qtbot.waitUntil(lambda: not runner.busy, timeout=5000)
+    assert results == []
+    assert runner.wait(5000)
+
+
+def test_shutdown_drops_late_results(qtbot) -> None:
+    runner = jobs.JobRunner()
+    gate = threading.Event()
+
+    def waits(cancel):
+        yield (0, 1, "waiting")
+        gate.wait(5)
+        yield "late"
+
+    results: list = []
+    runner.result.connect(lambda *a: results.append(a))
+    runner.start("waits", waits)
+    qtbot.waitSignal(runner.progress, timeout=2000).wait()
+    gate.set()
+    assert runner.shutdown(10000)
+    qtbot.wait(50)
+    assert results == []
+    assert not runner.busy
+
+
+class GapMeter:
+    """Measures the longest pause of the GUI event loop with a 5 ms QTimer."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.last = 0
+        self.max_gap_ms = 0
+
+    def start(self) -> None:
+        self.clock.start()
+        self.last = 0
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = self.clock.elapsed()
+        self.max_gap_ms = max(self.max_gap_ms, now - self.last)
+        self.last = now
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+
+def test_window_check_with_kernel_on_a_thread_never_stalls_the_gui(qtbot, window) -> None:
+    """The real kernel (interpreter on a CPU) + model matrices + compile, off the GUI thread."""
+    window.kernel_in_check.setChecked(True)
+    meter = GapMeter()
+    meter.start()
+    started = time.monotonic()
+    with qtbot.waitSignal(window.runner.result, timeout=120000) as blocker:
+        assert window.run_check()
+        assert not window.run_check_button.isEnabled()
+        assert window.cancel_button.isEnabled()
+    meter.stop()
+    elapsed = time.monotonic() - started
+    name, result = blocker.args
+    assert name == "check"
+    assert window.check_result is result
+    assert result.passed, result.failures
+    assert result.kernel is not None
+    assert meter.max_gap_ms < 100, f"GUI thread stalled {meter.max_gap_ms} ms in {elapsed:.1f} s"
+    qtbot.waitUntil(lambda: window.run_check_button.isEnabled(), timeout=5000)
+    # The views show the result: kill matrices (model + kernel), kernel columns, compile tabs.
+    labels = window.kill_view.model.row_labels()
+    assert len(labels) == 2 + len(MODEL_MUTANTS) + len(result.kernel_matrix.mutants)
+    assert all(
+        window.kill_view.model.verdict(r).startswith(("killed", "all")) for r in range(len(labels))
+    )
+    kernel_abs = window.row_table.model.column_values("kernel max abs")
+    assert (kernel_abs == result.kernel.row_max_abs).all()
+    assert "PASSED" in window.verdict.text()
+    if result.compile and "texts" in result.compile:
+        assert window.compiler_view.editors["ttir"].toPlainText()
+
+
+def test_window_check_can_be_cancelled(qtbot, window) -> None:
+    window.kernel_in_check.setChecked(True)
+    with qtbot.waitSignal(window.runner.failed, timeout=30000) as blocker:
+        window.run_check()
+        qtbot.waitSignal(window.runner.progress, timeout=10000).wait()
+        window.cancel_button.click()
+    assert blocker.args == ["check", "cancelled"]
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
+    assert window.check_result is None
+    assert "cancelled" in window.status_line.text()
+    assert window.run_check_button.isEnabled()
+
+
+def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
+    window.mutant_panel.set_current("unmasked_store")
+    with qtbot.waitSignal(window.runner.result, timeout=60000) as blocker:
+        assert window.run_kernel()
+    outcome = blocker.args[1]
+    assert outcome.mutant == "unmasked_store"
+    assert outcome.oob_addresses
+    states = window.grid.image.states
+    from inspector.widgets import data
+
+    assert (states == data.OOB_WRITE).any()
+    assert "OOB writes <b>0</b>" not in window.grid.counts.text()
+    # Faithful kernel: agrees, no OOB writes, kernel columns filled.
+    window.mutant_panel.set_current(None)
+    with qtbot.waitSignal(window.runner.result, timeout=60000) as blocker:
+        assert window.run_kernel()
+    outcome = blocker.args[1]
+    assert outcome.comparison.passed
+    assert not outcome.oob_addresses
+    reference = scalar.reference(window.problem)
+    assert outcome.row_max_abs.shape == reference.rrms.shape
+
+
+@pytest.mark.parametrize("target", ["sm_90"])
+def test_compile_on_the_worker_is_cached(qtbot, window, target) -> None:
+    with qtbot.waitSignal(window.runner.result, timeout=120000):
+        assert window.request_compile(target)
+    assert window.compiler_view.editors["ptx"].toPlainText()
+    assert "num_warps" in window.compiler_view.facts.text()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
+    assert window.request_compile(target)  # served from the cache, no job
+    assert not window.runner.busy
+    assert "cached" in window.compiler_view.facts.text()
