@@ -142,7 +142,8 @@ def rms_norm_fwd_kernel(
         w = tl.load(w_ptr + cols, mask=in_row, other=0.0).to(tl.float32)
         y = x * rrms * w
 
-    # One rounding to the output dtype, at the very end (as torch.nn.functional.rms_norm does).
+    # One rounding to the output dtype (x's dtype, torch.nn.functional.rms_norm's rule), at the
+    # very end: normalizing and weighting both happen in float32.
     y = y.to(y_ptr.dtype.element_ty)
     if UNMASKED_STORE:
         # Mutant: writes all BLOCK lanes, past the end of the row (the check-mode guard sees it).
