@@ -50,6 +50,12 @@ def build_window(session_path: str | None = None):
     from inspector.window import InspectorWindow
 
     window = InspectorWindow(demo=session_path is None)
+    demo = RESOURCES / "demo_session.h5"
+    if session_path is None and demo.is_file():
+        try:  # the bundled demo, opened untitled; the built-in fixture if it cannot be read
+            window.open_session(str(demo), interactive=False, as_template=True)
+        except Exception as exc:
+            window.status_line.setText(f"demo session unavailable ({exc}); showing a fixture")
     if session_path is not None:
         try:
             window.open_session(session_path, interactive=False)
@@ -68,7 +74,7 @@ def render_screenshot(window, path: str, *, run_check: bool = True) -> None:
 
     window.show()
     QApplication.processEvents()
-    if run_check and window.problem is not None:
+    if run_check and window.problem is not None and window.session_results is None:
         result = pipeline.run_check(window.problem, pipeline.CheckConfig(run_kernel=False))
         window._apply_check(result)
     window.select_row(min(1, window.problem.rows - 1) if window.problem else 0)

@@ -225,3 +225,44 @@ class KillMatrixModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal:
             return self._fixtures[section] if section < len(self._fixtures) else "verdict"
         return self._rows[section][0] if section < len(self._rows) else None
+
+
+def kill_matrix_from_table(table: Any) -> KillMatrix:
+    """Rebuild an oracle ``KillMatrix`` from a session's plain ``KillTable`` (for the view)."""
+    baseline = tuple(
+        FixtureOutcome(
+            fixture=name,
+            category=category,
+            expected=expected,
+            actual=actual,
+            passed=bool(passed),
+            detail="from the session file",
+        )
+        for name, category, expected, actual, passed in zip(
+            table.fixtures,
+            table.categories,
+            table.expected,
+            table.baseline_actual,
+            table.baseline_passed,
+            strict=True,
+        )
+    )
+    cells: dict[str, tuple[FixtureOutcome, ...]] = {}
+    for row, mutant in enumerate(table.mutants):
+        outcomes = []
+        for column, outcome in enumerate(baseline):
+            if outcome.expected != "pass":
+                continue  # rejection fixtures never run an implementation
+            detected = bool(table.detected[row, column])
+            outcomes.append(
+                FixtureOutcome(
+                    fixture=outcome.fixture,
+                    category=outcome.category,
+                    expected="pass",
+                    actual="fail" if detected else "pass",
+                    passed=not detected,
+                    detail="detected (from the session file)" if detected else "not detected",
+                )
+            )
+        cells[mutant] = tuple(outcomes)
+    return KillMatrix(table.target, tuple(table.fixtures), baseline, cells)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import worker as jobs
+from inspector.models import kill_matrix_from_table
 from inspector.widgets import data, dialogs
 from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
 from inspector.widgets.compiler_view import CompilerView
@@ -41,6 +42,7 @@ from inspector.widgets.mutants import KERNEL_ONLY, MutantPanel
 from inspector.widgets.stepper import ReductionStepper
 from inspector.widgets.tables import KillMatrixView, RowTable
 from oracle import scalar, tiled
+from oracle.compare import max_errors
 from oracle.mutants import MODEL_MUTANTS
 from oracle.scalar import ScalarResult
 from oracle.spec import Problem
@@ -103,6 +105,7 @@ class InspectorWindow(QMainWindow):
         self.tiled: TiledResult | None = None
         self.kernel_outcome: jobs.KernelOutcome | None = None
         self.check_result: Any = None
+        self.session_results: Any = None
         self.compile_cache: dict[tuple[str, int, str | None], dict[str, Any]] = {}
         self.session_path: str | None = None
         self.dirty = False
@@ -296,6 +299,7 @@ class InspectorWindow(QMainWindow):
             return
         self.kernel_outcome = None
         self.check_result = None
+        self.session_results = None
         self.verdict.setText("Input changed: run the check.")
         self.kill_view.set_matrices([])
         self.analyze()
@@ -354,6 +358,9 @@ class InspectorWindow(QMainWindow):
             kernel_abs = self.check_result.kernel.row_max_abs
             kernel_rel = self.check_result.kernel.row_max_rel
             note = f"kernel columns: from the check ({self.check_result.kernel.mode})"
+        elif self.session_results is not None and self.session_results.kernel_y is not None:
+            kernel_abs, kernel_rel = max_errors(self.session_results.kernel_y, reference.y)
+            note = f"kernel columns: from the session file ({self.session_results.mode})"
         if model.mutant:
             note = f"tiled columns show mutant {model.mutant}; " + note
         self.row_table.set_columns(
@@ -562,11 +569,19 @@ class InspectorWindow(QMainWindow):
         if path:
             self.open_session(path)
 
-    def open_session(self, path: str, *, interactive: bool = True) -> bool:
+    def open_session(
+        self, path: str, *, interactive: bool = True, as_template: bool = False
+    ) -> bool:
         """Load a session file; on any error say why and keep the current state.
 
+        Args:
+            path: the ``.h5`` file.
+            interactive: False re-raises errors instead of showing them (scripted use).
+            as_template: load it as an untitled inspection (the bundled demo), so Save never
+                overwrites the original.
+
         Raises:
-            Exception: only when ``interactive`` is False (scripted use: the caller reports).
+            Exception: only when ``interactive`` is False (the caller reports).
         """
         try:
             from inspector.session import load_session
@@ -597,13 +612,40 @@ class InspectorWindow(QMainWindow):
             self.mutant_panel.set_current(on[0])
         if session.compile_info:
             self.compiler_view.set_info(session.compile_info, "from the session")
+        self._show_session_results(session)
         self._session = session
-        self.session_path = path
+        self.session_path = None if as_template else path
         self.dirty = False
-        self._add_recent(path)
+        if not as_template:
+            self._add_recent(path)
         self._update_title()
         self.status_line.setText(f"Opened {path}.")
         return True
+
+    def _show_session_results(self, session: Any) -> None:
+        """Kill matrices, kernel errors and the verdict saved with a session."""
+        results = session.results
+        self.session_results = results
+        if results is None:
+            return
+        matrices = [kill_matrix_from_table(results.model_matrix)]
+        if results.kernel_matrix is not None:
+            matrices.append(kill_matrix_from_table(results.kernel_matrix))
+        self.kill_view.set_matrices(matrices)
+        self._refresh_views()
+        color = "rgb(102,187,106)" if results.passed else "rgb(239,83,80)"
+        state = "PASSED" if results.passed else "FAILED"
+        self.verdict.setText(
+            f"<b style='color:{color}'>saved check {state}</b> ({results.mode}, "
+            f"{results.device}) · run the check again to refresh"
+        )
+        self.summary.setPlainText(
+            "\n".join(
+                [f"saved check {state}: {results.kernel_note}"]
+                + [line for m in matrices for line in m.summary_lines()]
+                + [f"FAILURE: {f}" for f in results.failures]
+            )
+        )
 
     def current_session(self) -> Any:
         """A Session of what the window holds (problem, toggles, last check, compile info)."""
@@ -675,9 +717,13 @@ class InspectorWindow(QMainWindow):
             self.status_line.setText(f"export failed: {exc}")
             return False
         check = written.get("export_check", {}) if isinstance(written, dict) else {}
-        ok = bool(check.get("passed", check.get("ok", False))) if isinstance(check, dict) else False
-        text = f"receipts written to {folder}; reparse {'OK' if ok else 'FAILED'}"
-        self.summary.appendPlainText(text + f"\nexport_check: {check}")
+        ok = isinstance(check, dict) and check.get("status") == "passed"
+        problems = check.get("problems") if isinstance(check, dict) else None
+        text = f"receipts written to {folder}; reparse of both files {'passed' if ok else 'FAILED'}"
+        self.summary.appendPlainText(
+            text + (f": {'; '.join(map(str, problems))}" if problems else "")
+        )
+        self.verdict.setText(self.verdict.text() + f"<br>{text}")
         self.status_line.setText(text)
         try:
             json_text = (Path(folder) / receipt.JSON_NAME).read_text(encoding="utf-8")

@@ -206,6 +206,8 @@ class ReductionStep:
         values: per-lane values drawn for this step (None for the scalar steps).
         active: bool per drawn lane: True where the lane holds data in this step.
         scalar: the step's single value where it has one.
+        lines: horizontal reference lines for the plot (the mean square over the squares,
+            +-rms over the loaded values).
     """
 
     key: str
@@ -214,6 +216,7 @@ class ReductionStep:
     values: np.ndarray | None
     active: np.ndarray | None
     scalar: float | None
+    lines: tuple[float, ...] = ()  # horizontal guides drawn over ``values``
 
 
 def reduction_steps(
@@ -292,10 +295,12 @@ def reduction_steps(
             "mean",
             "/ true width",
             f"mean_square = {sum_squares:.9g} / {divisor} = {mean_square:.9g}"
-            f" (the divisor is the true width, never the tile {block})",
-            None,
-            None,
+            f" (the divisor is the true width, never the tile {block}); the line is the mean"
+            " over the lane squares",
+            squares,
+            mask | (squares != 0),
             mean_square,
+            (mean_square,),
         )
     )
     eps = 0.0 if mutant == "missing_epsilon" else float(np.float32(problem.eps))
@@ -306,9 +311,10 @@ def reduction_steps(
             "eps",
             "+ eps",
             f"mean_square + eps = {mean_square:.9g} + {eps:g} = {denominator:.9g}{eps_note}",
-            None,
-            None,
+            squares,
+            mask | (squares != 0),
             denominator,
+            (denominator,),
         )
     )
     rrms = float(tiled.rrms[row])
@@ -325,10 +331,12 @@ def reduction_steps(
         ReductionStep(
             "rsqrt",
             "rsqrt",
-            f"rrms = 1 / sqrt({denominator:.9g}) = {rrms:.9g}{ref_note}",
-            None,
-            None,
+            f"rrms = 1 / sqrt({denominator:.9g}) = {rrms:.9g}{ref_note}; the lines are "
+            f"±rms = ±{1.0 / rrms if rrms else float('inf'):.7g} over the loaded x",
+            np.where(mask, lanes, 0.0),
+            mask.copy(),
             rrms,
+            (1.0 / rrms, -1.0 / rrms) if rrms and np.isfinite(rrms) else (),
         )
     )
     weight = np.zeros(block)

@@ -81,6 +81,18 @@ class ReductionStepper(QWidget):
             name="masked / idle lanes (drawn at 0)",
         )
 
+        self.guides = [
+            pg.InfiniteLine(
+                angle=0,
+                movable=False,
+                pen=pg.mkPen((255, 196, 0), width=1.5, style=Qt.PenStyle.DashLine),
+            )
+            for _ in range(2)
+        ]
+        for guide in self.guides:
+            guide.setVisible(False)
+            item.addItem(guide)
+
         buttons = QHBoxLayout()
         for button in (
             self.first_button,
@@ -212,6 +224,11 @@ class ReductionStepper(QWidget):
         self.curve.setData(edges, shown)
         idle = np.flatnonzero(~active)
         self.inactive.setData(idle.astype(np.float64) + 0.5, np.zeros(idle.shape[0]))
+        lines = step.lines if vector is step else ()
+        for guide, value in zip(self.guides, (*lines, None, None), strict=False):
+            guide.setVisible(value is not None)
+            if value is not None:
+                guide.setValue(value)
         self.plot.getPlotItem().setTitle(
             vector.title if vector is step else f"{step.title} (lanes of: {vector.title})"
         )

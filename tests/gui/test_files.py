@@ -1,0 +1,109 @@
+"""Sessions and receipts through the window: dialogs patched, files only under tmp_path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inspector import receipt
+from inspector.app import run_app
+from inspector.session import load_session
+from inspector.widgets import dialogs
+from oracle.dtypes import bfloat16_bits
+from tests.gui.conftest import click_switch
+
+
+def _run_model_check(qtbot, window) -> None:
+    window.kernel_in_check.setChecked(False)
+    with qtbot.waitSignal(window.runner.result, timeout=30000):
+        assert window.run_check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
+
+
+def test_save_open_round_trip_is_bit_exact_in_bfloat16(
+    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    panel = window.input_panel
+    panel.dtype_combo.setCurrentText("bfloat16")
+    panel.rows_edit.setText("5")
+    panel.width_edit.setText("37")
+    panel.stride_edit.setText("40")
+    panel.seed_edit.setText("3")
+    panel.load_random()
+    problem = window.problem
+    assert problem.dtype == "bfloat16"
+    click_switch(qtbot, window.mutant_panel.switches["missing_weight"])
+    _run_model_check(qtbot, window)
+    path = tmp_path / "inspection"
+    monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
+    assert window.save_session_as()
+    saved = tmp_path / "inspection.h5"
+    assert saved.is_file()
+    assert not window.dirty
+    assert window.session_path == str(saved)
+
+    from inspector.window import InspectorWindow
+
+    other = InspectorWindow(demo=True, settings=settings)
+    qtbot.addWidget(other)
+    assert other.open_session(str(saved))
+    np.testing.assert_array_equal(bfloat16_bits(other.problem.x), bfloat16_bits(problem.x))
+    np.testing.assert_array_equal(other.problem.weight, problem.weight)
+    assert other.problem.row_stride == 40
+    assert other.problem.eps == problem.eps
+    assert other.mutant_panel.current == "missing_weight"
+    # The saved check comes back into the kill-matrix view.
+    assert len(other.kill_view.model.row_labels()) == 7
+    assert str(saved) in other._recent()
+    other.shutdown()
+    session = load_session(saved)
+    assert session.dtype == "bfloat16"
+    assert session.results is not None
+
+
+def test_open_failure_keeps_the_current_state(window, tmp_path) -> None:
+    bad = tmp_path / "not_a_session.h5"
+    bad.write_bytes(b"definitely not hdf5")
+    before = window.problem
+    assert not window.open_session(str(bad))
+    assert window.problem is before
+    assert "open failed" in window.status_line.text()
+    assert bad.read_bytes() == b"definitely not hdf5"
+
+
+def test_export_receipts_writes_a_pair_that_verify_accepts(
+    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run_model_check(qtbot, window)
+    monkeypatch.setattr(dialogs, "choose_directory", lambda *a: str(tmp_path / "out"))
+    assert window.export_receipts()
+    json_path = tmp_path / "out" / receipt.JSON_NAME
+    assert json_path.is_file()
+    report = receipt.verify_receipts(json_path, tmp_path / "out" / receipt.CSV_NAME)
+    assert report.ok, report
+    assert "reparse of both files passed" in window.verdict.text()
+
+
+def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch: pytest.MonkeyPatch) -> None:
+    window.input_panel.eps_edit.setText("1e-5")
+    window.input_panel.eps_edit.textEdited.emit("1e-5")
+    assert window.dirty
+    asked: list[str] = []
+
+    def answer(parent):
+        asked.append("asked")
+        return "cancel"
+
+    monkeypatch.setattr(dialogs, "ask_unsaved", answer)
+    assert not window.close()
+    assert asked
+    assert window.isVisible()
+    monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent: "discard")
+    assert window.close()
+
+
+def test_screenshot_mode_renders_a_png(qtbot, tmp_path) -> None:
+    out = tmp_path / "shot.png"
+    assert run_app(None, str(out)) == 0
+    assert out.stat().st_size > 10_000
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
