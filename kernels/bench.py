@@ -77,11 +77,11 @@ BYTES_FORMULA = (
 )
 
 # Below this many bytes per call a shape is timed as CUDA-graph replays of many launches.
-GRAPH_BYTES_THRESHOLD = 64 * 2**20
+GRAPH_BYTES_THRESHOLD = 2**30
 # The rotated working set (inputs + outputs of all distinct buffers) exceeds this many L2s.
 L2_FACTOR = 2.0
 FALLBACK_L2_BYTES = 60 * 2**20  # H200; used only when the device does not report its L2
-MIN_GRAPH_LAUNCHES = 64
+MIN_GRAPH_LAUNCHES = 8
 MAX_GRAPH_LAUNCHES = 8192
 MIN_SAMPLES = 10
 MAX_SAMPLES = 400
@@ -857,6 +857,7 @@ class BenchConfig:
     graph_bytes_threshold: int = GRAPH_BYTES_THRESHOLD
     device: str = "cuda"
     budget_s: float | None = None  # start no new shape x dtype after this many seconds
+    rounds: int = 1  # timing rounds over all implementations (run-to-run spread)
 
 
 def _l2_bytes(device: torch.device) -> tuple[int, str]:
@@ -936,6 +937,10 @@ def _bench_one_shape(
 ) -> list[dict[str, Any]]:
     """Measure every implementation of ``config.impls`` on one shape and dtype.
 
+    Every implementation is first prepared, checked for parity and measured for memory; then
+    ``config.rounds`` timing rounds each time all of them in order (copy first), so the
+    run-to-run spread of each implementation is measured in the same run (``round_medians_us``).
+
     ``preparers`` maps implementation names to their factories (default :data:`PREPARERS`);
     the tuning sweep passes its own (one per candidate launch configuration).
     """
@@ -943,9 +948,8 @@ def _bench_one_shape(
     bytes_call = traffic_bytes(shape, dtype)
     count = buffer_count(bytes_call, l2_bytes)
     use_graph = bytes_call < config.graph_bytes_threshold
-    launches = min(MAX_GRAPH_LAUNCHES, max(MIN_GRAPH_LAUNCHES, count)) if use_graph else 0
     if use_graph:
-        count = min(count, launches)
+        count = min(count, MAX_GRAPH_LAUNCHES)
     xs = [
         torch.randn(
             shape.rows, shape.width, device=device, dtype=torch.float32, generator=generator
@@ -956,7 +960,8 @@ def _bench_one_shape(
     ]
     weight = make_weight(shape.width, dtype, device, generator=generator)
     working_set = count * bytes_call
-    results: list[dict[str, Any]] = []
+    rows: dict[str, dict[str, Any]] = {}
+    ready: dict[str, _Ready] = {}
     for impl in config.impls:
         row: dict[str, Any] = {
             "set": set_name,
@@ -968,44 +973,72 @@ def _bench_one_shape(
             "timing_mode": "cuda_graph" if use_graph else "events_per_call",
             "buffers": count,
             "working_set_bytes": working_set,
-            "launches_per_sample": launches if use_graph else 1,
         }
+        rows[impl] = row
         if impl in unavailable:
             row.update(status="unavailable", note=unavailable[impl])
-            results.append(row)
             continue
-        impl_started = time.perf_counter()
+        started = time.perf_counter()
         try:
-            row.update(
-                _bench_impl(
-                    config,
-                    device,
-                    preparers[impl],
-                    impl,
-                    shape,
-                    dtype,
-                    xs,
-                    weight,
-                    use_graph,
-                    launches,
-                    generator,
-                )
+            ready[impl] = _prepare_impl(
+                config, device, preparers[impl], impl, shape, dtype, xs, weight, generator, row
             )
         except ImplementationUnavailable as err:
             unavailable[impl] = str(err)
             row.update(status="unavailable", note=str(err))
-        except torch.cuda.OutOfMemoryError as err:
-            row.update(status="error", note=f"out of memory: {str(err).splitlines()[0]}")
         except Exception as err:
-            row.update(status=_status_for_exception(err), note=f"{type(err).__name__}: {err}"[:500])
-        finally:
-            with contextlib.suppress(Exception):
-                torch.cuda.synchronize(device)
-        row["wall_s"] = time.perf_counter() - impl_started
-        results.append(row)
+            _record_failure(row, err, device)
+        row["wall_s"] = time.perf_counter() - started
+    for _round in range(config.rounds):
+        for impl, item in list(ready.items()):
+            row = rows[impl]
+            started = time.perf_counter()
+            try:
+                samples = _time_impl(config, device, item, use_graph, row)
+            except Exception as err:
+                _record_failure(row, err, device)
+                del ready[impl]
+                continue
+            row.setdefault("samples_us", []).extend(round(v, 4) for v in samples)
+            row.setdefault("round_medians_us", []).append(float(np.median(samples)))
+            row["wall_s"] = row.get("wall_s", 0.0) + time.perf_counter() - started
+    nbytes_by_impl = {impl: traffic_bytes(shape, dtype, impl=impl) for impl in rows}
+    for impl, row in rows.items():
+        if impl in ready and row.get("samples_us"):
+            stats = summarize(row["samples_us"])
+            row.update(dataclasses.asdict(stats))
+            nbytes = nbytes_by_impl[impl]
+            row["gbps"] = gbps(nbytes, stats.median_us)
+            row["gbps_p20_time"] = gbps(nbytes, stats.p20_us)
+            row["gbps_p80_time"] = gbps(nbytes, stats.p80_us)
+            medians = row["round_medians_us"]
+            row["round_spread_pct"] = 100.0 * (max(medians) - min(medians)) / min(medians)
+            parity_ok = row["parity"]["passed"]
+            row["status"] = "ok" if parity_ok else "wrong"
+            if not parity_ok:
+                row["note"] = f"parity failed: {row['parity']['reason']}"
         _progress_line(row)
-    del xs
-    return results
+    del xs, ready
+    return list(rows.values())
+
+
+@dataclasses.dataclass
+class _Ready:
+    """A prepared implementation with its timed call and first time estimate."""
+
+    prepared: Prepared
+    call: Callable[[int], Any]
+    count: int
+    estimate_us: float
+
+
+def _record_failure(row: dict[str, Any], err: Exception, device: torch.device) -> None:
+    if isinstance(err, torch.cuda.OutOfMemoryError):
+        row.update(status="error", note=f"out of memory: {str(err).splitlines()[0]}")
+    else:
+        row.update(status=_status_for_exception(err), note=f"{type(err).__name__}: {err}"[:500])
+    with contextlib.suppress(Exception):
+        torch.cuda.synchronize(device)
 
 
 def _progress_line(row: dict[str, Any]) -> None:
@@ -1014,13 +1047,15 @@ def _progress_line(row: dict[str, Any]) -> None:
     ]
     if "median_us" in row:
         parts.append(f"{row['median_us']:10.2f} us  {row.get('gbps', float('nan')):7.0f} GB/s")
+        if "round_medians_us" in row:
+            parts.append("rounds " + "/".join(f"{m:.2f}" for m in row["round_medians_us"]))
     parts.append(row.get("status", "?"))
     if row.get("status") != "ok" and row.get("note"):
         parts.append(str(row["note"])[:120])
     print("  ".join(parts), file=sys.stderr, flush=True)
 
 
-def _bench_impl(
+def _prepare_impl(
     config: BenchConfig,
     device: torch.device,
     preparer: Callable[[Shape, torch.dtype, float, torch.device], Prepared],
@@ -1029,10 +1064,10 @@ def _bench_impl(
     dtype: torch.dtype,
     xs: list[torch.Tensor],
     weight: torch.Tensor,
-    use_graph: bool,
-    launches: int,
     generator: torch.Generator,
-) -> dict[str, Any]:
+    row: dict[str, Any],
+) -> _Ready:
+    """Prepare ``impl``, check its parity and memory, warm it up; results go into ``row``."""
     prepared = preparer(shape, dtype, config.eps, device)
     count = len(xs)
     dsts = [torch.empty_like(x) for x in xs] if prepared.needs_dst else None
@@ -1040,11 +1075,11 @@ def _bench_impl(
     def call(index: int) -> torch.Tensor:
         return prepared.call(xs[index], weight, dsts[index] if dsts is not None else None)
 
-    out: dict[str, Any] = {"note": prepared.note}
+    row["note"] = prepared.note
     if prepared.compile_s is not None:
-        out["compile_s"] = prepared.compile_s
+        row["compile_s"] = prepared.compile_s
     else:
-        out["first_call_s"] = _first_call_seconds(lambda: call(0), device)
+        row["first_call_s"] = _first_call_seconds(lambda: call(0), device)
 
     # Parity on fresh random input, inside the harness, before any timing.
     x_check = make_parity_input(shape, dtype, device, generator=generator)
@@ -1052,60 +1087,68 @@ def _bench_impl(
     with prepared.steady():
         y_check = prepared.call(x_check, weight, dst_check)
     torch.cuda.synchronize(device)
-    parity = (
-        check_copy(y_check, x_check)
-        if impl == "copy"
-        else check_parity(y_check, x_check, weight, config.eps)
-    )
+    if impl == "copy":
+        parity = check_copy(y_check, x_check)
+    else:
+        parity = check_parity(y_check, x_check, weight, config.eps)
     del x_check, y_check, dst_check
-    out["parity"] = parity.as_dict()
+    row["parity"] = parity.as_dict()
 
     with prepared.steady():
         peak, out_bytes = peak_extra_bytes(lambda: call(0), device)
-    out["peak_bytes_per_call"] = peak
-    out["output_bytes"] = out_bytes
-    out["extra_bytes_beyond_output"] = peak - out_bytes if not prepared.needs_dst else peak
-
-    with prepared.steady():
-        # Warm-up and a first estimate of the per-call time.
         warm = time_events(call, count, samples=max(3, min(count, 20)), device=device)
-        estimate_us = max(1.0, float(np.median(warm)))
-        samples: list[float] | None = None
-        if use_graph:
+    row["peak_bytes_per_call"] = peak
+    row["output_bytes"] = out_bytes
+    row["extra_bytes_beyond_output"] = peak - out_bytes if not prepared.needs_dst else peak
+    return _Ready(prepared, call, count, max(0.5, float(np.median(warm))))
+
+
+def _time_impl(
+    config: BenchConfig,
+    device: torch.device,
+    item: _Ready,
+    use_graph: bool,
+    row: dict[str, Any],
+) -> list[float]:
+    """One timing round of a prepared implementation; per-call microseconds."""
+    estimate_us = item.estimate_us
+    with item.prepared.steady():
+        if use_graph and row.get("timing_mode") == "cuda_graph":
+            # Enough launches per replay to reach ~2 ms and to cover every buffer once.
+            launches = int(
+                min(
+                    MAX_GRAPH_LAUNCHES,
+                    max(MIN_GRAPH_LAUNCHES, item.count, math.ceil(2000.0 / estimate_us)),
+                )
+            )
             replay_us = estimate_us * launches
             replays = int(
                 min(config.max_samples, max(config.min_samples, config.rep_ms * 1000.0 / replay_us))
             )
             try:
-                samples = time_graph(call, count, launches=launches, replays=replays, device=device)
+                samples = time_graph(
+                    item.call, item.count, launches=launches, replays=replays, device=device
+                )
+                row["launches_per_sample"] = launches
+                return samples
             except Exception as err:  # e.g. an implementation that synchronizes the host
                 torch.cuda.synchronize(device)
-                out["timing_mode"] = "events_per_call"
-                out["launches_per_sample"] = 1
-                out["note"] += f"; CUDA-graph capture failed ({type(err).__name__}: {err})"[:300]
-        if samples is None:
-            extra_warm = int(config.warmup_ms * 1000.0 / estimate_us)
-            if extra_warm > 0:
-                time_events(call, count, samples=min(extra_warm, config.max_samples), device=device)
-            per_sample_us = estimate_us + SLEEP_US_BEFORE_SAMPLE
-            n = int(
-                min(
-                    config.max_samples,
-                    max(config.min_samples, config.rep_ms * 1000.0 / per_sample_us),
-                )
+                row["timing_mode"] = "events_per_call"
+                row["note"] = (
+                    f"{row.get('note', '')}; CUDA-graph capture failed "
+                    f"({type(err).__name__}: {err})"
+                )[:400]
+        row["launches_per_sample"] = 1
+        extra_warm = int(config.warmup_ms * 1000.0 / estimate_us)
+        if extra_warm > 0:
+            time_events(
+                item.call, item.count, samples=min(extra_warm, config.max_samples), device=device
             )
-            samples = time_events(call, count, samples=n, device=device)
-    stats = summarize(samples)
-    nbytes = traffic_bytes(shape, dtype, impl=impl)
-    out.update(dataclasses.asdict(stats))
-    out["gbps"] = gbps(nbytes, stats.median_us)
-    out["gbps_p20_time"] = gbps(nbytes, stats.p20_us)
-    out["gbps_p80_time"] = gbps(nbytes, stats.p80_us)
-    out["samples_us"] = [round(s, 4) for s in samples]
-    out["status"] = "ok" if parity.passed else "wrong"
-    if not parity.passed:
-        out["note"] = f"parity failed: {parity.reason}"
-    return out
+        per_sample_us = estimate_us + SLEEP_US_BEFORE_SAMPLE
+        n = int(
+            min(config.max_samples, max(config.min_samples, config.rep_ms * 1000.0 / per_sample_us))
+        )
+        return time_events(item.call, item.count, samples=n, device=device)
 
 
 def finalize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1355,12 +1398,18 @@ def build_report(
             "graph_bytes_threshold": config.graph_bytes_threshold,
             "l2_factor": L2_FACTOR,
             "graph_launches": [MIN_GRAPH_LAUNCHES, MAX_GRAPH_LAUNCHES],
+            "graph_replay_target_us": 2000.0,
+            "rounds": config.rounds,
             "sleep_us_before_sample": SLEEP_US_BEFORE_SAMPLE,
             "timing": (
-                "CUDA events. cuda_graph: one replay of launches_per_sample calls (each on its "
-                "own input/output buffer) per sample, time per launch = replay / launches. "
-                "events_per_call: one call per sample, inputs rotated over `buffers`, a GPU "
-                "sleep queued before each start event. Warm-up calls precede every timing."
+                "CUDA events. cuda_graph (calls under graph_bytes_threshold): one replay of "
+                "launches_per_sample back-to-back calls per sample (inputs rotated over "
+                "`buffers`, every launch writing its own output), time per launch = replay / "
+                "launches; launches >= buffers and >= 2 ms of work. events_per_call (larger "
+                "calls): one call per sample, inputs rotated, a GPU sleep queued before each "
+                "start event. Every implementation is prepared, parity-checked and warmed up "
+                "first; then `rounds` rounds time all implementations in order, and the "
+                "statistics pool the rounds (round_medians_us, round_spread_pct keep them apart)."
             ),
             "parity": (
                 "fresh random input (row scales 0.1..10), output compared elementwise with a "
@@ -1614,6 +1663,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shapes-dir", default=str(SHAPES_DIR), help="where the shape sets live")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="timing rounds over all implementations, to measure the run-to-run spread (default 2)",
+    )
+    parser.add_argument(
         "--budget-s",
         type=float,
         default=None,
@@ -1644,7 +1699,10 @@ def _config_from_args(args: argparse.Namespace) -> BenchConfig:
         warmup_ms=args.warmup_ms,
         seed=args.seed,
         budget_s=args.budget_s,
+        rounds=args.rounds,
     )
+    if not 1 <= args.rounds <= 10:
+        raise BenchUsageError(f"--rounds must be in [1, 10]; got {args.rounds}")
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):
         raise BenchUsageError(f"--budget-s must be a positive number; got {args.budget_s!r}")
     if args.quick:

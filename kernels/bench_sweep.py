@@ -22,86 +22,137 @@ from kernels import bench
 from kernels.rmsnorm_fast import FastConfig, rms_norm_fast
 
 
-def _rows(block: int, rows_per_program: int, num_warps: int) -> FastConfig:
-    return FastConfig("rows", block, rows_per_program, num_warps, 0)
+def _rows(
+    block: int, rows_per_program: int, num_warps: int, *, evict: bool = False, w_early: bool = True
+) -> FastConfig:
+    return FastConfig("rows", block, rows_per_program, num_warps, 0, evict, w_early)
 
 
-def _cols(chunk: int, num_warps: int, programs: int) -> FastConfig:
-    return FastConfig("cols", chunk, 1, num_warps, programs)
+def _cols(chunk: int, num_warps: int, programs: int, *, evict: bool = True) -> FastConfig:
+    return FastConfig("cols", chunk, 1, num_warps, programs, evict)
 
 
-def sweep_cases() -> list[tuple[bench.Shape, str, list[FastConfig]]]:
-    """(shape, dtype, candidates): the issue-5 target shapes where the layout matters most."""
+def _grid(block: int, rows_list: tuple[int, ...], warps: tuple[int, ...]) -> list[FastConfig]:
+    return [_rows(block, r, w) for r in rows_list for w in warps]
+
+
+def _early_late(block: int, warps: tuple[int, ...]) -> list[FastConfig]:
+    return [_rows(block, 1, w, w_early=e) for w in warps for e in (False, True)]
+
+
+def _evict(block: int, warps: tuple[int, ...]) -> list[FastConfig]:
+    return [_rows(block, 1, w, evict=e) for w in warps for e in (False, True)]
+
+
+# Reference implementations measured next to the candidates of every case.
+REFERENCES = ("copy", "ours", "fast_auto", "torch_compile")
+
+
+def sweep_cases() -> list[tuple[bench.Shape, str, list[FastConfig], tuple[str, ...]]]:
+    """(shape, dtype, candidates, extra references): the issue-5 shapes, by kind of problem."""
     s = bench.Shape
+    bf16, fp32 = "bfloat16", "float32"
     return [
-        (s(1, 4096), "bfloat16", [_rows(4096, 1, w) for w in (4, 8, 16, 32)]),
+        (s(1, 4096), bf16, _early_late(4096, (4, 8, 16)), ("liger",)),
         (
-            s(4096, 70),
-            "bfloat16",
-            [_rows(128, r, w) for r, w in ((1, 1), (2, 1), (4, 2), (4, 4), (8, 4), (16, 4))],
+            s(512, 4096),
+            bf16,
+            [*_early_late(4096, (4, 8, 16)), _rows(4096, 1, 8, evict=True)],
+            ("liger",),
         ),
+        (s(4096, 70), bf16, _grid(128, (2, 4, 8), (1, 2, 4)), ()),
+        (s(4096, 1000), bf16, _grid(1024, (1, 2, 4), (2, 4, 8)), ()),
         (
-            s(65536, 128),
-            "bfloat16",
-            [_rows(128, r, w) for r, w in ((8, 2), (16, 4), (32, 4), (32, 8), (64, 8), (64, 16))],
+            s(4096, 5125),
+            bf16,
+            [
+                *_early_late(8192, (4, 8, 16, 32)),
+                _cols(1024, 4, 4096, evict=False),
+                _cols(2048, 4, 4096, evict=False),
+                _cols(2048, 8, 4096, evict=False),
+                _cols(1024, 4, 4096),
+            ],
+            (),
         ),
-        (
-            s(65536, 512),
-            "bfloat16",
-            [_rows(512, r, w) for r, w in ((2, 4), (4, 4), (8, 4), (8, 8), (16, 8), (16, 16))],
-        ),
-        (s(65536, 128), "float32", [_rows(128, r, w) for r, w in ((16, 4), (32, 8), (64, 8))]),
+        (s(65536, 128), bf16, _grid(128, (8, 16, 32), (2, 4, 8)), ("liger",)),
+        (s(65536, 128), fp32, _grid(128, (8, 16, 32), (4, 8)), ()),
+        (s(65536, 256), bf16, _grid(256, (4, 8, 16), (2, 4, 8)), ("liger",)),
+        (s(65536, 512), bf16, _grid(512, (2, 4, 8), (4, 8)), ()),
+        (s(65536, 512), fp32, _grid(512, (2, 4, 8), (4, 8)), ()),
         (
             s(16384, 4096),
-            "bfloat16",
-            [_rows(4096, 1, 4), _rows(4096, 1, 8), _rows(4096, 1, 16), _rows(4096, 2, 16)],
-        ),
-        (s(32768, 4096), "float32", [_rows(4096, 1, 8), _rows(4096, 1, 16), _rows(4096, 1, 32)]),
-        (
-            s(32768, 16384),
-            "bfloat16",
-            [_rows(16384, 1, 16), _rows(16384, 1, 32), _cols(4096, 8, 528), _cols(8192, 16, 264)],
+            bf16,
+            [*_evict(4096, (4, 8, 16)), _rows(4096, 1, 8, w_early=False)],
+            ("liger",),
         ),
         (
-            s(16384, 16384),
-            "float32",
-            [_rows(16384, 1, 16), _rows(16384, 1, 32), _cols(4096, 16, 264), _cols(4096, 16, 132)],
+            s(32768, 5120),
+            bf16,
+            [
+                *_evict(8192, (4, 8, 16)),
+                _cols(1024, 4, 32768, evict=False),
+                _cols(2048, 8, 32768, evict=False),
+            ],
+            (),
+        ),
+        (s(32768, 8192), bf16, _evict(8192, (8, 16, 32)), ()),
+        (s(32768, 4096), fp32, [*_evict(4096, (8, 16)), _rows(4096, 1, 8, w_early=False)], ()),
+        (s(16384, 16384), fp32, [*_evict(16384, (16, 32)), _cols(8192, 16, 264)], ()),
+        (
+            s(2048, 65536),
+            bf16,
+            [
+                *[
+                    _cols(c, w, p)
+                    for c in (8192, 16384, 32768)
+                    for w in (16, 32)
+                    for p in (132, 264)
+                ],
+                _cols(16384, 16, 2048),
+                _cols(8192, 16, 264, evict=False),
+            ],
+            (),
         ),
         (
             s(2048, 65536),
-            "bfloat16",
-            [
-                _cols(8192, 16, 132),
-                _cols(8192, 16, 264),
-                _cols(4096, 8, 264),
-                _cols(4096, 8, 528),
-                _cols(16384, 32, 132),
-                _cols(8192, 16, 2048),
-                _cols(2048, 4, 1056),
-            ],
-        ),
-        (
-            s(2048, 65536),
-            "float32",
-            [
-                _cols(4096, 16, 132),
-                _cols(4096, 8, 264),
-                _cols(8192, 32, 132),
-                _cols(4096, 16, 2048),
-            ],
+            fp32,
+            [_cols(c, w, p) for c in (8192, 16384) for w in (16, 32) for p in (132, 264)],
+            (),
         ),
         (
             s(2048, 32768),
-            "bfloat16",
-            [_rows(32768, 1, 32), _cols(8192, 16, 264), _cols(4096, 8, 528), _cols(8192, 16, 2048)],
+            bf16,
+            [
+                _rows(32768, 1, 16),
+                _rows(32768, 1, 32),
+                _cols(4096, 8, 2048),
+                _cols(8192, 16, 2048),
+                _cols(8192, 16, 264),
+                _cols(16384, 32, 264),
+            ],
+            (),
+        ),
+        (
+            s(2048, 32768),
+            fp32,
+            [
+                _rows(32768, 1, 32),
+                _cols(4096, 8, 2048),
+                _cols(8192, 16, 2048),
+                _cols(8192, 16, 264),
+            ],
+            (),
         ),
     ]
 
 
 def _label(config: FastConfig) -> str:
+    flags = ("_ev" if config.evict else "") + (
+        "" if config.w_early or config.kind == "cols" else "_wlate"
+    )
     if config.kind == "rows":
-        return f"rows_R{config.rows_per_program}_w{config.num_warps}"
-    return f"cols_C{config.block}_w{config.num_warps}_P{config.programs}"
+        return f"rows_R{config.rows_per_program}_w{config.num_warps}{flags}"
+    return f"cols_C{config.block}_w{config.num_warps}_P{config.programs}{flags}"
 
 
 def _fast_preparer(
@@ -124,7 +175,7 @@ def run_sweep(rep_ms: float, budget_s: float) -> list[dict[str, Any]]:
     generator = torch.Generator(device=device)
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
-    for shape, dtype_key, candidates in sweep_cases():
+    for shape, dtype_key, candidates, extra in sweep_cases():
         if time.perf_counter() - started > budget_s:
             print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
             continue
@@ -132,7 +183,10 @@ def run_sweep(rep_ms: float, budget_s: float) -> list[dict[str, Any]]:
             "copy": bench.PREPARERS["copy"],
             "ours": bench.PREPARERS["ours"],
             "fast_auto": _fast_preparer(None),
+            "torch_compile": bench.PREPARERS["torch_compile"],
         }
+        for name in extra:
+            preparers[name] = bench.PREPARERS[name]
         for config in candidates:
             preparers[_label(config)] = _fast_preparer(config)
         config_run = bench.BenchConfig(

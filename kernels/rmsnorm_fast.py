@@ -46,37 +46,60 @@ def rms_norm_rows_kernel(
     eps,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,
+    EVICT: tl.constexpr,
+    W_EARLY: tl.constexpr,
 ):
     """RMSNorm forward of ``ROWS`` consecutive rows.
 
     Program ``p`` owns rows ``p*ROWS .. p*ROWS+ROWS-1`` (those < ``rows``): it reads
     ``x[r, 0:width]`` of each and all of ``weight`` and writes ``y[r, 0:width]``; nothing else.
     Pointers as in ``kernels.rmsnorm.rms_norm_fwd_kernel``; ``BLOCK_N`` = next_power_of_2(width).
+    ``EVICT``: mark x evict-first (read once) and the weight evict-last (read by every program).
+    ``W_EARLY``: load the weight together with x, before the reduction, so a latency-bound
+    launch pays one memory round trip instead of two (costs registers while reducing).
     """
-    # int64 row indices: rows * stride can pass 2**31 elements.
-    row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
-    row_ok = row_ids < rows
     col_ok = cols < width
-    mask = row_ok[:, None] & col_ok[None, :]
-    # Masked lanes load 0.0: they add nothing to the square sum. x is read exactly once, so
-    # it is marked evict-first; the weight is re-read by every program and kept in L2.
-    x = tl.load(
-        x_ptr + row_ids[:, None] * x_row_stride + cols[None, :],
-        mask=mask,
-        other=0.0,
-        eviction_policy="evict_first",
-    ).to(tl.float32)
-    # float32 accumulation; the divisor is the true width, not BLOCK_N.
-    mean_square = tl.sum(x * x, axis=1) / width
+    if W_EARLY:
+        if EVICT:
+            w_raw = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last")
+        else:
+            w_raw = tl.load(w_ptr + cols, mask=col_ok, other=0.0)
+    if ROWS == 1:
+        # int64 row offsets: rows * stride can pass 2**31 elements.
+        row = tl.program_id(0).to(tl.int64)
+        x_ptrs = x_ptr + row * x_row_stride + cols
+        y_ptrs = y_ptr + row * y_row_stride + cols
+        mask = col_ok
+    else:
+        row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+        x_ptrs = x_ptr + row_ids[:, None] * x_row_stride + cols[None, :]
+        y_ptrs = y_ptr + row_ids[:, None] * y_row_stride + cols[None, :]
+        mask = (row_ids < rows)[:, None] & col_ok[None, :]
+    # Masked lanes load 0.0: they add nothing to the square sum and are never stored.
+    if EVICT:
+        x = tl.load(x_ptrs, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    else:
+        x = tl.load(x_ptrs, mask=mask, other=0.0).to(tl.float32)
+    # float32 accumulation; the divisor is the true width, not BLOCK_N. (Static ifs, not
+    # ternaries: only the branch for this ROWS may be compiled.)
+    if ROWS == 1:  # noqa: SIM108
+        mean_square = tl.sum(x * x, axis=0) / width
+    else:
+        mean_square = tl.sum(x * x, axis=1) / width
     rrms = tl.rsqrt(mean_square + eps)
-    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
-    y = x * rrms[:, None] * w[None, :]
-    tl.store(
-        y_ptr + row_ids[:, None] * y_row_stride + cols[None, :],
-        y.to(y_ptr.dtype.element_ty),
-        mask=mask,
-    )
+    if not W_EARLY:
+        if EVICT:
+            w_raw = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last")
+        else:
+            w_raw = tl.load(w_ptr + cols, mask=col_ok, other=0.0)
+    w = w_raw.to(tl.float32)
+    # (x * rrms) * w in float32, rounded once at the store (kernels.rmsnorm's order).
+    if ROWS == 1:  # noqa: SIM108
+        y = x * rrms * w
+    else:
+        y = x * rrms[:, None] * w[None, :]
+    tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -90,12 +113,15 @@ def rms_norm_cols_kernel(
     y_row_stride,
     eps,
     CHUNK: tl.constexpr,
+    EVICT: tl.constexpr,
 ):
     """RMSNorm forward of rows ``p, p + P, p + 2P, ...`` (``P`` = number of programs).
 
     Each row is processed in ``CHUNK``-wide slices: pass 1 sums the squares (float32), pass 2
     re-reads the row (from L2: the persistent grid bounds the rows in flight), normalizes,
     applies the weight and stores. Columns ``>= width`` are masked in both passes.
+    ``EVICT``: pass-1 loads are marked evict-last (keep the row for pass 2), pass-2 loads
+    evict-first (the row is done).
     """
     cols = tl.arange(0, CHUNK)
     # int64 loop bounds make the row index int64: rows * stride can pass 2**31 elements.
@@ -107,30 +133,43 @@ def rms_norm_cols_kernel(
         acc = tl.zeros([CHUNK], dtype=tl.float32)
         for start in range(0, width, CHUNK):
             offs = start + cols
-            x = tl.load(
-                x_row + offs, mask=offs < width, other=0.0, eviction_policy="evict_last"
-            ).to(tl.float32)
+            if EVICT:
+                x = tl.load(
+                    x_row + offs, mask=offs < width, other=0.0, eviction_policy="evict_last"
+                ).to(tl.float32)
+            else:
+                x = tl.load(x_row + offs, mask=offs < width, other=0.0).to(tl.float32)
             acc += x * x
         rrms = tl.rsqrt(tl.sum(acc, axis=0) / width + eps)
         for start in range(0, width, CHUNK):
             offs = start + cols
             in_row = offs < width
-            x = tl.load(x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first").to(
-                tl.float32
-            )
+            if EVICT:
+                x = tl.load(x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first").to(
+                    tl.float32
+                )
+            else:
+                x = tl.load(x_row + offs, mask=in_row, other=0.0).to(tl.float32)
             w = tl.load(w_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
             tl.store(y_row + offs, (x * rrms * w).to(y_ptr.dtype.element_ty), mask=in_row)
 
 
 @dataclasses.dataclass(frozen=True)
 class FastConfig:
-    """How one launch is cut: ``kind`` "rows" (ROWS x BLOCK_N tile) or "cols" (column loop)."""
+    """How one launch is cut.
+
+    ``kind`` "rows": a ``rows_per_program x block`` tile per program; "cols": a column loop
+    over ``block``-wide chunks on ``programs`` persistent programs. ``evict``: eviction hints;
+    ``w_early``: weight loaded with x (rows kind only).
+    """
 
     kind: str
     block: int
     rows_per_program: int
     num_warps: int
-    programs: int
+    programs: int = 0
+    evict: bool = False
+    w_early: bool = True
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,28 +182,31 @@ def _sm_count(device_index: int) -> int:
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> FastConfig:
     """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
 
-    * width <= SINGLE_TILE_MAX: ROWS rows per program so a tile holds ~4096 elements, fewer
-      when that would leave under 4 programs per SM; num_warps so each thread holds ~16 (fp16/
-      bf16) or ~8 (fp32) elements, i.e. two 16-byte vectors, clamped to 4..16.
-    * wider: the column loop, CHUNK 8192 (4096 for fp32), 16 warps, on a persistent grid of at
-      most L2_BUDGET_BYTES / row bytes programs (at least one per SM).
+    * width <= SINGLE_TILE_MAX: ``rows`` kernel. Short rows (block < 2048) are packed several
+      per program so a tile holds 2048 elements on 4 warps (16 per thread), fewer rows when that
+      would leave under 4 programs per SM; rows of 2048+ get one program each with
+      ``kernels.rmsnorm``'s warp counts. The weight is loaded with x.
+    * wider: the column loop, CHUNK 8192, 16 warps, at most 2 programs per SM (persistent), so
+      the rows in flight stay in L2 for the second pass.
     """
     block_n = triton.next_power_of_2(width)
-    per_thread = max(1, 32 // itemsize)  # two 16-byte vectors per thread
     if block_n <= SINGLE_TILE_MAX:
-        rows_per_program = max(1, 4096 // block_n)
+        rows_per_program = max(1, 2048 // block_n)
         while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
             rows_per_program //= 2
-        tile = rows_per_program * block_n
-        num_warps = min(16, max(4, tile // (32 * per_thread)))
+        if rows_per_program > 1:
+            num_warps = 4
+        elif block_n >= 8192:
+            num_warps = 16
+        elif block_n >= 2048:
+            num_warps = 8
+        else:
+            num_warps = 4
         return FastConfig(
             "rows", block_n, rows_per_program, num_warps, triton.cdiv(rows, rows_per_program)
         )
-    chunk = 8192 if itemsize <= 2 else 4096
-    row_bytes = width * itemsize
-    programs = max(sm_count, min(rows, L2_BUDGET_BYTES // max(1, row_bytes)))
-    programs = min(rows, programs)
-    return FastConfig("cols", chunk, 1, 16, max(1, programs))
+    programs = min(rows, 2 * sm_count)
+    return FastConfig("cols", 8192, 1, 16, max(1, programs), evict=True)
 
 
 def launch_fast(
@@ -193,6 +235,8 @@ def launch_fast(
             float(eps),
             BLOCK_N=config.block,
             ROWS=config.rows_per_program,
+            EVICT=config.evict,
+            W_EARLY=config.w_early,
             num_warps=config.num_warps,
         )
     elif config.kind == "cols":
@@ -206,6 +250,7 @@ def launch_fast(
             y2d.stride(0),
             float(eps),
             CHUNK=config.block,
+            EVICT=config.evict,
             num_warps=config.num_warps,
         )
     else:
