@@ -73,6 +73,11 @@ HASH_METHOD = (
     "'x'/'weight' are exact in that dtype, so the cast is lossless and anyone can recompute it."
 )
 
+TORCH_REFERENCE = (
+    "torch.nn.functional.rms_norm(x, (width,), weight, eps) on float64 CPU tensors of the same "
+    "values, rounded once to the declared dtype; compared under the errors' tolerance"
+)
+
 TRUTH_BOUNDARY = (
     "The oracle (scalar reference, tiled lane model, mutants, fixture matrix) proves bounded "
     "numerical logic. The kernel section records what the real Triton program did in the mode "
@@ -377,6 +382,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             "vs_torch_float64": (
                 _comparison(kernel.torch_comparison) if kernel is not None else None
             ),
+            "torch_reference": TORCH_REFERENCE if kernel is not None else None,
             "compile": _compile_section(result.compile),
         },
         "device": result.device,
