@@ -28,8 +28,14 @@ def _rows(
     return FastConfig("rows", block, rows_per_program, num_warps, 0, evict, w_early)
 
 
-def _cols(chunk: int, num_warps: int, programs: int, *, evict: bool = True) -> FastConfig:
-    return FastConfig("cols", chunk, 1, num_warps, programs, evict)
+def _cols(
+    chunk: int, num_warps: int, programs: int, *, evict: bool = True, unroll: bool = False
+) -> FastConfig:
+    return FastConfig("cols", chunk, 1, num_warps, programs, evict, True, unroll)
+
+
+def _unrolled(chunk: int, num_warps: int, programs: int) -> FastConfig:
+    return _cols(chunk, num_warps, programs, unroll=True)
 
 
 def _grid(block: int, rows_list: tuple[int, ...], warps: tuple[int, ...]) -> list[FastConfig]:
@@ -48,8 +54,77 @@ def _evict(block: int, warps: tuple[int, ...]) -> list[FastConfig]:
 REFERENCES = ("copy", "ours", "fast_auto", "torch_compile")
 
 
+def sweep_cases_v3() -> list[tuple[bench.Shape, str, list[FastConfig], tuple[str, ...]]]:
+    """Third sweep: the vector-width hint (1000), 4-warp 2048 rows, and compile-time unrolled
+    two-pass column loops on the shapes where torch.compile still wins or 65536 misses 80%."""
+    s = bench.Shape
+    bf16, fp32 = "bfloat16", "float32"
+    return [
+        (s(4096, 1000), bf16, [_rows(1024, 4, 4), _rows(1024, 1, 4)], ()),
+        (s(32768, 2048), bf16, [_rows(2048, 1, 8), _unrolled(1024, 4, 32768)], ()),
+        (
+            s(32768, 8192),
+            bf16,
+            [
+                _unrolled(2048, 8, 32768),
+                _unrolled(4096, 8, 32768),
+                _unrolled(2048, 4, 32768),
+                _unrolled(8192, 16, 32768),
+            ],
+            (),
+        ),
+        (s(32768, 4096), fp32, [_unrolled(1024, 4, 32768), _unrolled(2048, 8, 32768)], ()),
+        (
+            s(16384, 16384),
+            fp32,
+            [_unrolled(4096, 8, 16384), _unrolled(8192, 16, 16384), _unrolled(2048, 8, 16384)],
+            (),
+        ),
+        (
+            s(2048, 32768),
+            bf16,
+            [
+                _unrolled(4096, 8, 2048),
+                _unrolled(8192, 16, 2048),
+                _unrolled(8192, 16, 264),
+                _unrolled(2048, 8, 2048),
+            ],
+            (),
+        ),
+        (
+            s(2048, 32768),
+            fp32,
+            [_unrolled(4096, 8, 2048), _unrolled(8192, 16, 2048), _unrolled(4096, 16, 264)],
+            (),
+        ),
+        (
+            s(2048, 65536),
+            bf16,
+            [
+                _unrolled(16384, 32, 264),
+                _unrolled(8192, 16, 264),
+                _unrolled(8192, 32, 264),
+                _unrolled(4096, 8, 2048),
+                _unrolled(8192, 16, 2048),
+            ],
+            (),
+        ),
+        (
+            s(2048, 65536),
+            fp32,
+            [
+                _unrolled(16384, 32, 264),
+                _unrolled(8192, 16, 264),
+                _unrolled(8192, 32, 132),
+                _unrolled(4096, 8, 2048),
+            ],
+            (),
+        ),
+    ]
+
+
 def sweep_cases() -> list[tuple[bench.Shape, str, list[FastConfig], tuple[str, ...]]]:
-    """(shape, dtype, candidates, extra references): the issue-5 shapes, by kind of problem."""
+    """Second sweep: (shape, dtype, candidates, extra references), by kind of problem."""
     s = bench.Shape
     bf16, fp32 = "bfloat16", "float32"
     return [
@@ -147,8 +222,10 @@ def sweep_cases() -> list[tuple[bench.Shape, str, list[FastConfig], tuple[str, .
 
 
 def _label(config: FastConfig) -> str:
-    flags = ("_ev" if config.evict else "") + (
-        "" if config.w_early or config.kind == "cols" else "_wlate"
+    flags = (
+        ("_ev" if config.evict else "")
+        + ("_unroll" if config.unroll else "")
+        + ("" if config.w_early or config.kind == "cols" else "_wlate")
     )
     if config.kind == "rows":
         return f"rows_R{config.rows_per_program}_w{config.num_warps}{flags}"
@@ -169,13 +246,14 @@ def _fast_preparer(
     return prepare
 
 
-def run_sweep(rep_ms: float, budget_s: float) -> list[dict[str, Any]]:
+def run_sweep(rep_ms: float, budget_s: float, cases: str = "v3") -> list[dict[str, Any]]:
     device = bench.require_cuda()
     l2_bytes, _ = bench._l2_bytes(device)
     generator = torch.Generator(device=device)
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
-    for shape, dtype_key, candidates, extra in sweep_cases():
+    chosen = sweep_cases_v3() if cases == "v3" else sweep_cases()
+    for shape, dtype_key, candidates, extra in chosen:
         if time.perf_counter() - started > budget_s:
             print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
             continue
@@ -220,9 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="JSON file for the sweep results")
     parser.add_argument("--rep-ms", type=float, default=25.0)
     parser.add_argument("--budget-s", type=float, default=150.0)
+    parser.add_argument("--cases", choices=("v2", "v3"), default="v3")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    results = run_sweep(args.rep_ms, args.budget_s)
+    results = run_sweep(args.rep_ms, args.budget_s, args.cases)
     report = {
         "schema_version": "rmsnorm-bench-sweep/1",
         "environment": bench.environment(bench.require_cuda()),

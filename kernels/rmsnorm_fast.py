@@ -9,8 +9,9 @@ work is cut into programs, chosen per width by :func:`choose_config`:
   width of 128 does not leave one program per 256 bytes), with ``num_warps`` sized to the tile.
   ``ROWS = 1`` is the one-row-per-program layout of ``kernels.rmsnorm`` with a better warp count.
 * ``cols`` kernel: for rows wider than ``SINGLE_TILE_MAX`` elements, a column loop in two passes
-  (square sum over ``CHUNK``-wide slices, then normalize and store), on a persistent grid sized
-  so that the rows in flight stay inside L2: the second pass re-reads the row from L2, not HBM.
+  (square sum over ``CHUNK``-wide slices, then normalize and store), on a persistent grid of
+  2 programs per SM so the rows in flight stay inside L2: the second pass re-reads the row from
+  L2, not HBM.
 
 The launcher performs the same checks as ``kernels.rmsnorm.rms_norm`` with that module's own
 helpers (same messages, same bounds), then launches. This module is a benchmark candidate; the
@@ -29,9 +30,7 @@ import triton.language as tl
 from kernels import rmsnorm as _base
 
 # Widest row kept in registers as one tile; wider rows use the column loop.
-SINGLE_TILE_MAX = 16384
-# Rows in flight of the column-loop kernel are capped so that they fit this share of L2.
-L2_BUDGET_BYTES = 24 * 2**20
+SINGLE_TILE_MAX = 32768
 
 
 @triton.jit
@@ -40,14 +39,15 @@ def rms_norm_rows_kernel(
     w_ptr,
     y_ptr,
     rows,
-    width,
-    x_row_stride,
-    y_row_stride,
+    width_v,
+    x_stride_v,
+    y_stride_v,
     eps,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,
     EVICT: tl.constexpr,
     W_EARLY: tl.constexpr,
+    VEC: tl.constexpr,
 ):
     """RMSNorm forward of ``ROWS`` consecutive rows.
 
@@ -57,7 +57,14 @@ def rms_norm_rows_kernel(
     ``EVICT``: mark x evict-first (read once) and the weight evict-last (read by every program).
     ``W_EARLY``: load the weight together with x, before the reduction, so a latency-bound
     launch pays one memory round trip instead of two (costs registers while reducing).
+    ``VEC``: the width and both row strides arrive divided by VEC (a power of two the launcher
+    found dividing all three); multiplying back by the constexpr tells the compiler every row
+    starts 16-byte aligned, so loads and stores are vectorized for widths like 1000 that
+    Triton's divisible-by-16 specialization misses. The values are unchanged.
     """
+    width = width_v * VEC
+    x_row_stride = x_stride_v * VEC
+    y_row_stride = y_stride_v * VEC
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < width
     if W_EARLY:
@@ -108,12 +115,14 @@ def rms_norm_cols_kernel(
     w_ptr,
     y_ptr,
     rows,
-    width,
-    x_row_stride,
-    y_row_stride,
+    width_v,
+    x_stride_v,
+    y_stride_v,
     eps,
     CHUNK: tl.constexpr,
     EVICT: tl.constexpr,
+    VEC: tl.constexpr,
+    NUM_CHUNKS: tl.constexpr,
 ):
     """RMSNorm forward of rows ``p, p + P, p + 2P, ...`` (``P`` = number of programs).
 
@@ -121,8 +130,13 @@ def rms_norm_cols_kernel(
     re-reads the row (from L2: the persistent grid bounds the rows in flight), normalizes,
     applies the weight and stores. Columns ``>= width`` are masked in both passes.
     ``EVICT``: pass-1 loads are marked evict-last (keep the row for pass 2), pass-2 loads
-    evict-first (the row is done).
+    evict-first (the row is done). ``VEC`` as in the rows kernel. ``NUM_CHUNKS`` > 0: the
+    launcher's cdiv(width, CHUNK), and both column loops are unrolled at compile time (all
+    chunk loads independent and in flight together); 0: runtime loops.
     """
+    width = width_v * VEC
+    x_row_stride = x_stride_v * VEC
+    y_row_stride = y_stride_v * VEC
     cols = tl.arange(0, CHUNK)
     # int64 loop bounds make the row index int64: rows * stride can pass 2**31 elements.
     first_row = tl.program_id(0).to(tl.int64)
@@ -131,27 +145,44 @@ def rms_norm_cols_kernel(
         x_row = x_ptr + row * x_row_stride
         y_row = y_ptr + row * y_row_stride
         acc = tl.zeros([CHUNK], dtype=tl.float32)
-        for start in range(0, width, CHUNK):
-            offs = start + cols
-            if EVICT:
-                x = tl.load(
-                    x_row + offs, mask=offs < width, other=0.0, eviction_policy="evict_last"
-                ).to(tl.float32)
-            else:
-                x = tl.load(x_row + offs, mask=offs < width, other=0.0).to(tl.float32)
-            acc += x * x
+        if NUM_CHUNKS > 0:
+            for chunk in tl.static_range(NUM_CHUNKS):
+                offs = chunk * CHUNK + cols
+                acc += _square(x_row, offs, width, EVICT)
+        else:
+            for start in range(0, width, CHUNK):
+                acc += _square(x_row, start + cols, width, EVICT)
         rrms = tl.rsqrt(tl.sum(acc, axis=0) / width + eps)
-        for start in range(0, width, CHUNK):
-            offs = start + cols
-            in_row = offs < width
-            if EVICT:
-                x = tl.load(x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first").to(
-                    tl.float32
-                )
-            else:
-                x = tl.load(x_row + offs, mask=in_row, other=0.0).to(tl.float32)
-            w = tl.load(w_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
-            tl.store(y_row + offs, (x * rrms * w).to(y_ptr.dtype.element_ty), mask=in_row)
+        if NUM_CHUNKS > 0:
+            for chunk in tl.static_range(NUM_CHUNKS):
+                _normalize(x_row, y_row, w_ptr, chunk * CHUNK + cols, width, rrms, EVICT)
+        else:
+            for start in range(0, width, CHUNK):
+                _normalize(x_row, y_row, w_ptr, start + cols, width, rrms, EVICT)
+
+
+@triton.jit
+def _square(x_row, offs, width, EVICT: tl.constexpr):
+    """Squares of one chunk of a row, float32; lanes past the row are 0."""
+    if EVICT:
+        x = tl.load(x_row + offs, mask=offs < width, other=0.0, eviction_policy="evict_last")
+    else:
+        x = tl.load(x_row + offs, mask=offs < width, other=0.0)
+    x = x.to(tl.float32)
+    return x * x
+
+
+@triton.jit
+def _normalize(x_row, y_row, w_ptr, offs, width, rrms, EVICT: tl.constexpr):
+    """Store ``(x * rrms) * w`` for one chunk of a row (float32, one rounding); masked tail."""
+    in_row = offs < width
+    if EVICT:
+        x = tl.load(x_row + offs, mask=in_row, other=0.0, eviction_policy="evict_first")
+    else:
+        x = tl.load(x_row + offs, mask=in_row, other=0.0)
+    w = tl.load(w_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
+    y = x.to(tl.float32) * rrms * w
+    tl.store(y_row + offs, y.to(y_row.dtype.element_ty), mask=in_row)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +201,7 @@ class FastConfig:
     programs: int = 0
     evict: bool = False
     w_early: bool = True
+    unroll: bool = False  # cols kind: compile-time chunk count, loops unrolled
 
 
 @functools.lru_cache(maxsize=8)
@@ -182,31 +214,45 @@ def _sm_count(device_index: int) -> int:
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> FastConfig:
     """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
 
-    * width <= SINGLE_TILE_MAX: ``rows`` kernel. Short rows (block < 2048) are packed several
-      per program so a tile holds 2048 elements on 4 warps (16 per thread), fewer rows when that
-      would leave under 4 programs per SM; rows of 2048+ get one program each with
-      ``kernels.rmsnorm``'s warp counts. The weight is loaded with x.
-    * wider: the column loop, CHUNK 8192, 16 warps, at most 2 programs per SM (persistent), so
-      the rows in flight stay in L2 for the second pass.
+    Chosen from the H200 sweeps recorded in docs/benchmarks/NOTES.md:
+
+    * width <= SINGLE_TILE_MAX: ``rows`` kernel, one tile in registers.
+
+      - Short rows are packed ``ROWS`` per program so a tile holds ~4 KiB (fewer rows when that
+        would leave under 4 programs per SM): 65536x128 bf16 went 41 us -> 9.8 us.
+      - Up to 4096 lanes: ``num_warps`` = tile bytes / 1 KiB (two 16-byte vectors per thread,
+        1..16 warps), weight loaded with x (launch-bound 1x4096: 1.95 -> 1.86 us).
+      - 8192 lanes: 8 warps with the early weight for 2-byte types (4096x5125 46 -> 42 us);
+        fp32 keeps kernels.rmsnorm's 16 warps and late weight.
+      - 16384 / 32768 lanes: 16 / 32 warps, late weight (as kernels.rmsnorm; measured best).
+    * wider (65536): the column loop, CHUNK 16384, 32 warps, 2 persistent programs per SM,
+      eviction hints (pass 1 keeps the row in L2 for pass 2): 2048x65536 bf16 177 -> 161 us.
     """
     block_n = triton.next_power_of_2(width)
-    if block_n <= SINGLE_TILE_MAX:
-        rows_per_program = max(1, 2048 // block_n)
-        while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
-            rows_per_program //= 2
-        if rows_per_program > 1:
-            num_warps = 4
-        elif block_n >= 8192:
-            num_warps = 16
-        elif block_n >= 2048:
-            num_warps = 8
-        else:
-            num_warps = 4
-        return FastConfig(
-            "rows", block_n, rows_per_program, num_warps, triton.cdiv(rows, rows_per_program)
-        )
-    programs = min(rows, 2 * sm_count)
-    return FastConfig("cols", 8192, 1, 16, max(1, programs), evict=True)
+    if block_n > SINGLE_TILE_MAX:
+        programs = max(1, min(rows, 2 * sm_count))
+        return FastConfig("cols", 16384, 1, 32, programs, evict=True)
+    rows_per_program = max(1, 4096 // (block_n * itemsize))
+    while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
+        rows_per_program //= 2
+    programs = triton.cdiv(rows, rows_per_program)
+    if block_n >= 16384:
+        return FastConfig("rows", block_n, 1, block_n // 1024, programs, w_early=False)
+    if block_n == 8192:
+        if itemsize <= 2:
+            return FastConfig("rows", block_n, 1, 8, programs)
+        return FastConfig("rows", block_n, 1, 16, programs, w_early=False)
+    tile_bytes = rows_per_program * block_n * itemsize
+    num_warps = min(16, max(1, tile_bytes // 1024))
+    return FastConfig("rows", block_n, rows_per_program, num_warps, programs)
+
+
+def vector_width(width: int, x_row_stride: int, y_row_stride: int, itemsize: int) -> int:
+    """Largest power of two <= 16 bytes / itemsize dividing the width and both row strides."""
+    vec = max(1, 16 // itemsize)
+    while vec > 1 and (width % vec or x_row_stride % vec or y_row_stride % vec):
+        vec //= 2
+    return vec
 
 
 def launch_fast(
@@ -222,6 +268,8 @@ def launch_fast(
     if config is None:
         sm_count = _sm_count(x2d.device.index or 0) if x2d.device.type == "cuda" else 132
         config = choose_config(rows, width, x2d.element_size(), sm_count)
+    x_stride, y_stride = x2d.stride(0), y2d.stride(0)
+    vec = vector_width(width, x_stride, y_stride, x2d.element_size())
     if config.kind == "rows":
         grid = (triton.cdiv(rows, config.rows_per_program),)
         rms_norm_rows_kernel[grid](
@@ -229,14 +277,15 @@ def launch_fast(
             weight,
             y2d,
             rows,
-            width,
-            x2d.stride(0),
-            y2d.stride(0),
+            width // vec,
+            x_stride // vec,
+            y_stride // vec,
             float(eps),
             BLOCK_N=config.block,
             ROWS=config.rows_per_program,
             EVICT=config.evict,
             W_EARLY=config.w_early,
+            VEC=vec,
             num_warps=config.num_warps,
         )
     elif config.kind == "cols":
@@ -245,12 +294,14 @@ def launch_fast(
             weight,
             y2d,
             rows,
-            width,
-            x2d.stride(0),
-            y2d.stride(0),
+            width // vec,
+            x_stride // vec,
+            y_stride // vec,
             float(eps),
             CHUNK=config.block,
             EVICT=config.evict,
+            VEC=vec,
+            NUM_CHUNKS=triton.cdiv(width, config.block) if config.unroll else 0,
             num_warps=config.num_warps,
         )
     else:
