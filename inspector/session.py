@@ -24,7 +24,12 @@ Layout (``SCHEMA_VERSION`` 1)::
       history/NNNN        attrs kind ("first_pass" | "counterexample"), created, reason;
                           datasets json, csv
 
-Writes are atomic: a temp file in the same folder, flushed and fsynced, then ``os.replace``.
+The first 512 bytes are the HDF5 user block (HDF5 ignores it); it holds the *seal*: a magic
+line, ``schema_version``, ``payload_bytes`` and ``payload_sha256`` of everything after it. A
+reader checks the seal before HDF5 parses anything: a truncated or corrupted file is refused
+with a clear message instead of reaching HDF5 (which can hang on damaged metadata).
+
+Writes are atomic: a temp file in the same folder, sealed, fsynced, then ``os.replace``.
 Reads open the file read-only and refuse (with :class:`SessionError`) anything that is not a
 complete session of a schema this code knows; they never modify the file.
 
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
 import os
 import tempfile
@@ -62,6 +68,11 @@ SCHEMA_VERSION = 1
 MIN_SCHEMA_VERSION = 1
 TOOL = "rmsnorm-inspector"
 AUTOSAVE_SUFFIX = ".autosave.h5"
+#: HDF5 user block (ignored by HDF5) holding the seal: magic, schema version, payload size and
+#: sha256. Checked before HDF5 parses a byte, so a truncated or corrupted file is refused
+#: cleanly; HDF5 itself can hang on some corrupted metadata.
+USERBLOCK_SIZE = 512
+SEAL_MAGIC = b"RMSNORM-INSPECTOR-SESSION\n"
 
 
 class SessionError(Exception):
@@ -536,14 +547,10 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
         handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         os.close(handle)
         h5py = _h5py()
-        with h5py.File(temp_name, "w") as root:
+        with h5py.File(temp_name, "w", userblock_size=USERBLOCK_SIZE) as root:
             _write_session(root, session)
             root.flush()
-        fd = os.open(temp_name, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _seal(Path(temp_name))  # writes the user block and fsyncs the file
         os.chmod(temp_name, _default_file_mode())
         os.replace(temp_name, target)
         temp_name = None
@@ -556,6 +563,67 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temp_name)
     _fsync_dir(folder)
+
+
+def _payload_sha256(stream: Any) -> tuple[int, str]:
+    stream.seek(USERBLOCK_SIZE)
+    digest = hashlib.sha256()
+    size = 0
+    for chunk in iter(lambda: stream.read(1 << 20), b""):
+        digest.update(chunk)
+        size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def _seal(path: Path) -> None:
+    """Write the seal (schema version, payload size and sha256) into the user block."""
+    with path.open("r+b") as stream:
+        size, digest = _payload_sha256(stream)
+        header = SEAL_MAGIC + (
+            f"schema_version={SCHEMA_VERSION}\npayload_bytes={size}\npayload_sha256={digest}\n"
+        ).encode("ascii")
+        stream.seek(0)
+        stream.write(header.ljust(USERBLOCK_SIZE, b"\0"))
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _read_seal(source: Path) -> dict[str, str] | None:
+    """The seal's fields, or None when the file does not start with one."""
+    with source.open("rb") as stream:
+        block = stream.read(USERBLOCK_SIZE)
+    if not block.startswith(SEAL_MAGIC):
+        return None
+    text = block[len(SEAL_MAGIC) :].split(b"\0", 1)[0].decode("ascii", "replace")
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def _check_seal(source: Path, seal: dict[str, str]) -> None:
+    """Refuse a newer/older schema, a truncated or a corrupted file, before HDF5 reads it."""
+    where = f"cannot open session {source}"
+    try:
+        version = int(seal["schema_version"])
+        declared = int(seal["payload_bytes"])
+        expected = seal["payload_sha256"]
+    except (KeyError, ValueError):
+        raise SessionError(f"{where}: its header is damaged") from None
+    if version > SCHEMA_VERSION:
+        raise SessionError(
+            f"{where}: written by a newer version (schema {version}; this program reads up to "
+            f"{SCHEMA_VERSION}); update the inspector"
+        )
+    if version < MIN_SCHEMA_VERSION:
+        raise SessionError(
+            f"{where}: schema {version} is older than any this program reads "
+            f"({MIN_SCHEMA_VERSION}..{SCHEMA_VERSION})"
+        )
+    with source.open("rb") as stream:
+        size, digest = _payload_sha256(stream)
+    if size != declared:
+        state = "truncated" if size < declared else "extended"
+        raise SessionError(f"{where}: {state}: {size} bytes of data, the header says {declared}")
+    if digest != expected:
+        raise SessionError(f"{where}: corrupted: its checksum does not match the header")
 
 
 def _default_file_mode() -> int:
@@ -760,12 +828,21 @@ def load_session(path: str | os.PathLike[str]) -> Session:
         raise SessionError(f"cannot open session {source}: no such file")
     h5py = _h5py()
     try:
-        is_hdf5 = h5py.is_hdf5(str(source))
+        seal = _read_seal(source)
+        if seal is None:
+            is_hdf5 = h5py.is_hdf5(str(source))
+        else:
+            _check_seal(source, seal)
     except OSError as exc:
-        raise SessionError(f"cannot open session {source}: {exc}") from None
-    if not is_hdf5:
+        raise SessionError(f"cannot open session {source}: {exc.strerror or exc}") from None
+    if seal is None:
+        if not is_hdf5:
+            raise SessionError(
+                f"cannot open session {source}: not an HDF5 file (foreign, truncated or corrupted)"
+            )
         raise SessionError(
-            f"cannot open session {source}: not an HDF5 file (foreign, truncated or corrupted)"
+            f"cannot open session {source}: an HDF5 file, but not an RMSNorm inspector session "
+            "(no session header; foreign, or its header is damaged)"
         )
     try:
         with h5py.File(source, "r", locking=False) as root:
