@@ -280,3 +280,28 @@ def test_headless_commands_work_without_qt(tmp_path):
     window = run()
     assert window.returncode == 2
     assert "window cannot start" in window.stderr
+
+
+def test_surviving_mutant_exits_1_names_it_and_is_kept_as_a_counterexample(
+    tmp_path, capsys, monkeypatch
+):
+    from oracle import fixtures
+
+    out, state = tmp_path / "out", tmp_path / "s.h5"
+    argv = ["check", "--model-only", "--quiet", "--out", str(out), "--session", str(state)]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    # Without the zero row and max eps fixtures nothing can see a missing epsilon.
+    weakened = tuple(f for f in fixtures.FIXTURES if f.name not in ("zero_row", "max_eps"))
+    monkeypatch.setattr(fixtures, "FIXTURES", weakened)
+    assert cli.main(argv) == 1
+    text = capsys.readouterr().out
+    assert "model mutant missing_epsilon: SURVIVED" in text
+    assert "FAIL" in text
+    assert "missing_epsilon SURVIVED" in text.split("FAIL", 1)[1]
+    report = cli.main(["verify", str(out / "receipt.json")])
+    assert report == 1
+    assert "survived: model missing_epsilon" in capsys.readouterr().out
+    history = load_session(state).receipt_history
+    assert [r.kind for r in history] == ["first_pass", "counterexample"]
+    assert "missing_epsilon" in history[1].reason
