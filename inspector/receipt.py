@@ -405,14 +405,40 @@ def load_schema() -> dict[str, Any]:
 
 
 def schema_errors(receipt: Any) -> list[str]:
-    """Every schema violation as "path: message" (empty when valid)."""
+    """Every schema violation as "path: message" (empty when valid).
+
+    ``input.x`` is checked by a plain loop against exactly what the schema says of it (an array
+    of non-empty arrays of numbers): the same verdict as jsonschema, which needs ~20 s for the
+    largest problem's 4M values, in a fraction of a second. The rest goes through jsonschema.
+    """
     import jsonschema
 
+    document = receipt
+    matrix_problems: list[str] = []
+    section = receipt.get("input") if isinstance(receipt, dict) else None
+    x_values = section.get("x") if isinstance(section, dict) else None
+    if isinstance(x_values, list) and len(x_values) > 1:
+        matrix_problems = _matrix_errors(x_values)
+        document = {**receipt, "input": {**section, "x": x_values[:1]}}
     validator = jsonschema.Draft202012Validator(load_schema())
     problems = []
-    for error in sorted(validator.iter_errors(receipt), key=lambda e: list(e.absolute_path)):
+    for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(part) for part in error.absolute_path) or "(root)"
         problems.append(f"{where}: {error.message}")
+    return problems + matrix_problems
+
+
+def _matrix_errors(x_values: list[Any]) -> list[str]:
+    """The schema's rule for input.x (non-empty arrays of JSON numbers), as a fast loop."""
+    problems = []
+    for index, row in enumerate(x_values):
+        if not isinstance(row, list):
+            problems.append(f"input/x/{index}: {row!r} is not of type 'array'")
+        elif not row:
+            problems.append(f"input/x/{index}: [] should be non-empty")
+        elif not all(type(value) is float or type(value) is int for value in row):
+            column = next(c for c, v in enumerate(row) if not (type(v) is float or type(v) is int))
+            problems.append(f"input/x/{index}/{column}: {row[column]!r} is not of type 'number'")
     return problems
 
 
@@ -427,9 +453,27 @@ def validate_receipt(receipt: Any) -> None:
 # ----------------------------------------------------------------------------- writing
 
 
+_X_PLACEHOLDER = "@@input.x@@"
+
+
 def receipt_json_text(receipt: dict[str, Any]) -> str:
-    """The JSON text written to disk (strict JSON: NaN/Infinity are never emitted)."""
-    return json.dumps(receipt, indent=2, allow_nan=False) + "\n"
+    """The JSON text written to disk (strict JSON: NaN/Infinity are never emitted).
+
+    Indented for review, except that each row of ``input.x`` stays on one line (the largest
+    problem has 4M values; one per line would triple the file).
+    """
+    section = receipt.get("input")
+    if not (isinstance(section, dict) and isinstance(section.get("x"), list)):
+        return json.dumps(receipt, indent=2, allow_nan=False) + "\n"
+    shell = {**receipt, "input": {**section, "x": _X_PLACEHOLDER}}
+    text = json.dumps(shell, indent=2, allow_nan=False)
+    marker = f'"x": "{_X_PLACEHOLDER}"'
+    if text.count(marker) != 1:  # pragma: no cover - the placeholder never occurs in data
+        return json.dumps(receipt, indent=2, allow_nan=False) + "\n"
+    rows = ",\n".join(
+        "      " + json.dumps(row, allow_nan=False, separators=(", ", ": ")) for row in section["x"]
+    )
+    return text.replace(marker, '"x": [\n' + rows + "\n    ]") + "\n"
 
 
 def receipt_csv_text(receipt: dict[str, Any]) -> str:

@@ -104,6 +104,10 @@ def test_hash_is_of_the_dtype_exact_bytes(model_results, tmp_path, dtype):
         (lambda r: r["traffic"].__setitem__("modeled", False), "traffic/modeled"),
         (lambda r: r["mutants"][0].__setitem__("target", "gpu"), "mutants/0/target"),
         (lambda r: r.__setitem__("surprise", 1), "(root)"),
+        (lambda r: r["input"]["x"][1].__setitem__(3, "1.0"), "input/x/1/3"),
+        (lambda r: r["input"]["x"][2].__setitem__(0, True), "input/x/2/0"),
+        (lambda r: r["input"]["x"].__setitem__(2, []), "input/x/2"),
+        (lambda r: r["input"]["x"][0].__setitem__(0, None), "input/x/0/0"),
     ],
 )
 def test_schema_rejects_a_broken_receipt(model_results, damage, where):
