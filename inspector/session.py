@@ -9,10 +9,12 @@ Layout (``SCHEMA_VERSION`` 1)::
     /mutants              model_names, model_on, kernel_names, kernel_on (the GUI's toggles)
     /results              (optional) attrs: mode, device, kernel_note, errors_source, passed,
                           failures (JSON list)
-      scalar/             sum_squares, mean_square, rrms, y            float64
-      tiled/              sum_squares, mean_square, rrms (float32), y  float64, attrs block, poison
-      kernel/             (optional) y float64, oob_addresses int64; attrs mode, device, block,
+      scalar/             sum_squares, mean_square, rrms (float64), y
+      tiled/              sum_squares, mean_square, rrms (float32), y; attrs block, poison
+      kernel/             (optional) y, oob_addresses int64; attrs mode, device, block,
                           num_warps
+                          (every y is stored in the problem's dtype like x when that is exact,
+                          else float64; its attr ``dtype`` says which)
       row_max_abs, row_max_rel          per row, the implementation under test vs scalar
       kill_matrix/<target>/             mutants, fixtures, categories, expected,
                                         baseline_actual, baseline_passed, detected (M x F)
@@ -433,7 +435,45 @@ def _write_kill_table(group: h5py.Group, table: KillTable) -> None:
     )
 
 
-def _write_results(root: h5py.File, results: SessionResults) -> None:
+def _encode(values: np.ndarray, dtype: str) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "bfloat16":
+            return bfloat16_bits(values)
+        return values.astype(np.float16 if dtype == "float16" else np.float32)
+
+
+def _decode(raw: np.ndarray, dtype: str) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        if dtype == "bfloat16":
+            return from_bfloat16_bits(raw)
+        return raw.astype(np.float64)
+
+
+def _write_output(group: h5py.Group, name: str, values: np.ndarray, dtype: str) -> None:
+    """An output array in the declared dtype when that is exact (it is: outputs are stored in
+    that dtype), else as float64; attr ``dtype`` says which."""
+    array = np.asarray(values, dtype=np.float64)
+    encoded = _encode(array, dtype)
+    decoded = _decode(encoded, dtype)
+    exact = np.array_equal(decoded, array, equal_nan=True) and np.array_equal(
+        np.signbit(decoded), np.signbit(array)
+    )
+    dataset = group.create_dataset(name, data=encoded if exact else array)
+    dataset.attrs["dtype"] = dtype if exact else "float64"
+
+
+def _read_output(group: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    dataset = _node(group, name)
+    dtype = str(_attr(dataset, "dtype")) if "dtype" in dataset.attrs else "float64"
+    raw = _read_array(group, name, shape)
+    storage = {"float64": np.float64, "float32": np.float32, "float16": np.float16}
+    expected = storage.get(dtype, np.uint16 if dtype == "bfloat16" else None)
+    if expected is None or raw.dtype != expected:
+        raise _Damaged(f"{dataset.name} holds {raw.dtype}, its dtype attribute says {dtype!r}")
+    return _decode(raw, dtype) if dtype != "float64" else raw
+
+
+def _write_results(root: h5py.File, results: SessionResults, dtype: str) -> None:
     group = root.create_group("results")
     group.attrs["mode"] = results.mode
     group.attrs["device"] = results.device
@@ -442,19 +482,20 @@ def _write_results(root: h5py.File, results: SessionResults) -> None:
     group.attrs["passed"] = bool(results.passed)
     group.attrs["failures"] = json.dumps(list(results.failures))
     scalar = group.create_group("scalar")
-    for name in ("sum_squares", "mean_square", "rrms", "y"):
+    for name in ("sum_squares", "mean_square", "rrms"):
         scalar.create_dataset(name, data=np.asarray(getattr(results, f"scalar_{name}"), np.float64))
+    _write_output(scalar, "y", results.scalar_y, dtype)
     tiled = group.create_group("tiled")
     tiled.attrs["block"] = int(results.tiled_block)
     tiled.attrs["poison"] = float(results.poison)
     for name in ("sum_squares", "mean_square", "rrms"):
         tiled.create_dataset(name, data=np.asarray(getattr(results, f"tiled_{name}"), np.float32))
-    tiled.create_dataset("y", data=np.asarray(results.tiled_y, np.float64))
+    _write_output(tiled, "y", results.tiled_y, dtype)
     group.create_dataset("row_max_abs", data=np.asarray(results.row_max_abs, np.float64))
     group.create_dataset("row_max_rel", data=np.asarray(results.row_max_rel, np.float64))
     if results.kernel_y is not None:
         kernel = group.create_group("kernel")
-        kernel.create_dataset("y", data=np.asarray(results.kernel_y, np.float64))
+        _write_output(kernel, "y", results.kernel_y, dtype)
         oob = results.kernel_oob_addresses
         kernel.create_dataset(
             "oob_addresses", data=np.asarray(oob if oob is not None else [], dtype=np.int64)
@@ -490,7 +531,7 @@ def _write_session(root: h5py.File, session: Session) -> None:
         mutants.create_dataset(f"{target}_on", data=np.array(list(toggles.values()), dtype=bool))
 
     if session.results is not None:
-        _write_results(root, session.results)
+        _write_results(root, session.results, session.dtype)
 
     bench = root.create_group("bench")
     bench.attrs["meta"] = json.dumps(_jsonable(session.bench_meta))
@@ -734,18 +775,18 @@ def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
         scalar_sum_squares=_read_array(scalar, "sum_squares", (rows,)),
         scalar_mean_square=_read_array(scalar, "mean_square", (rows,)),
         scalar_rrms=_read_array(scalar, "rrms", (rows,)),
-        scalar_y=_read_array(scalar, "y", (rows, width)),
+        scalar_y=_read_output(scalar, "y", (rows, width)),
         tiled_sum_squares=_read_array(tiled, "sum_squares", (rows,)),
         tiled_mean_square=_read_array(tiled, "mean_square", (rows,)),
         tiled_rrms=_read_array(tiled, "rrms", (rows,)),
-        tiled_y=_read_array(tiled, "y", (rows, width)),
+        tiled_y=_read_output(tiled, "y", (rows, width)),
         tiled_block=int(_attr(tiled, "block")),
         poison=float(_attr(tiled, "poison")),
         row_max_abs=_read_array(group, "row_max_abs", (rows,)),
         row_max_rel=_read_array(group, "row_max_rel", (rows,)),
         model_matrix=_read_kill_table(matrices, "model"),
         kernel_matrix=_read_kill_table(matrices, "kernel") if "kernel" in matrices else None,
-        kernel_y=_read_array(kernel, "y", (rows, width)) if kernel is not None else None,
+        kernel_y=_read_output(kernel, "y", (rows, width)) if kernel is not None else None,
         kernel_oob_addresses=(
             _read_array(kernel, "oob_addresses").astype(np.int64) if kernel is not None else None
         ),

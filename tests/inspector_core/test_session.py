@@ -330,3 +330,19 @@ def test_autosave_and_recovery(model_results, tmp_path):
     untitled = session.write_autosave(state, None, cache_dir=tmp_path / "cache")
     assert untitled == tmp_path / "cache" / "untitled.autosave.h5"
     assert session.recovery_candidate(None, cache_dir=tmp_path / "cache") == untitled
+
+
+def test_outputs_are_stored_in_the_dtype_when_exact_else_float64(model_results, tmp_path):
+    state = _full_session(model_results["float16"], tmp_path)
+    state.results.tiled_y = state.results.tiled_y.copy()
+    state.results.tiled_y[0, 0] = 0.1  # not a float16 value: must not be rounded on save
+    path = tmp_path / "s.h5"
+    save_session(path, state)
+    with h5py.File(path, "r") as root:
+        assert root["results/scalar/y"].dtype == np.float16
+        assert root["results/scalar/y"].attrs["dtype"] == "float16"
+        assert root["results/tiled/y"].dtype == np.float64
+        assert root["results/tiled/y"].attrs["dtype"] == "float64"
+    loaded = load_session(path)
+    assert session.session_differences(state, loaded) == []
+    assert loaded.results.tiled_y[0, 0] == 0.1
