@@ -20,9 +20,10 @@ Layout (``SCHEMA_VERSION`` 1)::
                                         baseline_actual, baseline_passed, detected (M x F)
     /bench                samples: one dataset per key (attr ``key``), raw distributions;
                           attr ``meta`` (JSON)
-    /compile              attr ``json`` absent; dataset ``json`` (compile facts and IR texts)
+    /compile              dataset ``json`` (compile facts and IR texts)
     /versions             dataset ``json``
     /receipts             datasets ``json``, ``csv``: the receipts exactly as written
+                          (long texts are gzip-compressed UTF-8 byte datasets, attr encoding)
       history/NNNN        attrs kind ("first_pass" | "counterexample"), created, reason;
                           datasets json, csv
 
@@ -401,8 +402,13 @@ def _write_strings(group: h5py.Group, name: str, values: Iterable[str]) -> None:
 
 
 def _write_text(group: h5py.Group, name: str, text: str) -> None:
-    h5py = _h5py()
-    group.create_dataset(name, data=text, dtype=h5py.string_dtype())
+    """Long text (receipts, IR listings) as gzip-compressed UTF-8 bytes."""
+    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    if raw.size:
+        dataset = group.create_dataset(name, data=raw, compression="gzip", compression_opts=6)
+    else:
+        dataset = group.create_dataset(name, shape=(0,), dtype=np.uint8)
+    dataset.attrs["encoding"] = "utf-8"
 
 
 def _write_values(group: h5py.Group, name: str, values: np.ndarray, dtype: str) -> None:
@@ -711,7 +717,10 @@ def _read_strings(group: Any, name: str) -> tuple[str, ...]:
 
 
 def _read_text(group: Any, name: str) -> str:
-    return str(_node(group, name).asstr()[()])
+    dataset = _node(group, name)
+    if dataset.dtype == np.uint8:
+        return np.asarray(dataset[...], dtype=np.uint8).tobytes().decode("utf-8")
+    return str(dataset.asstr()[()])
 
 
 def _read_array(group: Any, name: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
