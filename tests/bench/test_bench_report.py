@@ -146,3 +146,21 @@ def test_plot_is_written_or_skipped_with_a_note(tmp_path):
     else:
         assert note is None
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_target_report_flags_misses_and_wins():
+    from kernels import bench_targets
+
+    results = _results()
+    for row in results:
+        row["round_spread_pct"] = 0.5
+    text, verdicts = bench_targets.report(results, "ours")
+    # ours (1.1 us) is faster than torch_compile (1.5 us), the fastest correct alternative.
+    assert verdicts["ge1x_alternatives"]
+    assert "torch_compile" in text
+    slow = [dict(r) for r in results]
+    for row in slow:
+        if row["impl"] == "ours":
+            row["median_us"] = 1.6
+    _, verdicts = bench_targets.report(slow, "ours")
+    assert not verdicts["ge1x_alternatives"]
