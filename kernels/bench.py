@@ -1781,7 +1781,10 @@ def bench_main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help printed its text
+            return int(exc.code or 0)
         config = _config_from_args(args)
         require_cuda()
     except BenchUsageError as err:
