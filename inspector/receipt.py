@@ -863,7 +863,9 @@ def _recompute_checks(data: dict[str, Any]) -> list[Check]:
     reference = scalar.reference(problem)
     model = tiled.model(problem, poison=_from_json_num(tile["poison"]))
     drift = []
-    for index, row in enumerate(data["rows"]):
+    if len(data["rows"]) != problem.rows:
+        drift.append(f"{len(data['rows'])} rows recorded for {problem.rows} input rows")
+    for index, row in zip(range(problem.rows), data["rows"], strict=False):
         recomputed = {
             "sum_squares": reference.sum_squares[index],
             "mean_square": reference.mean_square[index],
@@ -942,6 +944,38 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
     return checks
 
 
+def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Check]:
+    """Everything ``verify`` checks once the JSON is schema-valid."""
+    checks: list[Check] = []
+    checks += _recompute_checks(data)
+    checks.append(
+        Check(
+            "json row count",
+            len(data["rows"]) == data["input"]["rows"],
+            f"{len(data['rows'])} rows for input.rows={data['input']['rows']}",
+        )
+    )
+    if csv_file is None:
+        checks.append(Check("csv", True, "no CSV given or found beside the JSON; not checked"))
+        for key, column in (("max_abs", "max_abs_error"), ("max_rel", "max_rel_error")):
+            headline = _from_json_num(data["errors"][key])
+            json_max = _nan_max(_row_value(r, column) for r in data["rows"])
+            checks.append(
+                Check(
+                    f"errors.{key}",
+                    _same_float(headline, json_max),
+                    f"headline {headline!r}, max of rows {json_max!r}",
+                )
+            )
+    else:
+        header, csv_rows, csv_problems = read_csv_rows(csv_file)
+        checks += [Check("csv parse", False, p) for p in csv_problems]
+        if not csv_problems:
+            checks += _compare_exports(data, header, csv_rows, None)
+    checks += _outcome_checks(data)
+    return checks
+
+
 def verify_receipts(
     json_path: str | os.PathLike[str], csv_path: str | os.PathLike[str] | None = None
 ) -> VerifyReport:
@@ -992,34 +1026,11 @@ def verify_receipts(
                 f"{data['schema_version']} (this tool reads {SCHEMA_VERSION})",
             )
         )
-        checks += _recompute_checks(data)
-        checks.append(
-            Check(
-                "json row count",
-                len(data["rows"]) == data["input"]["rows"],
-                f"{len(data['rows'])} rows for input.rows={data['input']['rows']}",
-            )
-        )
-        if csv_file is None:
-            header: list[str] = []
-            csv_rows: list[dict[str, float]] = []
-            checks.append(Check("csv", True, "no CSV given or found beside the JSON; not checked"))
-            for key, column in (("max_abs", "max_abs_error"), ("max_rel", "max_rel_error")):
-                headline = _from_json_num(data["errors"][key])
-                json_max = _nan_max(_row_value(r, column) for r in data["rows"])
-                checks.append(
-                    Check(
-                        f"errors.{key}",
-                        _same_float(headline, json_max),
-                        f"headline {headline!r}, max of rows {json_max!r}",
-                    )
-                )
-        else:
-            header, csv_rows, csv_problems = read_csv_rows(csv_file)
-            checks += [Check("csv parse", False, p) for p in csv_problems]
-            if not csv_problems:
-                checks += _compare_exports(data, header, csv_rows, None)
-        checks += _outcome_checks(data)
+        try:
+            checks += _consistency_checks(data, csv_file)
+        except (KeyError, IndexError, TypeError, ValueError, ArithmeticError) as exc:
+            # Schema-valid but self-contradictory in a way no check above anticipated.
+            checks.append(Check("consistency", False, f"{type(exc).__name__}: {exc}"))
     return VerifyReport(json_file, csv_file, tuple(checks))
 
 

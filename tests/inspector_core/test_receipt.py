@@ -246,3 +246,53 @@ def test_csv_float_cells_parse_back_to_the_same_bits(value):
         assert math.isnan(parsed)
     else:
         assert struct.pack("<d", parsed) == struct.pack("<d", value)
+
+
+def _leaf_paths(node, path=()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaf_paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaf_paths(value, (*path, index))
+    if path:
+        yield path
+
+
+def test_random_tampering_is_reported_never_raised(model_results, tmp_path):
+    """Any one edit of the JSON (value swapped, deleted, duplicated): a report, not a crash."""
+    import random
+
+    receipt.write_receipts(model_results["float32"], tmp_path)
+    json_path = tmp_path / "receipt.json"
+    original = _load(json_path)
+    paths = list(_leaf_paths(original))
+    rng = random.Random(7)
+    replacements = [0.5, -1, "x", None, [], True, 10**30, float("nan")]
+    for _ in range(150):
+        data = copy.deepcopy(original)
+        path = rng.choice(paths)
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        action = rng.choice(["replace", "delete", "duplicate"])
+        if action == "delete":
+            parent.pop(path[-1])
+        elif action == "duplicate" and isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[path[-1]]))
+        else:
+            parent[path[-1]] = rng.choice(replacements)
+        json_path.write_text(json.dumps(data), encoding="utf-8")
+        report = receipt.verify_receipts(json_path)
+        assert report.checks
+
+
+def test_extra_json_row_is_named(model_results, tmp_path):
+    receipt.write_receipts(model_results["float32"], tmp_path)
+    path = tmp_path / "receipt.json"
+    data = _load(path)
+    data["rows"].append(copy.deepcopy(data["rows"][0]))
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report = receipt.verify_receipts(path)
+    assert not report.ok
+    assert any("4 rows recorded for 3 input rows" in p for p in report.problems)
