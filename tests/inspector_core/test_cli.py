@@ -63,6 +63,15 @@ def test_check_passes_and_names_every_killed_mutant(checked):
     assert [r.kind for r in loaded.receipt_history] == ["first_pass"]
 
 
+@pytest.fixture(scope="module")
+def model_receipts(tmp_path_factory) -> Path:
+    """Receipts of a model-only check (independent of the kernel floor)."""
+    out = tmp_path_factory.mktemp("model") / "out"
+    completed = run_main("check", "--model-only", "--quiet", "--out", str(out))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return out
+
+
 def test_verify_accepts_fresh_receipts(checked):
     _, out, _ = checked
     completed = run_main("verify", str(out / "receipt.json"), str(out / "receipt.csv"))
@@ -78,8 +87,13 @@ def _copy(out: Path, target: Path) -> tuple[Path, Path]:
     return target / "receipt.json", target / "receipt.csv"
 
 
-def test_verify_fails_on_a_tampered_csv_value(checked, tmp_path):
-    json_path, csv_path = _copy(checked[1], tmp_path / "t")
+def test_verify_accepts_fresh_model_only_receipts(model_receipts):
+    completed = run_main("verify", str(model_receipts / "receipt.json"))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_verify_fails_on_a_tampered_csv_value(model_receipts, tmp_path):
+    json_path, csv_path = _copy(model_receipts, tmp_path / "t")
     with csv_path.open(newline="") as stream:
         lines = list(csv.reader(stream))
     column = lines[0].index("rrms")
@@ -93,8 +107,8 @@ def test_verify_fails_on_a_tampered_csv_value(checked, tmp_path):
     assert "row 1 rrms" in completed.stderr
 
 
-def test_verify_fails_on_a_tampered_json_value(checked, tmp_path):
-    json_path, _ = _copy(checked[1], tmp_path / "t")
+def test_verify_fails_on_a_tampered_json_value(model_receipts, tmp_path):
+    json_path, _ = _copy(model_receipts, tmp_path / "t")
     data = json.loads(json_path.read_text())
     data["errors"]["max_abs"] = 0.0
     json_path.write_text(json.dumps(data))
