@@ -75,6 +75,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
               {prog} check [input options] --out DIR     headless proof + receipts
               {prog} bench [--shapes ...] --out DIR      device benchmark (needs CUDA)
               {prog} verify DIR/receipt.json [DIR/receipt.csv]
+              {prog} diff A B                            compare receipts or sessions
 
             exit codes: 0 all good; 1 something failed or survived (named);
                         2 bad input or usage (one line on stderr naming the field)
@@ -87,7 +88,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         metavar="OUT.png",
         help="build the window offscreen with the demo (or --session) session, save a PNG, exit",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{check,bench,verify}")
+    commands = parser.add_subparsers(dest="command", metavar="{check,bench,verify,diff}")
 
     check = commands.add_parser(
         "check",
@@ -178,6 +179,24 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         nargs="?",
         help="default: the .csv beside the JSON, if there is one",
     )
+    diff = commands.add_parser(
+        "diff",
+        formatter_class=formatter,
+        help="compare two receipts (.json) or sessions (.h5)",
+        description=textwrap.dedent(
+            """\
+            Compare two receipts or sessions (a session is compared through its latest
+            receipt, plus its benchmark samples): input dimensions and hashes, per-row
+            intermediates and errors, headline errors, fixture and mutant outcomes, kernel
+            source hash and launch, device, versions, verdict; and, between two sessions,
+            timing distributions (a change is flagged only when the medians move by more
+            than the interquartile range recorded in the samples).
+            """
+        ),
+        epilog="exit codes: 0 equivalent; 1 different (each difference printed); 2 bad input.",
+    )
+    diff.add_argument("first", metavar="A", help="receipt.json or session.h5")
+    diff.add_argument("second", metavar="B", help="receipt.json or session.h5")
     return parser
 
 
@@ -436,6 +455,53 @@ def run_verify_command(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A receipt dict (and bench samples, for a session) from a .json or .h5 path."""
+    import json
+
+    from inspector.receipt import ReceiptError, read_receipt, schema_errors
+    from inspector.session import SessionError, load_session
+
+    path = Path(path_text)
+    if path.suffix.lower() not in (".h5", ".hdf5"):
+        try:
+            return read_receipt(path), None
+        except ReceiptError as exc:
+            raise UsageError(f"{label}: {_one_line(exc)}") from None
+    try:
+        session = load_session(path)
+    except SessionError as exc:
+        raise UsageError(f"{label}: {_one_line(exc)}") from None
+    if session.receipt_json is None:
+        raise UsageError(
+            f"{label}: session {path} holds no receipt (save one with check --session or Export)"
+        )
+    data = json.loads(session.receipt_json)
+    errors = schema_errors(data)
+    if errors:
+        raise UsageError(f"{label}: the receipt in {path} is not valid: {errors[0]}")
+    return data, session.bench_samples
+
+
+def run_diff_command(args: argparse.Namespace) -> int:
+    """``diff``: what differs between two receipts or sessions."""
+    from inspector.receipt import diff_receipts
+    from inspector.session import bench_differences
+
+    first, first_bench = _comparable(args.first, "A")
+    second, second_bench = _comparable(args.second, "B")
+    lines = [str(d) for d in diff_receipts(first, second)]
+    if first_bench is not None and second_bench is not None:
+        lines += bench_differences(first_bench, second_bench)
+    if not lines:
+        print(f"equivalent: {args.first} {args.second}")
+        return EXIT_OK
+    for line in lines:
+        print(line)
+    print(f"different: {len(lines)} difference(s)")
+    return EXIT_FAILED
+
+
 def run_bench_command(argv: Sequence[str]) -> int:
     """``bench``: hand the arguments to ``kernels.bench.bench_main``."""
     try:
@@ -491,6 +557,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check_command(args)
         if args.command == "verify":
             return run_verify_command(args)
+        if args.command == "diff":
+            return run_diff_command(args)
         return run_window(args.session, args.screenshot)
     except UsageError as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)

@@ -1045,3 +1045,110 @@ def summarize(receipt: dict[str, Any]) -> Sequence[str]:
         f"export check: {export['status']}"
         + (f" ({'; '.join(export['problems'][:2])})" if export["problems"] else ""),
     )
+
+
+# ----------------------------------------------------------------------------- diff
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way two receipts differ."""
+
+    section: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.section}: {self.detail}"
+
+
+_DIFF_INPUT_KEYS = ("rows", "width", "row_stride", "dtype", "eps", "x_sha256", "weight_sha256")
+_DIFF_ROW_KEYS = ("sum_squares", "mean_square", "rrms", "tiled_sum_squares", "tiled_mean_square",
+                  "tiled_rrms", "max_abs_error", "max_rel_error")  # fmt: skip
+_DIFF_ERROR_KEYS = ("max_abs", "max_rel", "atol", "rtol", "compare_dtype", "passed", "compared")
+_DIFF_KERNEL_KEYS = ("mode", "source_sha256", "block", "num_warps", "oob_writes")
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float, str)) and isinstance(b, (int, float, str)):
+        try:
+            return _same_float(_from_json_num(a), _from_json_num(b))
+        except ValueError:
+            return a == b
+    return a == b
+
+
+def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
+    """What differs between two receipts (ignoring timestamps and free-text details).
+
+    Compared: input dimensions, dtype, eps and hashes; per-row intermediates and errors
+    (exactly); headline errors and tolerance; fixture and mutant outcomes per target; kernel
+    mode, source hash, block, num_warps; device; versions; the verdict.
+
+    Returns:
+        The differences, empty when the receipts are equivalent.
+    """
+    found: list[Difference] = []
+
+    def compare(section: str, left: dict[str, Any], right: dict[str, Any], keys: Iterable[str]):
+        for key in keys:
+            if not _same_value(left.get(key), right.get(key)):
+                found.append(Difference(section, f"{key} {left.get(key)!r} -> {right.get(key)!r}"))
+
+    compare("input", a["input"], b["input"], _DIFF_INPUT_KEYS)
+    if len(a["rows"]) != len(b["rows"]):
+        found.append(Difference("rows", f"{len(a['rows'])} rows -> {len(b['rows'])} rows"))
+    else:
+        changed = [
+            f"row {index} {key}"
+            for index, (left, right) in enumerate(zip(a["rows"], b["rows"], strict=True))
+            for key in _DIFF_ROW_KEYS
+            if not _same_value(left.get(key), right.get(key))
+        ]
+        if changed:
+            more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
+            found.append(Difference("rows", ", ".join(changed[:6]) + more))
+    compare("errors", a["errors"], b["errors"], _DIFF_ERROR_KEYS)
+    for section, key_of, value_of in (
+        ("fixtures", lambda f: (f["target"], f["name"]), lambda f: (f["actual"], f["passed"])),
+        ("mutants", lambda m: (m["target"], m["name"]),
+         lambda m: (m["killed"], tuple(m["killed_by"]))),
+    ):  # fmt: skip
+        left = {key_of(item): value_of(item) for item in a[section]}
+        right = {key_of(item): value_of(item) for item in b[section]}
+        for key in sorted(set(left) | set(right)):
+            label = f"{key[0]} {key[1]}"
+            if key not in right:
+                found.append(Difference(section, f"{label} only in the first"))
+            elif key not in left:
+                found.append(Difference(section, f"{label} only in the second"))
+            elif left[key] != right[key]:
+                found.append(Difference(section, f"{label} {left[key]!r} -> {right[key]!r}"))
+    compare("kernel", a["kernel"], b["kernel"], _DIFF_KERNEL_KEYS)
+    if a["device"] != b["device"]:
+        found.append(Difference("device", f"{a['device']!r} -> {b['device']!r}"))
+    compare(
+        "versions", a["versions"], b["versions"], sorted(set(a["versions"]) | set(b["versions"]))
+    )
+    compare("verdict", a["verdict"], b["verdict"], ("passed",))
+    return found
+
+
+def read_receipt(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and schema-validate one receipt JSON.
+
+    Raises:
+        ReceiptError: unreadable, not JSON, or not a valid receipt.
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise ReceiptError(f"cannot read {source}: no such file")
+    try:
+        data, problems = _read_json(source)
+    except OSError as exc:
+        raise ReceiptError(f"cannot read {source}: {exc.strerror or exc}") from None
+    if data is None:
+        raise ReceiptError(problems[0])
+    errors = schema_errors(data)
+    if errors:
+        raise ReceiptError(f"{source.name} is not a valid receipt: {errors[0]}")
+    return data

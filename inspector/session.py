@@ -1007,3 +1007,43 @@ def discard_autosave(
     """Remove the autosave (after a successful save, or when the user declines recovery)."""
     with contextlib.suppress(FileNotFoundError):
         autosave_path(path, cache_dir).unlink()
+
+
+# ----------------------------------------------------------------------------- comparing
+
+
+def bench_differences(
+    first: Mapping[str, np.ndarray], second: Mapping[str, np.ndarray]
+) -> list[str]:
+    """Timing distributions that moved by more than the spread recorded in their samples.
+
+    A key is flagged when its medians differ by more than the larger of the two interquartile
+    ranges (noise as the samples themselves measured it); keys present in one only are listed.
+
+    Returns:
+        One line per flagged key, empty when nothing moved beyond its spread.
+    """
+    found = []
+    for key in sorted(set(first) | set(second)):
+        if key not in second:
+            found.append(f"bench {key}: only in the first")
+            continue
+        if key not in first:
+            found.append(f"bench {key}: only in the second")
+            continue
+        left = np.asarray(first[key], dtype=np.float64).ravel()
+        right = np.asarray(second[key], dtype=np.float64).ravel()
+        left, right = left[np.isfinite(left)], right[np.isfinite(right)]
+        if not left.size or not right.size:
+            if left.size != right.size:
+                found.append(f"bench {key}: {left.size} finite samples -> {right.size}")
+            continue
+        q1_left, median_left, q3_left = np.percentile(left, [25, 50, 75])
+        q1_right, median_right, q3_right = np.percentile(right, [25, 50, 75])
+        spread = max(q3_left - q1_left, q3_right - q1_right)
+        if abs(median_right - median_left) > spread:
+            found.append(
+                f"bench {key}: median {median_left:.6g} -> {median_right:.6g} "
+                f"(beyond the spread {spread:.3g})"
+            )
+    return found

@@ -1,0 +1,105 @@
+"""`main.py diff A B`: receipts or sessions; timing changes only beyond the recorded spread."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector import cli, receipt
+from inspector.session import Session, bench_differences, save_session
+
+
+@pytest.fixture
+def receipts(model_results, tmp_path) -> tuple[Path, dict]:
+    written = receipt.write_receipts(model_results["float32"], tmp_path / "a")
+    return tmp_path / "a" / "receipt.json", written
+
+
+def _write(path: Path, data: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_same_receipt_is_equivalent(receipts, capsys):
+    path, _ = receipts
+    assert cli.main(["diff", str(path), str(path)]) == 0
+    assert capsys.readouterr().out.startswith("equivalent")
+
+
+def test_differences_are_named(receipts, tmp_path, capsys):
+    path, data = receipts
+    changed = json.loads(json.dumps(data))
+    changed["rows"][1]["rrms"] *= 1 + 2**-40
+    changed["mutants"][0]["killed_by"] = changed["mutants"][0]["killed_by"][:1]
+    changed["kernel"]["source_sha256"] = "0" * 64
+    changed["versions"]["triton"] = "9.9.9"
+    changed["created"] = "another day"  # timestamps are not differences
+    other = _write(tmp_path / "b" / "receipt.json", changed)
+    assert cli.main(["diff", str(path), str(other)]) == 1
+    out = capsys.readouterr().out
+    assert "rows: row 1 rrms" in out
+    assert f"mutants: model {data['mutants'][0]['name']}" in out
+    assert "kernel: source_sha256" in out
+    assert "versions: triton" in out
+    assert "created" not in out
+    assert "different: 4 difference(s)" in out
+
+
+def test_sessions_compare_receipts_and_timing_beyond_spread(receipts, tmp_path, capsys):
+    path, data = receipts
+    rng = np.random.default_rng(0)
+    base = rng.normal(10.0, 0.5, 200)
+
+    def session_file(name: str, samples: dict) -> Path:
+        given = data["input"]
+        state = Session(
+            x=np.array(given["x"]),
+            weight=np.array(given["weight"]),
+            eps=given["eps"],
+            row_stride=given["row_stride"],
+        )
+        state.receipt_json = path.read_text(encoding="utf-8")
+        state.bench_samples = samples
+        target = tmp_path / f"{name}.h5"
+        save_session(target, state)
+        return target
+
+    first = session_file("first", {"triton 4x70": base})
+    noise = session_file("noise", {"triton 4x70": base + 0.1})  # well inside the IQR (~0.67)
+    slower = session_file("slower", {"triton 4x70": base + 2.0})
+    assert cli.main(["diff", str(first), str(noise)]) == 0
+    capsys.readouterr()
+    assert cli.main(["diff", str(first), str(slower)]) == 1
+    assert "bench triton 4x70: median" in capsys.readouterr().out
+    # A session and a receipt: the receipt part only.
+    assert cli.main(["diff", str(first), str(path)]) == 0
+
+
+def test_bench_differences_lists_missing_keys():
+    assert bench_differences({"a": np.ones(3)}, {"b": np.ones(3)}) == [
+        "bench a: only in the first",
+        "bench b: only in the second",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["missing", "foreign_h5", "not_a_receipt", "no_receipt"])
+def test_bad_input_is_usage(receipts, tmp_path, capsys, kind):
+    path, _ = receipts
+    if kind == "missing":
+        other = tmp_path / "nope.json"
+    elif kind == "foreign_h5":
+        other = tmp_path / "foreign.h5"
+        other.write_text("not hdf5")
+    elif kind == "not_a_receipt":
+        other = _write(tmp_path / "x" / "other.json", {"hello": 1})
+    else:
+        other = tmp_path / "empty.h5"
+        save_session(other, Session(x=np.ones((1, 2)), weight=np.ones(2)))
+    assert cli.main(["diff", str(path), str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: B: ")
+    assert err.count("\n") == 1
