@@ -972,6 +972,18 @@ def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Che
         checks += [Check("csv parse", False, p) for p in csv_problems]
         if not csv_problems:
             checks += _compare_exports(data, header, csv_rows, None)
+        recorded = data["export_check"].get("files", {}).get("csv_sha256")
+        if recorded:
+            digest = hashlib.sha256(csv_file.read_bytes()).hexdigest()
+            checks.append(
+                Check(
+                    "csv unchanged since export",
+                    digest == recorded,
+                    "same bytes as when exported"
+                    if digest == recorded
+                    else f"sha256 {digest[:16]}..., export recorded {recorded[:16]}...",
+                )
+            )
     checks += _outcome_checks(data)
     return checks
 

@@ -296,3 +296,11 @@ def test_extra_json_row_is_named(model_results, tmp_path):
     report = receipt.verify_receipts(path)
     assert not report.ok
     assert any("4 rows recorded for 3 input rows" in p for p in report.problems)
+
+
+def test_csv_bytes_changed_since_export_are_named(model_results, tmp_path):
+    receipt.write_receipts(model_results["float32"], tmp_path)
+    csv_path = tmp_path / "receipt.csv"
+    csv_path.write_bytes(csv_path.read_bytes().replace(b"\n", b"\r\n"))  # same values
+    report = receipt.verify_receipts(tmp_path / "receipt.json", csv_path)
+    assert [p.split(":")[0] for p in report.problems] == ["csv unchanged since export"]
