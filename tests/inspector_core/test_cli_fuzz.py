@@ -100,3 +100,18 @@ def test_any_synthetic_options_are_a_problem_or_a_named_error(rows, width, row_s
     result = _build(argv)
     if isinstance(result, Problem):
         _assert_valid(result)
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=any_text, weight=any_text, eps=any_text, dtype=st.sampled_from(["float32", "bfloat16"]))
+def test_make_problem_on_any_text_returns_a_problem_or_raises_validation_error(
+    x, weight, eps, dtype
+):
+    from oracle.spec import make_problem
+
+    try:
+        problem = make_problem(x, weight, eps=eps, dtype=dtype)
+    except ValidationError as exc:
+        assert exc.field in FIELDS
+        return
+    _assert_valid(problem)
