@@ -151,7 +151,7 @@ def check_int(field: str, value: Any, low: int, high: int | None) -> int:
             )
         number = int(as_float)
     if number < low or (high is not None and number > high):
-        raise ValidationError(field, value, bound, f"{field}: {number} is outside {bound}")
+        raise ValidationError(field, value, bound, f"{field}: {number} is out of range; expected {bound}")
     return number
 
 
@@ -171,7 +171,7 @@ def check_eps(value: Any) -> float:
     if not math.isfinite(number):
         raise ValidationError("eps", value, bound, f"eps: {_short(value)} is not finite")
     if not LIMITS.min_eps <= number <= LIMITS.max_eps:
-        raise ValidationError("eps", value, bound, f"eps: {number:g} is outside {bound}")
+        raise ValidationError("eps", value, bound, f"eps: {number:g} is out of range; expected {bound}")
     return number
 
 

@@ -58,7 +58,7 @@ def test_malformed_fixture_is_rejected_naming_its_field(fixture):
     ("kwargs", "field", "fragment"),
     [
         ({"eps": 1e-13}, "eps", "[1e-12, 0.01]"),
-        ({"eps": 0.1}, "eps", "outside"),
+        ({"eps": 0.1}, "eps", "out of range"),
         ({"eps": None}, "eps", "missing"),
         ({"eps": "abc"}, "eps", "not a number"),
         ({"eps": float("inf")}, "eps", "not finite"),
