@@ -16,9 +16,13 @@ from kernels.rmsnorm import (
     EPS_MAX,
     EPS_MIN,
     KERNEL_MUTANTS,
+    KERNEL_PATHS,
     MAX_WIDTH,
     SUPPORTED_DTYPES,
+    LaunchConfig,
+    choose_config,
     rms_norm,
+    validate,
 )
 
 
@@ -36,6 +40,7 @@ __all__ = [
     "EPS_MAX",
     "EPS_MIN",
     "KERNEL_MUTANTS",
+    "KERNEL_PATHS",
     "MAX_WIDTH",
     "MODE",
     "MODE_REASON",
@@ -43,10 +48,13 @@ __all__ = [
     "SUPPORTED_DTYPES",
     "CheckedRun",
     "CompileInfo",
+    "LaunchConfig",
     "OobWrite",
+    "choose_config",
     "compiler_output",
     "device_description",
     "rms_norm",
     "run_checked",
+    "validate",
     "versions",
 ]

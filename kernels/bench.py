@@ -5,8 +5,8 @@ A benchmark is a program, not a timed test. For every shape of the chosen produc
 
 1. builds enough input buffers that the rotated working set is more than twice the L2 cache
    (read off ``torch.cuda.get_device_properties``), so no timing is served from cache;
-2. prepares each implementation (``ours``: ``kernels.rms_norm``; ``ours_tuned`` when
-   ``kernels.rmsnorm_fast`` exists; ``torch_eager``: ``torch.nn.functional.rms_norm``;
+2. prepares each implementation (``ours``: ``kernels.rms_norm``, the product launcher, its
+   per-shape layout recorded in the row's ``note``; ``torch_eager``: ``F.rms_norm``;
    ``torch_compile``: the same function under ``torch.compile(dynamic=False)``, compiled once per
    shape with its compile time recorded apart; ``liger`` when Liger-Kernel imports; ``copy``: a
    device-to-device copy of the same bytes, the bandwidth ceiling);
@@ -66,7 +66,7 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 # Display order; "copy" is the ceiling, measured first for every shape.
-IMPLEMENTATIONS = ("copy", "ours", "ours_tuned", "torch_eager", "torch_compile", "liger")
+IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger")
 
 BYTES_FORMULA = (
     "rmsnorm: bytes = rows*width*itemsize(x) [x read] + width*itemsize(weight) [weight read] "
@@ -597,27 +597,21 @@ def _prepare_copy(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
 def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
     try:
         from kernels import rms_norm
+        from kernels.rmsnorm import choose_config, sm_count_for
     except ImportError as err:  # pragma: no cover - the package is ours
         raise ImplementationUnavailable(f"kernels.rms_norm does not import: {err}") from err
 
     def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
         return rms_norm(x, weight, eps)
 
-    return Prepared(call=call, note="kernels.rms_norm")
-
-
-def _prepare_ours_tuned(
-    shape: Shape, dtype: torch.dtype, eps: float, device: torch.device
-) -> Prepared:
-    try:
-        from kernels.rmsnorm_fast import rms_norm_fast
-    except ImportError as err:
-        raise ImplementationUnavailable(f"kernels.rmsnorm_fast does not import: {err}") from err
-
-    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
-        return rms_norm_fast(x, weight, eps)
-
-    return Prepared(call=call, note="kernels.rmsnorm_fast.rms_norm_fast")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    config = choose_config(shape.rows, shape.width, itemsize, sm_count_for(device))
+    layout = (
+        f"{config.path}: block {config.block}, rows/program {config.rows_per_program}, "
+        f"{config.num_warps} warps, {config.grid(shape.rows)} programs"
+        + (", early weight" if config.w_early and not config.loop else "")
+    )
+    return Prepared(call=call, note=f"kernels.rms_norm ({layout})")
 
 
 def _prepare_torch_eager(
@@ -707,7 +701,6 @@ def _prepare_liger(shape: Shape, dtype: torch.dtype, eps: float, device: torch.d
 PREPARERS: dict[str, Callable[[Shape, torch.dtype, float, torch.device], Prepared]] = {
     "copy": _prepare_copy,
     "ours": _prepare_ours,
-    "ours_tuned": _prepare_ours_tuned,
     "torch_eager": _prepare_torch_eager,
     "torch_compile": _prepare_torch_compile,
     "liger": _prepare_liger,
@@ -718,8 +711,8 @@ def implementation_info(name: str) -> dict[str, Any]:
     """Version and availability of one implementation (without running it)."""
     info: dict[str, Any] = {"name": name}
     try:
-        if name in ("ours", "ours_tuned"):
-            module_name = "kernels.rmsnorm" if name == "ours" else "kernels.rmsnorm_fast"
+        if name == "ours":
+            module_name = "kernels.rmsnorm"
             import importlib
 
             module = importlib.import_module(module_name)
@@ -1183,7 +1176,7 @@ def _fill_vs_best_alternative(results: list[dict[str, Any]]) -> None:
                 best[key] = (row["median_us"], row["impl"])
     for row in results:
         key = (row["set"], row["rows"], row["width"], row["dtype"])
-        if row["impl"] in ("ours", "ours_tuned") and row.get("status") == "ok" and key in best:
+        if row["impl"] == "ours" and row.get("status") == "ok" and key in best:
             row["best_alternative"] = best[key][1]
             row["speedup_vs_best_alt"] = best[key][0] / row["median_us"]
 
@@ -1519,7 +1512,6 @@ def write_plot(results: list[dict[str, Any]], path: str | os.PathLike[str]) -> s
     colors = {
         "copy": "black",
         "ours": "tab:red",
-        "ours_tuned": "tab:purple",
         "torch_eager": "tab:blue",
         "torch_compile": "tab:green",
         "liger": "tab:orange",

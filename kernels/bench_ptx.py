@@ -1,136 +1,50 @@
-"""Compile ``kernels.rmsnorm_fast`` launch configurations for sm_90 without a GPU and report
-what the code does per thread: global load/store vector widths, registers, spills.
+"""What the launcher compiles for each product shape, on sm_90, without a GPU.
 
-    TRITON_INTERPRET=0 python -m kernels.bench_ptx
+For every shape of the benchmark's shape sets and each dtype: the launch layout
+:func:`kernels.rmsnorm.choose_config` picks, the vector width of the global loads and stores in
+the PTX, registers and spill bytes per thread (ptxas from the Triton wheel).
 
-(No device time: PTX comes from LLVM, registers and spills from the ptxas Triton ships.)
+    TRITON_INTERPRET=0 python -m kernels.bench_ptx [--dtypes bfloat16,float32]
+
+(No device time: PTX comes from LLVM, registers and spills from ptxas.)
 """
 
 from __future__ import annotations
 
+import argparse
 import re
-import subprocess
-import tempfile
-from pathlib import Path
 
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from kernels import bench
+from kernels.compile_info import compile_fields
 
-from kernels import rmsnorm_fast as fast
-from kernels.compile_info import _tool
-
-_TYPES = {2: "bf16", 4: "fp32"}
+_WIDTH = re.compile(r"(ld|st)\.global(?:\.\w+)*?(\.v\d)?\.(b|f|u|s)(\d+)")
 
 
-def compile_config(
-    width: int, itemsize: int, config: fast.FastConfig, *, arch: int = 90
-) -> dict[str, object]:
-    """Compile one configuration for a contiguous (rows, width) input; return a summary."""
-    element = "*" + _TYPES[itemsize]
-    vec = fast.vector_width(width, width, width, itemsize)
-    signature = {
-        "x_ptr": element,
-        "w_ptr": element,
-        "y_ptr": element,
-        "rows": "i32",
-        "width_v": "i32",
-        "x_stride_v": "i32",
-        "y_stride_v": "i32",
-        "eps": "fp32",
-    }
-    if config.kind == "rows":
-        kernel = fast.rms_norm_rows_kernel
-        constexprs = {
-            "BLOCK_N": config.block,
-            "ROWS": config.rows_per_program,
-            "EVICT": config.evict,
-            "W_EARLY": config.w_early,
-            "VEC": vec,
-        }
-    else:
-        kernel = fast.rms_norm_cols_kernel
-        constexprs = {
-            "CHUNK": config.block,
-            "EVICT": config.evict,
-            "VEC": vec,
-            "NUM_CHUNKS": triton.cdiv(width, config.block) if config.unroll else 0,
-        }
-    signature.update(dict.fromkeys(constexprs, "constexpr"))
-    # What a launch specializes: 16-byte aligned pointers; ints divisible by 16 marked so.
-    divisible = [0, 1, 2] + [
-        i for i, v in ((4, width // vec), (5, width // vec), (6, width // vec)) if v % 16 == 0
-    ]
-    attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
-    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-    compiled = triton.compile(
-        source, target=GPUTarget("cuda", arch, 32), options={"num_warps": config.num_warps}
-    )
-    ptx = compiled.asm["ptx"]
-    loads = re.findall(r"ld\.global(?:\.[a-z0-9_:]+)*?(\.v[248])?\.(?:b|u|f|s)(\d+)", ptx)
-    stores = re.findall(r"st\.global(?:\.[a-z0-9_:]+)*?(\.v[248])?\.(?:b|u|f|s)(\d+)", ptx)
-    regs = spills = None
-    ptxas = _tool("ptxas")
-    if ptxas:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "k.ptx"
-            path.write_text(ptx)
-            log = subprocess.run(
-                [ptxas, f"-arch=sm_{arch}a", "-v", str(path), "-o", str(Path(tmp) / "k.cubin")],
-                capture_output=True,
-                text=True,
-                check=False,
+def access_widths(ptx: str, kind: str) -> list[str]:
+    """Distinct global ``kind`` ("ld" or "st") access widths in ``ptx``, e.g. ['v4.b32']."""
+    found = set()
+    for match in _WIDTH.finditer(ptx):
+        if match.group(1) == kind:
+            found.add(f"{(match.group(2) or '.v1')[1:]}.b{match.group(4)}")
+    return sorted(found)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kernels.bench_ptx")
+    parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--arch", type=int, default=90)
+    args = parser.parse_args(argv)
+    shapes = bench.resolve_shapes(None, bench.load_shape_sets())
+    for dtype in args.dtypes.split(","):
+        for set_name, shape in shapes:
+            info = compile_fields(dtype, shape.width, args.arch, None, shape.rows)
+            print(
+                f"{set_name:>12} {shape.rows:>6}x{shape.width:<6} {dtype:>8} {info['path']:>11} "
+                f"B{info['block']:<6} R{info['rows_per_program']:<3} w{info['num_warps']:<3} "
+                f"loads {access_widths(info['ptx'], 'ld')} "
+                f"stores {access_widths(info['ptx'], 'st')} "
+                f"regs {info['registers']} spills {info['spills']}"
             )
-            text = log.stdout + log.stderr
-            match = re.search(r"Used (\d+) registers", text)
-            regs = int(match.group(1)) if match else None
-            match = re.search(r"(\d+) bytes spill stores", text)
-            spills = int(match.group(1)) if match else None
-
-    def widths(found: list[tuple[str, str]]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for vector, bits in found:
-            key = f"{vector or '.v1'}x{bits}"
-            out[key] = out.get(key, 0) + 1
-        return out
-
-    return {
-        "width": width,
-        "itemsize": itemsize,
-        "vec": vec,
-        "config": config,
-        "loads": widths(loads),
-        "stores": widths(stores),
-        "registers": regs,
-        "spill_bytes": spills,
-        "shared": compiled.metadata.shared,
-    }
-
-
-def main() -> int:
-    cases = [
-        (4096, 2, fast.choose_config(512, 4096, 2)),
-        (1000, 2, fast.FastConfig("rows", 1024, 2, 4)),
-        (70, 2, fast.FastConfig("rows", 128, 4, 1)),
-        (5125, 2, fast.FastConfig("rows", 8192, 1, 8)),
-        (5120, 2, fast.FastConfig("rows", 8192, 1, 8)),
-        (8192, 4, fast.FastConfig("rows", 8192, 1, 16, w_early=False)),
-        (16384, 4, fast.FastConfig("rows", 16384, 1, 16, w_early=False)),
-        (32768, 2, fast.FastConfig("rows", 32768, 1, 32, w_early=False)),
-        (32768, 4, fast.FastConfig("rows", 32768, 1, 32, w_early=False)),
-        (65536, 2, fast.FastConfig("cols", 16384, 1, 32, 264, True)),
-        (65536, 2, fast.FastConfig("cols", 16384, 1, 32, 264, True, True, True)),
-        (8192, 2, fast.FastConfig("cols", 2048, 1, 8, 32768, True, True, True)),
-    ]
-    for width, itemsize, config in cases:
-        info = compile_config(width, itemsize, config)
-        print(
-            f"{width:>6} {_TYPES[itemsize]} {config.kind} B{config.block} R"
-            f"{config.rows_per_program} w{config.num_warps} ev{int(config.evict)} "
-            f"early{int(config.w_early)} unroll{int(config.unroll)} vec{info['vec']}: "
-            f"loads {info['loads']} stores {info['stores']} regs {info['registers']} "
-            f"spills {info['spill_bytes']} smem {info['shared']}"
-        )
     return 0
 
 

@@ -1,6 +1,6 @@
 """Check a ``results.json`` of ``kernels.bench`` against the issue-5 speed targets.
 
-    python -m kernels.bench_targets docs/benchmarks/results.json [--impl ours_tuned]
+    python -m kernels.bench_targets docs/benchmarks/results.json [--impl ours]
 
 Prints markdown: one table per target, every qualifying shape with its measured value, and a
 line saying met / not met. Only what the file holds is reported; nothing is extrapolated.
@@ -123,7 +123,7 @@ def report(results: list[dict[str, Any]], impl: str) -> tuple[str, dict[str, boo
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kernels.bench_targets")
     parser.add_argument("results", help="results.json written by kernels.bench")
-    parser.add_argument("--impl", default="ours_tuned")
+    parser.add_argument("--impl", default="ours")
     args = parser.parse_args(argv)
     data = read_json(args.results)
     text, verdicts = report(data["results"], args.impl)

@@ -9,8 +9,14 @@ serves input and output (element units, ``G = guard`` elements of guard at each 
 Everything that is not a data element is *guard*: filled with ``poison`` before the launch. In
 the input buffer the poison is what a tail-inclusion bug reads; in the output buffer any guard
 element that no longer holds the poison bits after the launch is an out-of-bounds store.
-``G = BLOCK`` so that even a store or load of all ``BLOCK`` lanes of the last row stays inside
-the allocation (a mutant must be caught by the guard, never by a memory fault).
+``G = BLOCK`` (next_power_of_2(width), at least the lanes any launch path reads past a row start)
+so that even a store or load of all lanes of the last row stays inside the allocation (a mutant
+must be caught by the guard, never by a memory fault). A multi-row program's phantom rows past
+the last row would land in the trailing guard too.
+
+``path`` selects the launch path: ``"auto"`` is what ``kernels.rms_norm`` would launch for this
+shape (``choose_config``); ``"one_row"``, ``"multi_row"`` and ``"column_loop"`` force that path
+with a small layout (``forced_config``), so every mutant can be run through every path.
 """
 
 from __future__ import annotations
@@ -22,7 +28,18 @@ import torch
 
 from kernels.env import device_description
 from kernels.mode import COMPILED, INTERPRETER, MODE
-from kernels.rmsnorm import KERNEL_MUTANTS, MAX_WIDTH, SUPPORTED_DTYPES, block_for, launch
+from kernels.rmsnorm import (
+    KERNEL_MUTANTS,
+    KERNEL_PATHS,
+    MAX_WIDTH,
+    SUPPORTED_DTYPES,
+    LaunchConfig,
+    block_for,
+    choose_config,
+    forced_config,
+    launch,
+    sm_count_for,
+)
 
 # Default guard/padding value. Finite, large next to unit-scale data (so poison that enters a
 # square sum shows up as a big error, not a NaN that hides the magnitude), and exactly
@@ -61,6 +78,9 @@ class CheckedRun:
     block: int
     num_warps: int
     guard: int = 0
+    path: str = "one_row"
+    rows_per_program: int = 1
+    programs: int = 0
     row_stride: int = 0
     dtype: str = ""
     mutant: str | None = None
@@ -126,6 +146,8 @@ def run_checked(
     poison: float = POISON,
     device: str = "auto",
     weight_dtype: str | None = None,
+    path: str = "auto",
+    config: LaunchConfig | None = None,
 ) -> CheckedRun:
     """Run the kernel (or ``mutant``) on ``x`` laid out in guarded buffers; report what it did.
 
@@ -141,15 +163,20 @@ def run_checked(
         poison: value of every guard/padding element (rounded to ``dtype``; NaN allowed).
         device: ``"auto"`` (cuda when compiled, cpu under the interpreter), ``"cpu"``, ``"cuda"``.
         weight_dtype: ``dtype`` or ``"float32"``; default ``dtype``.
+        path: ``"auto"`` (the launcher's choice for this shape) or one of ``KERNEL_PATHS``
+            (``"one_row"``, ``"multi_row"``, ``"column_loop"``) to force that code path.
+        config: an exact ``LaunchConfig`` (overrides ``path``); for tests and experiments.
 
     Returns:
         CheckedRun with ``y`` ``(rows, width)`` float64 (exact upcast of the kernel's output),
         ``buffer`` the whole output allocation upcast, ``oob_writes`` every changed guard
-        element, and mode/device/block/num_warps of the launch.
+        element, and mode/device/block/num_warps/path/rows_per_program/programs of the launch
+        (``block`` is the tile's lanes per row, or CHUNK on the column loop).
 
     Raises:
         TypeError: ``dtype``/``weight_dtype`` not a supported name, ``row_stride`` not an int.
-        ValueError: bad shapes, ``row_stride < width``, unknown mutant or unusable device.
+        ValueError: bad shapes, ``row_stride < width``, unknown mutant, path or unusable
+            device.
     """
     if dtype not in SUPPORTED_DTYPES:
         raise TypeError(f"dtype must be one of {', '.join(SUPPORTED_DTYPES)}; got {dtype!r}")
@@ -174,11 +201,18 @@ def run_checked(
         raise ValueError(f"row_stride must be >= width ({width}); got {row_stride}")
     if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
         raise TypeError(f"eps must be a float; got {eps!r}")
+    if path != "auto" and path not in KERNEL_PATHS:
+        raise ValueError(f"path must be 'auto' or one of {', '.join(KERNEL_PATHS)}; got {path!r}")
     torch_device = resolve_device(device)
 
     torch_dtype = SUPPORTED_DTYPES[dtype]
-    block = block_for(width)
-    guard = block
+    itemsize = torch.empty((), dtype=torch_dtype).element_size()
+    if config is None:
+        if path == "auto":
+            config = choose_config(rows, width, itemsize, sm_count_for(torch_device))
+        else:
+            config = forced_config(path, rows, width, itemsize)
+    guard = max(block_for(width), config.lanes(width))
     mask = data_mask_for(rows, width, row_stride, guard)
     total = mask.size
 
@@ -194,8 +228,8 @@ def run_checked(
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
     w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
 
-    launched_block, num_warps = launch(
-        body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant
+    launched = launch(
+        body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant, config=config
     )
     if torch_device.type == "cuda":
         torch.cuda.synchronize(torch_device)
@@ -221,9 +255,12 @@ def run_checked(
         oob_writes=oob,
         mode=MODE,
         device=device_description(torch_device),
-        block=launched_block,
-        num_warps=num_warps,
+        block=launched.block,
+        num_warps=launched.num_warps,
         guard=guard,
+        path=launched.path,
+        rows_per_program=launched.rows_per_program,
+        programs=launched.grid(rows),
         row_stride=row_stride,
         dtype=dtype,
         mutant=mutant,

@@ -1,9 +1,11 @@
 """What the Triton compiler makes of the kernel: TTIR, TTGIR, LLIR, PTX, SASS and resources.
 
-``compiler_output(dtype, width, target)`` compiles the same kernel source the launcher runs, for
-one signature, with ``triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32))``. That
-works without a GPU (PTX and cubin come from LLVM and ptxas), so a CPU-only machine can show the
-code an sm_90 would run.
+``compiler_output(dtype, width, target, rows=1)`` compiles the kernel and launch layout the
+launcher would choose for a contiguous ``rows x width`` input (``choose_config``; or a forced
+``path``), for one signature, with
+``triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32))``. That works without a GPU
+(PTX and cubin come from LLVM and ptxas), so a CPU-only machine can show the code an sm_90 would
+run.
 
 Under the interpreter every ``@triton.jit`` function in the process -- including
 ``triton.language``'s own ``tl.sum`` -- is an ``InterpretedFunction`` that the compiler cannot
@@ -39,13 +41,19 @@ import triton
 
 from kernels.mode import COMPILED, MODE
 from kernels.rmsnorm import (
+    KERNEL_FUNCTIONS,
     KERNEL_MUTANTS,
+    KERNEL_PATHS,
     MAX_WIDTH,
     SUPPORTED_DTYPES,
-    block_for,
+    LaunchConfig,
+    choose_config,
+    forced_config,
+    kernel_constexprs,
     mutant_flags,
-    num_warps_for,
-    rms_norm_fwd_kernel,
+    rms_norm_loop_kernel,
+    rms_norm_tile_kernel,
+    vector_width,
 )
 
 _TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
@@ -77,15 +85,20 @@ class CompileInfo:
     signature: str = ""
     resource_source: str = ""
     ptxas_info: str = ""
+    kernel: str = ""
+    path: str = ""
+    rows: int = 0
+    rows_per_program: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
 def kernel_source() -> str:
-    """Source text of the kernel function (decorator included, dedented)."""
-    fn = getattr(rms_norm_fwd_kernel, "fn", rms_norm_fwd_kernel)
-    return textwrap.dedent(inspect.getsource(fn))
+    """Source text of the kernel family (both kernels, decorators included, dedented)."""
+    return "\n\n".join(
+        textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))) for fn in KERNEL_FUNCTIONS
+    )
 
 
 def kernel_source_sha256() -> str:
@@ -110,15 +123,23 @@ def compiler_output(
     target: str | None = None,
     *,
     mutant: str | None = None,
+    rows: int = 1,
+    path: str = "auto",
 ) -> CompileInfo:
     """Compile the kernel for one signature and return every stage of its code.
 
     Args:
         dtype: input/output/weight dtype name (``"float32" | "float16" | "bfloat16"``).
-        width: row width; selects ``BLOCK = next_power_of_2(width)`` and num_warps, and whether
-            width and the (contiguous) row strides get Triton's divisible-by-16 specialization.
+        width: row width; with ``rows`` it selects the launch layout (``choose_config``: kernel,
+            BLOCK or CHUNK, rows per program, num_warps), the VEC the launcher would pass, and
+            whether width/VEC and the (contiguous) row strides/VEC get Triton's divisible-by-16
+            specialization.
         target: ``"sm_90"``-style CUDA target; None means the current CUDA device (needs one).
         mutant: compile a named mutant instead of the real kernel.
+        rows: rows of the (contiguous) problem; the default 1 is the layout of a short problem
+            (one row per program), what ``check``'s small fixtures launch.
+        path: ``"auto"`` (``choose_config`` for an H200's 132 SMs) or one of ``KERNEL_PATHS``
+            (``forced_config``, the layouts ``run_checked(path=...)`` forces).
 
     Returns:
         CompileInfo (cached per argument tuple).
@@ -132,10 +153,14 @@ def compiler_output(
     if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an int in [1, {MAX_WIDTH}]; got {width!r}")
     mutant_flags(mutant)  # validates the name
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ValueError(f"rows must be an int >= 1; got {rows!r}")
+    if path != "auto" and path not in KERNEL_PATHS:
+        raise ValueError(f"path must be 'auto' or one of {', '.join(KERNEL_PATHS)}; got {path!r}")
     arch = _parse_target(target)
     if arch is None:
         arch = _current_arch()
-    return _cached(dtype, width, arch, mutant)
+    return _cached(dtype, width, arch, mutant, rows, path)
 
 
 def _current_arch() -> int:
@@ -151,15 +176,19 @@ def _current_arch() -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _cached(dtype: str, width: int, arch: int, mutant: str | None) -> CompileInfo:
+def _cached(
+    dtype: str, width: int, arch: int, mutant: str | None, rows: int, path: str
+) -> CompileInfo:
     if MODE == COMPILED:
-        fields = compile_fields(dtype, width, arch, mutant)
+        fields = compile_fields(dtype, width, arch, mutant, rows, path)
     else:
-        fields = _compile_in_child(dtype, width, arch, mutant)
+        fields = _compile_in_child(dtype, width, arch, mutant, rows, path)
     return CompileInfo(**fields)
 
 
-def _compile_in_child(dtype: str, width: int, arch: int, mutant: str | None) -> dict:
+def _compile_in_child(
+    dtype: str, width: int, arch: int, mutant: str | None, rows: int, path: str
+) -> dict:
     package_root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "0"
@@ -174,6 +203,10 @@ def _compile_in_child(dtype: str, width: int, arch: int, mutant: str | None) -> 
         str(width),
         "--arch",
         str(arch),
+        "--rows",
+        str(rows),
+        "--path",
+        path,
     ]
     if mutant is not None:
         command += ["--mutant", mutant]
@@ -259,43 +292,62 @@ def _sass_and_resources(cubin: bytes, ptx: str, arch: int) -> _Resources:
     return found
 
 
-def compile_fields(dtype: str, width: int, arch: int, mutant: str | None = None) -> dict:
+def launch_config_for(dtype: str, width: int, rows: int = 1, path: str = "auto") -> LaunchConfig:
+    """The layout the launcher (or ``run_checked(path=...)``) uses for a contiguous problem."""
+    itemsize = 4 if dtype == "float32" else 2
+    if path == "auto":
+        return choose_config(rows, width, itemsize)
+    return forced_config(path, rows, width, itemsize)
+
+
+def compile_fields(
+    dtype: str,
+    width: int,
+    arch: int,
+    mutant: str | None = None,
+    rows: int = 1,
+    path: str = "auto",
+) -> dict:
     """Compile in this process (needs a non-interpreted kernel) and return CompileInfo fields."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    if not isinstance(rms_norm_fwd_kernel, triton.runtime.jit.JITFunction):
+    if not isinstance(rms_norm_tile_kernel, triton.runtime.jit.JITFunction):
         raise RuntimeError("compile_fields needs the compiled kernel (TRITON_INTERPRET unset or 0)")
-    block = block_for(width)
-    num_warps = num_warps_for(block)
+    config = launch_config_for(dtype, width, rows, path)
+    kernel = rms_norm_loop_kernel if config.loop else rms_norm_tile_kernel
+    itemsize = 4 if dtype == "float32" else 2
+    vec = vector_width(width, width, width, itemsize)
     element = "*" + _TRITON_TYPES[dtype]
     # Runtime argument types as the launcher passes them for a contiguous (rows, width) input:
-    # int32 width and row strides (Python ints below 2**31), float32 eps.
+    # int32 rows, width/VEC and row strides/VEC (Python ints below 2**31), float32 eps.
     signature: dict[str, str] = {
         "x_ptr": element,
         "w_ptr": element,
         "y_ptr": element,
-        "width": "i32",
-        "x_row_stride": "i32",
-        "y_row_stride": "i32",
+        "rows": "i32",
+        "width_v": "i32",
+        "x_stride_v": "i32",
+        "y_stride_v": "i32",
         "eps": "fp32",
     }
-    constexprs: dict[str, object] = {"BLOCK": block, **mutant_flags(mutant)}
+    constexprs: dict[str, object] = {
+        **kernel_constexprs(config, width, vec),
+        **mutant_flags(mutant),
+    }
     signature.update(dict.fromkeys(constexprs, "constexpr"))
     # Triton specializes at launch: tensors from torch's allocator are 16-byte aligned, and ints
     # divisible by 16 are marked so; mirror that so the PTX shows the vector width a real
-    # launch of this shape gets.
-    divisible = [0, 1, 2] + ([3, 4, 5] if width % 16 == 0 else [])
+    # launch of this shape gets (rows is left unmarked: it varies).
+    divisible = [0, 1, 2] + ([4, 5, 6] if (width // vec) % 16 == 0 else [])
     attrs = {(index,): [["tt.divisibility", 16]] for index in divisible}
     target = GPUTarget("cuda", arch, 32)
     try:
-        source = ASTSource(
-            fn=rms_norm_fwd_kernel, signature=signature, constexprs=constexprs, attrs=attrs
-        )
+        source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
     except TypeError:  # an attrs format this Triton does not take: compile unspecialized
-        source = ASTSource(fn=rms_norm_fwd_kernel, signature=signature, constexprs=constexprs)
+        source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
     try:
-        compiled = triton.compile(source, target=target, options={"num_warps": num_warps})
+        compiled = triton.compile(source, target=target, options={"num_warps": config.num_warps})
     except Exception as err:  # surfaced with context, never swallowed
         raise RuntimeError(f"triton.compile failed for {dtype}/{width}/sm_{arch}: {err}") from err
 
@@ -319,11 +371,15 @@ def compile_fields(dtype: str, width: int, arch: int, mutant: str | None = None)
         "target": f"sm_{arch}",
         "dtype": dtype,
         "width": width,
-        "block": block,
+        "block": config.block,
         "mutant": mutant,
         "signature": ", ".join(f"{name}: {kind}" for name, kind in signature.items()),
         "resource_source": f"registers: {found.register_source}; spills: {found.spill_source}",
         "ptxas_info": found.ptxas_info,
+        "kernel": getattr(getattr(kernel, "fn", kernel), "__name__", ""),
+        "path": config.path,
+        "rows": rows,
+        "rows_per_program": config.rows_per_program,
     }
 
 
@@ -357,8 +413,10 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", required=True, type=int)
     parser.add_argument("--arch", required=True, type=int)
     parser.add_argument("--mutant", choices=KERNEL_MUTANTS, default=None)
+    parser.add_argument("--rows", type=int, default=1)
+    parser.add_argument("--path", choices=("auto", *KERNEL_PATHS), default="auto")
     args = parser.parse_args(argv)
-    fields = compile_fields(args.dtype, args.width, args.arch, args.mutant)
+    fields = compile_fields(args.dtype, args.width, args.arch, args.mutant, args.rows, args.path)
     json.dump(fields, sys.stdout)
     return 0
 

@@ -1,6 +1,6 @@
-"""The fused Triton RMSNorm forward kernel and its public launcher.
+"""The fused Triton RMSNorm forward: one kernel family, its launch heuristics and the launcher.
 
-``y[r, c] = x[r, c] * rsqrt(mean_c(x[r, :]^2) + eps) * weight[c]``, one program per row.
+``y[r, c] = x[r, c] * rsqrt(mean_c(x[r, :]^2) + eps) * weight[c]`` over the last dimension.
 
 Import this module through ``kernels`` (``kernels/__init__`` runs ``kernels.mode`` first, which
 decides between the compiled path and the Triton interpreter before ``@triton.jit`` decorates).
@@ -10,15 +10,37 @@ Semantics (the same as ``torch.nn.functional.rms_norm``):
 * the output dtype is the input dtype, also when the weight is float32;
 * loads are upcast to float32, the square sum, mean, rsqrt and both products are float32, and the
   result is rounded to the output dtype exactly once, at the store.
+
+Two kernels, three launch paths (:class:`LaunchConfig`, chosen per shape by
+:func:`choose_config`, forced by :func:`forced_config` for the check and the tests):
+
+* ``one_row``  - :func:`rms_norm_tile_kernel` with ``ROWS = 1``: one program per row, the whole
+  row as one power-of-two tile in registers (rows of up to 32768 elements);
+* ``multi_row`` - the same kernel with ``ROWS > 1``: a ``ROWS x BLOCK`` tile of consecutive short
+  rows per program (a 128-wide row alone gives a program only 256 bytes of work);
+* ``column_loop`` - :func:`rms_norm_loop_kernel`: each row in ``NUM_CHUNKS`` chunks of ``CHUNK``
+  lanes, two passes (square sum, then normalize and store; pass 2 re-reads the row from L2),
+  on a grid of at most ``rows`` programs that stride over the rows (persistent for 65536).
+
+Both kernels carry the seven mutant flags of docs/INTERFACES.md as constexpr switches, so
+``run_checked`` and the mutant matrix run exactly the code the launcher runs. The heuristics come
+from the H200 sweeps in docs/benchmarks/NOTES.md.
 """
+
+# Inside @triton.jit bodies, `if FLAG:` on a constexpr is a static (compile-time) branch; a
+# ternary would be too, but the explicit blocks keep each mutant's change on its own lines.
+# ruff: noqa: SIM108
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import math
 import numbers
 import threading
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -27,16 +49,15 @@ import triton.language as tl
 
 from kernels.mode import INTERPRETER, MODE
 
-# Widest row one program handles as a single power-of-two tile. 65536 covers every transformer
-# hidden size in use (<= 16384 today) with 4x margin, stays far below Triton's per-tensor limit of
-# 2**20 elements, and is about where a single-tile program stops being reasonable: at 16 warps
-# each thread already holds 128 float32 x values and 128 weights in registers. Wider rows need a
-# column loop, which is a performance feature outside this issue. Measured on the compiled sm_90
-# code (compiler_output("float32", 65536, "sm_90"), Triton 3.7.1): 128 registers per thread and
-# 364 bytes of spill stores per thread at 16 warps (an H200 with Triton 3.6 loads it with the
-# same 128 registers and 360 bytes of local memory):
-# correct, but already past the single-tile sweet spot.
+# Widest row the launcher accepts. Up to SINGLE_TILE_MAX a row is one register tile; beyond it
+# (32769..65536) the column loop handles it. 65536 covers every transformer hidden size in use
+# (<= 16384 today) with 4x margin. The loop would take wider rows (NUM_CHUNKS grows by one per
+# chunk), but the product shape sets stop here and nothing wider has been measured.
 MAX_WIDTH = 65536
+
+# Widest row kept in registers as one tile. The single tile of 65536 fp32 lanes spilled 364 bytes
+# per thread at 16 warps (ptxas, sm_90); 32768 lanes at 32 warps does not spill.
+SINGLE_TILE_MAX = 32768
 
 EPS_MIN = 1e-12
 EPS_MAX = 1e-2
@@ -58,8 +79,14 @@ KERNEL_MUTANTS: tuple[str, ...] = (
     "unmasked_store",
 )
 
-# CUDA's grid x dimension limit; one program per row.
+# The code paths a launch can take (LaunchConfig.path); run_checked(path=...) forces one.
+KERNEL_PATHS: tuple[str, ...] = ("one_row", "multi_row", "column_loop")
+
+# CUDA's grid x dimension limit (at most one program per row).
 MAX_ROWS = 2**31 - 1
+
+# Most chunks the column loop unrolls (65536 / 1024); forced configs stay far below.
+MAX_CHUNKS = 64
 
 # The interpreter is not thread-safe (it patches triton.language while a launch runs), so every
 # interpreted launch goes through this lock. Compiled launches are enqueued without it.
@@ -67,15 +94,19 @@ _INTERPRETER_LOCK = threading.Lock()
 
 
 @triton.jit
-def rms_norm_fwd_kernel(
+def rms_norm_tile_kernel(
     x_ptr,
     w_ptr,
     y_ptr,
-    width,
-    x_row_stride,
-    y_row_stride,
+    rows,
+    width_v,
+    x_stride_v,
+    y_stride_v,
     eps,
     BLOCK: tl.constexpr,
+    ROWS: tl.constexpr,
+    VEC: tl.constexpr,
+    W_EARLY: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
     MISSING_EPSILON: tl.constexpr,
@@ -84,10 +115,11 @@ def rms_norm_fwd_kernel(
     WRONG_ROW_STRIDE: tl.constexpr,
     UNMASKED_STORE: tl.constexpr,
 ):
-    """RMSNorm forward of one row.
+    """RMSNorm forward of ``ROWS`` consecutive rows, each held as one ``BLOCK``-lane tile.
 
-    Program ``r`` (``tl.program_id(0)``, grid ``(rows,)``) owns logical row ``r``: it reads
-    ``x[r, 0:width]`` and all of ``weight``, and writes ``y[r, 0:width]``; nothing else.
+    Program ``p`` (grid ``(cdiv(rows, ROWS),)``) owns rows ``p*ROWS .. p*ROWS + ROWS - 1`` that
+    are ``< rows``: it reads ``x[r, 0:width]`` of each and ``weight[0:width]`` and writes
+    ``y[r, 0:width]``; nothing else (rows past ``rows`` in the last program are masked out).
 
     Pointers (element units, columns contiguous):
       x_ptr: input, row ``r`` starts at ``x_ptr + r * x_row_stride``; fp32, fp16 or bf16.
@@ -95,75 +127,337 @@ def rms_norm_fwd_kernel(
       y_ptr: output, row ``r`` starts at ``y_ptr + r * y_row_stride``; the input dtype.
 
     Runtime scalars (never constexpr, so a new width or stride does not recompile):
-      width: true row length, 1 <= width <= BLOCK.
-      x_row_stride, y_row_stride: row strides in elements, independent of each other.
+      rows: number of rows.
+      width_v, x_stride_v, y_stride_v: the row width and the row strides DIVIDED BY ``VEC``.
       eps: float32, added to the mean square inside the square root.
 
-    Constexpr: ``BLOCK`` = next_power_of_2(width), the lane count of the tile. The seven
-    upper-case flags are the named mutants of docs/INTERFACES.md; all False is the real kernel.
+    Constexpr:
+      BLOCK: next_power_of_2(width), the lanes of one row's tile.
+      ROWS: rows per program (1: the ``one_row`` path, a 1-D tile).
+      VEC: a power of two (<= 16 bytes of elements) dividing width and both strides. The
+        launcher passes them divided by VEC and the kernel multiplies back: the values are
+        unchanged, but the compiler now knows every row starts a multiple of VEC elements after
+        a 16-byte aligned base, so loads and stores are vectorized for widths such as 1000 that
+        Triton's own divisible-by-16 specialization of integer arguments misses.
+      W_EARLY: load the weight together with x, before the reduction, so a latency-bound launch
+        waits for one memory round trip instead of two (costs registers during the reduction).
+      The seven upper-case mutant flags of docs/INTERFACES.md; all False is the real kernel.
     """
-    # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
-    # 65536 columns), and a wrapped offset reads another row silently.
-    row = tl.program_id(0).to(tl.int64)
+    width = width_v * VEC
+    x_row_stride = x_stride_v * VEC
+    y_row_stride = y_stride_v * VEC
     if WRONG_ROW_STRIDE:
-        # Mutant: addresses rows as if they were packed (stride == width), for input and output.
-        x_row = x_ptr + row * width
-        y_row = y_ptr + row * width
-    else:
-        x_row = x_ptr + row * x_row_stride
-        y_row = y_ptr + row * y_row_stride
+        # Mutant: addresses rows as if they were packed (stride == width), input and output.
+        x_row_stride = width
+        y_row_stride = width
 
     cols = tl.arange(0, BLOCK)
     in_row = cols < width
+    # Column masks of loads and stores; the mutants drop them (all BLOCK lanes, past the row).
+    if MASKED_TAIL_INCLUSION:
+        load_cols = cols < BLOCK
+    else:
+        load_cols = in_row
+    if UNMASKED_STORE:
+        store_cols = cols < BLOCK
+    else:
+        store_cols = in_row
+
+    if W_EARLY:
+        w = tl.load(w_ptr + cols, mask=in_row, other=0.0)
+
+    # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
+    # 65536 columns), and a wrapped offset reads another row silently.
+    if ROWS == 1:
+        row = tl.program_id(0).to(tl.int64)
+        x_offsets = row * x_row_stride + cols
+        y_offsets = row * y_row_stride + cols
+        load_mask = load_cols
+        store_mask = store_cols
+    else:
+        row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+        x_offsets = row_ids[:, None] * x_row_stride + cols[None, :]
+        y_offsets = row_ids[:, None] * y_row_stride + cols[None, :]
+        # Rows past the end (last program) are masked out of every load and store.
+        row_ok = (row_ids < rows)[:, None]
+        load_mask = row_ok & load_cols[None, :]
+        store_mask = row_ok & store_cols[None, :]
 
     # Masked lanes load 0.0, so they add nothing to the square sum: lanes >= width never exist.
-    if MASKED_TAIL_INCLUSION:
-        # Mutant: no mask, the tail lanes read whatever follows the row (padding, the next row).
-        x = tl.load(x_row + cols).to(tl.float32)
-    else:
-        x = tl.load(x_row + cols, mask=in_row, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0).to(tl.float32)
 
     # Accumulate in float32 even for fp16/bf16 input: squares of a wide row span many binades
     # and an fp16 sum overflows at 65504 (a row of 4096 values of magnitude 4 already does).
-    # (Mutant MISSING_SQUARE reduces x itself.)
-    sum_squares = tl.sum(x, axis=0) if MISSING_SQUARE else tl.sum(x * x, axis=0)
+    # (Mutant MISSING_SQUARE reduces x itself.) Static ifs, not ternaries: only the branch of
+    # this ROWS is compiled.
+    if MISSING_SQUARE:
+        squares = x
+    else:
+        squares = x * x
+    if ROWS == 1:
+        sum_squares = tl.sum(squares, axis=0)
+    else:
+        sum_squares = tl.sum(squares, axis=1)
 
     # Divide by the TRUE width, not BLOCK: the zero lanes of the tile are not part of the row.
     # width is exact in float32 (<= 2**24). (Mutant SUM_INSTEAD_OF_MEAN divides by 1.)
-    mean_square = sum_squares if SUM_INSTEAD_OF_MEAN else sum_squares / width
+    if SUM_INSTEAD_OF_MEAN:
+        mean_square = sum_squares
+    else:
+        mean_square = sum_squares / width
 
     # eps sits inside the square root: an all-zero row gives rsqrt(eps), finite.
     # (Mutant MISSING_EPSILON drops it: rsqrt(0) = inf, and 0 * inf = NaN on a zero row.)
-    rrms = tl.rsqrt(mean_square) if MISSING_EPSILON else tl.rsqrt(mean_square + eps)
+    if MISSING_EPSILON:
+        rrms = tl.rsqrt(mean_square)
+    else:
+        rrms = tl.rsqrt(mean_square + eps)
+    if ROWS > 1:
+        rrms = rrms[:, None]
 
+    if not W_EARLY:
+        w = tl.load(w_ptr + cols, mask=in_row, other=0.0)
     if MISSING_WEIGHT:
         y = x * rrms
+    elif ROWS == 1:
+        y = x * rrms * w.to(tl.float32)
     else:
-        w = tl.load(w_ptr + cols, mask=in_row, other=0.0).to(tl.float32)
-        y = x * rrms * w
+        y = x * rrms * w.to(tl.float32)[None, :]
 
     # One rounding to the output dtype (x's dtype, torch.nn.functional.rms_norm's rule), at the
     # very end: normalizing and weighting both happen in float32.
-    y = y.to(y_ptr.dtype.element_ty)
-    if UNMASKED_STORE:
-        # Mutant: writes all BLOCK lanes, past the end of the row (the check-mode guard sees it).
-        tl.store(y_row + cols, y)
-    else:
-        tl.store(y_row + cols, y, mask=in_row)
+    tl.store(y_ptr + y_offsets, y.to(y_ptr.dtype.element_ty), mask=store_mask)
+
+
+@triton.jit
+def rms_norm_loop_kernel(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width_v,
+    x_stride_v,
+    y_stride_v,
+    eps,
+    CHUNK: tl.constexpr,
+    NUM_CHUNKS: tl.constexpr,
+    VEC: tl.constexpr,
+    SUM_INSTEAD_OF_MEAN: tl.constexpr,
+    MISSING_SQUARE: tl.constexpr,
+    MISSING_EPSILON: tl.constexpr,
+    MASKED_TAIL_INCLUSION: tl.constexpr,
+    MISSING_WEIGHT: tl.constexpr,
+    WRONG_ROW_STRIDE: tl.constexpr,
+    UNMASKED_STORE: tl.constexpr,
+):
+    """RMSNorm forward of rows ``p, p + P, p + 2P, ...`` in column chunks (``P`` programs).
+
+    Program ``p`` of a grid of ``P <= rows`` programs owns those rows: it reads ``x[r, 0:width]``
+    (twice) and ``weight[0:width]`` and writes ``y[r, 0:width]``; nothing else. ``P == rows``
+    is one program per row; ``P`` = 1-2 per SM keeps the rows in flight inside L2, so the
+    second pass reads the row from L2, not HBM. Pointers and runtime scalars as in
+    :func:`rms_norm_tile_kernel` (``width_v`` and the strides divided by ``VEC``).
+
+    Constexpr: ``CHUNK`` lanes per chunk (a power of two), ``NUM_CHUNKS`` = cdiv(width, CHUNK),
+    the launcher's value (both column loops are unrolled at compile time, so every chunk load is
+    independent and in flight together; a new width recompiles only when its chunk count
+    changes), ``VEC`` as in the tile kernel, and the seven mutant flags.
+
+    Pass 1 loads are marked evict-last (the row is read again in pass 2), pass 2 loads
+    evict-first (the row is done).
+    """
+    width = width_v * VEC
+    x_row_stride = x_stride_v * VEC
+    y_row_stride = y_stride_v * VEC
+    if WRONG_ROW_STRIDE:
+        x_row_stride = width
+        y_row_stride = width
+    cols = tl.arange(0, CHUNK)
+    # int64 loop bounds make the row index int64: rows * stride can pass 2**31 elements.
+    first_row = tl.program_id(0).to(tl.int64)
+    row_step = tl.num_programs(0).to(tl.int64)
+    for row in range(first_row, rows, row_step):
+        x_row = x_ptr + row * x_row_stride
+        y_row = y_ptr + row * y_row_stride
+        # Pass 1: float32 square sums, lane-wise over the chunks, then one tree reduction.
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+        for chunk in tl.static_range(NUM_CHUNKS):
+            offsets = chunk * CHUNK + cols
+            if MASKED_TAIL_INCLUSION:
+                load_mask = offsets < NUM_CHUNKS * CHUNK
+            else:
+                load_mask = offsets < width
+            x = tl.load(
+                x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_last"
+            ).to(tl.float32)
+            if MISSING_SQUARE:
+                acc += x
+            else:
+                acc += x * x
+        sum_squares = tl.sum(acc, axis=0)
+        # The TRUE width, eps inside the square root (see the tile kernel).
+        if SUM_INSTEAD_OF_MEAN:
+            mean_square = sum_squares
+        else:
+            mean_square = sum_squares / width
+        if MISSING_EPSILON:
+            rrms = tl.rsqrt(mean_square)
+        else:
+            rrms = tl.rsqrt(mean_square + eps)
+        # Pass 2: normalize, weight, one rounding at the store.
+        for chunk in tl.static_range(NUM_CHUNKS):
+            offsets = chunk * CHUNK + cols
+            in_row = offsets < width
+            if MASKED_TAIL_INCLUSION:
+                load_mask = offsets < NUM_CHUNKS * CHUNK
+            else:
+                load_mask = in_row
+            if UNMASKED_STORE:
+                store_mask = offsets < NUM_CHUNKS * CHUNK
+            else:
+                store_mask = in_row
+            x = tl.load(
+                x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_first"
+            ).to(tl.float32)
+            if MISSING_WEIGHT:
+                y = x * rrms
+            else:
+                w = tl.load(w_ptr + offsets, mask=in_row, other=0.0).to(tl.float32)
+                y = x * rrms * w
+            tl.store(y_row + offsets, y.to(y_row.dtype.element_ty), mask=store_mask)
+
+
+# The kernel family, in the order their source enters the receipt's source hash.
+KERNEL_FUNCTIONS = (rms_norm_tile_kernel, rms_norm_loop_kernel)
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchConfig:
+    """How one launch is cut into programs.
+
+    Attributes:
+        loop: False: :func:`rms_norm_tile_kernel`; True: :func:`rms_norm_loop_kernel`.
+        block: tile kernel: lanes per row (next_power_of_2(width)); loop kernel: CHUNK.
+        num_warps: warps per program.
+        rows_per_program: tile kernel's ROWS (1: ``one_row``, > 1: ``multi_row``).
+        programs: loop kernel's grid size (0: one program per row).
+        w_early: tile kernel: weight loaded together with x, before the reduction.
+    """
+
+    loop: bool
+    block: int
+    num_warps: int
+    rows_per_program: int = 1
+    programs: int = 0
+    w_early: bool = False
+
+    @property
+    def path(self) -> str:
+        """One of KERNEL_PATHS."""
+        if self.loop:
+            return "column_loop"
+        return "multi_row" if self.rows_per_program > 1 else "one_row"
+
+    def lanes(self, width: int) -> int:
+        """Lanes read past each row start when nothing is masked (the guard a check needs)."""
+        if self.loop:
+            return triton.cdiv(width, self.block) * self.block
+        return self.block
+
+    def grid(self, rows: int) -> int:
+        """Number of programs for ``rows`` rows."""
+        if self.loop:
+            return min(rows, self.programs) if self.programs > 0 else rows
+        return triton.cdiv(rows, self.rows_per_program)
 
 
 def block_for(width: int) -> int:
-    """Lane count of the tile for a row of ``width`` elements: the next power of two."""
+    """Lane count of a row's tile for a row of ``width`` elements: the next power of two."""
     return triton.next_power_of_2(width)
 
 
-def num_warps_for(block: int) -> int:
-    """Warps per program: enough threads that each holds at most ~128 lanes of the tile."""
-    if block >= 8192:
-        return 16
-    if block >= 2048:
-        return 8
-    return 4
+def _warps_for_bytes(tile_bytes: int, most: int = 16) -> int:
+    """One warp per KiB of tile (two 16-byte vectors per thread), 1..``most``."""
+    return min(most, max(1, tile_bytes // 1024))
+
+
+def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> LaunchConfig:
+    """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
+
+    From the H200 sweeps recorded in docs/benchmarks/NOTES.md (times are bf16 unless noted):
+
+    * Rows of under 1024 lanes: several rows per program so a tile holds ~4 KiB, halved until
+      there are >= 4 programs per SM (65536x128 41 -> 9.8 us); one warp per KiB of tile; the weight
+      loaded with x (launch-bound 1x4096 1.94 -> 1.89 us).
+    * Rows of 1024-4096 lanes: one row per program, one warp per KiB, 4..8 warps
+      (4096x1000 bf16 R1/4 warps 6.11 us vs R2 6.41 in sweep 3; 8 warps is Liger's choice at
+      4096 lanes, which was 3% ahead of our 16 on launch-bound fp32 1x4096 and 8x4096).
+    * 8192 lanes: 4 warps, early weight for 2-byte types (4096x5125 40.9 us vs 42.0 at 8 warps
+      in sweep 2); fp32 16 warps, late weight. 16384 / 32768 lanes: 16 / 32 warps, late weight.
+    * Full power-of-two rows of fp32 4096-16384 or 2-byte 8192 lanes with >= 4096 rows: the
+      column loop, one program per row, two chunks (32768x8192 bf16 261 -> 253 us, 16384x16384
+      fp32 529 -> 503 us, 32768x4096 fp32 260 -> 256 us in sweep 3).
+    * Wider than 32768 lanes: the column loop on a persistent grid, 32 warps; 2-byte types
+      CHUNK 16384 with 2 programs per SM, fp32 CHUNK 8192 with 1 per SM (2048x65536 bf16
+      166 -> 161 us, fp32 336 -> 323 us in sweep 3).
+    """
+    block = block_for(width)
+    if block > SINGLE_TILE_MAX:
+        if itemsize <= 2:
+            return LaunchConfig(True, 16384, 32, programs=max(1, min(rows, 2 * sm_count)))
+        return LaunchConfig(True, 8192, 32, programs=max(1, min(rows, sm_count)))
+    full_row = width == block
+    if (
+        rows >= 4096
+        and full_row
+        and ((itemsize >= 4 and 4096 <= block <= 16384) or (itemsize <= 2 and block == 8192))
+    ):
+        chunk = block // 2
+        return LaunchConfig(True, chunk, _warps_for_bytes(chunk * itemsize), programs=0)
+    if block >= 16384:
+        return LaunchConfig(False, block, block // 1024)
+    if block == 8192:
+        if itemsize <= 2:
+            return LaunchConfig(False, block, 4, w_early=True)
+        return LaunchConfig(False, block, 16)
+    if block >= 1024:
+        # A row of >= 1024 lanes is 2-16 KiB already: one row per program, 4..8 warps.
+        warps = max(4, _warps_for_bytes(block * itemsize, 8))
+        return LaunchConfig(False, block, warps, w_early=True)
+    rows_per_program = max(1, 4096 // (block * itemsize))
+    while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
+        rows_per_program //= 2
+    tile_bytes = rows_per_program * block * itemsize
+    return LaunchConfig(False, block, _warps_for_bytes(tile_bytes), rows_per_program, w_early=True)
+
+
+def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConfig:
+    """A config that takes ``path`` on a small problem, for the check and the tests.
+
+    ``one_row``: one row per program, late weight (the wide-row layout). ``multi_row``: 2 rows
+    per program, early weight, so an odd row count leaves a masked phantom row in the last
+    program. ``column_loop``: CHUNK = a quarter of the tile (width 70 -> 3 chunks of 32, the
+    last one 6 lanes into the row), 2 rows per program on the strided grid.
+    """
+    block = block_for(width)
+    if path == "one_row":
+        return LaunchConfig(False, block, _warps_for_bytes(block * itemsize, 8))
+    if path == "multi_row":
+        return LaunchConfig(False, block, _warps_for_bytes(2 * block * itemsize, 8), 2, 0, True)
+    if path == "column_loop":
+        chunk = max(1, block // 4)
+        return LaunchConfig(
+            True, chunk, _warps_for_bytes(chunk * itemsize, 8), programs=triton.cdiv(rows, 2)
+        )
+    raise ValueError(f"path must be 'auto' or one of {', '.join(KERNEL_PATHS)}; got {path!r}")
+
+
+def vector_width(width: int, x_row_stride: int, y_row_stride: int, itemsize: int) -> int:
+    """Largest power of two <= 16 bytes / itemsize dividing the width and both row strides."""
+    vec = max(1, 16 // itemsize)
+    while vec > 1 and (width % vec or x_row_stride % vec or y_row_stride % vec):
+        vec //= 2
+    return vec
 
 
 def mutant_flags(mutant: str | None) -> dict[str, bool]:
@@ -173,6 +467,38 @@ def mutant_flags(mutant: str | None) -> dict[str, bool]:
             f"mutant must be None or one of {', '.join(KERNEL_MUTANTS)}; got {mutant!r}"
         )
     return {name.upper(): name == mutant for name in KERNEL_MUTANTS}
+
+
+def kernel_constexprs(config: LaunchConfig, width: int, vec: int) -> dict[str, object]:
+    """The layout constexprs (mutant flags excluded) of ``config`` for rows of ``width``."""
+    if config.loop:
+        chunks = triton.cdiv(width, config.block)
+        if chunks > MAX_CHUNKS:
+            raise ValueError(
+                f"config.block (CHUNK) {config.block} gives {chunks} chunks for width {width}; "
+                f"at most {MAX_CHUNKS}"
+            )
+        return {"CHUNK": config.block, "NUM_CHUNKS": chunks, "VEC": vec}
+    if config.block < width:
+        raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
+    return {
+        "BLOCK": config.block,
+        "ROWS": config.rows_per_program,
+        "VEC": vec,
+        "W_EARLY": config.w_early,
+    }
+
+
+@functools.lru_cache(maxsize=8)
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def sm_count_for(device: torch.device) -> int:
+    """SMs of ``device`` (CUDA), or an H200's 132 for the interpreter and compile targets."""
+    if device.type == "cuda":
+        return _sm_count(device.index if device.index is not None else torch.cuda.current_device())
+    return 132
 
 
 @contextlib.contextmanager
@@ -191,6 +517,20 @@ def _launch_guard(device: torch.device) -> Iterator[None]:
         yield
 
 
+def _check_config(config: object) -> LaunchConfig:
+    if not isinstance(config, LaunchConfig):
+        raise TypeError(f"config must be a LaunchConfig or None; got {type(config).__name__}")
+    for name in ("block", "num_warps", "rows_per_program"):
+        value = getattr(config, name)
+        if value < 1 or value & (value - 1):
+            raise ValueError(f"config.{name} must be a power of two >= 1; got {value}")
+    if config.programs < 0:
+        raise ValueError(f"config.programs must be >= 0; got {config.programs}")
+    if config.loop and config.rows_per_program != 1:
+        raise ValueError("config.rows_per_program must be 1 for the column loop")
+    return config
+
+
 def launch(
     x2d: torch.Tensor,
     weight: torch.Tensor,
@@ -198,31 +538,55 @@ def launch(
     eps: float,
     *,
     mutant: str | None = None,
-) -> tuple[int, int]:
-    """Launch the kernel on already validated 2-D views; internal and testing entry point.
+    config: LaunchConfig | None = None,
+) -> LaunchConfig:
+    """Launch on already validated 2-D views; the internal, testing and benchmarking door.
 
-    ``x2d`` and ``y2d`` are ``(rows, width)`` views with unit column stride (any row strides),
-    ``weight`` is ``(width,)`` contiguous. No checks beyond the mutant name: callers validate.
-    Returns ``(block, num_warps)``.
+    ``x2d`` and ``y2d`` are ``(rows, width)`` views with unit column stride (any row strides,
+    ``rows >= 1``), ``weight`` is ``(width,)`` contiguous: callers validate (:func:`validate`).
+    ``config`` None uses :func:`choose_config`. Returns the config launched.
+
+    Raises:
+        ValueError / TypeError: an unknown mutant or an unusable ``config``.
     """
     rows, width = x2d.shape
-    block = block_for(width)
-    num_warps = num_warps_for(block)
+    itemsize = x2d.element_size()
+    if config is None:
+        config = choose_config(rows, width, itemsize, sm_count_for(x2d.device))
+    config = _check_config(config)
+    x_stride, y_stride = x2d.stride(0), y2d.stride(0)
+    vec = vector_width(width, x_stride, y_stride, itemsize)
+    constexprs = kernel_constexprs(config, width, vec)
     flags = mutant_flags(mutant)
+    kernel = rms_norm_loop_kernel if config.loop else rms_norm_tile_kernel
     with _launch_guard(x2d.device):
-        rms_norm_fwd_kernel[(rows,)](
+        kernel[(config.grid(rows),)](
             x2d,
             weight,
             y2d,
-            width,
-            x2d.stride(0),
-            y2d.stride(0),
+            rows,
+            width // vec,
+            x_stride // vec,
+            y_stride // vec,
             float(eps),
-            BLOCK=block,
-            num_warps=num_warps,
+            num_warps=config.num_warps,
+            **constexprs,
             **flags,
         )
-    return block, num_warps
+    return config
+
+
+# ------------------------------------------------------------------------------------------
+# Validation: the one place that checks the public launcher's arguments.
+
+
+class Validated(NamedTuple):
+    """Arguments of :func:`rms_norm` after :func:`validate`."""
+
+    x2d: torch.Tensor  # (rows, width) view of x, no copy
+    eps: float
+    rows: int
+    width: int
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -261,35 +625,44 @@ def _check_eps(eps: object) -> float:
     return value
 
 
-def rms_norm(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    eps: float = 1e-6,
-    *,
-    out: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """RMSNorm forward over the last dimension with the fused Triton kernel.
+def _check_out(out: object, x: torch.Tensor, width: int) -> None:
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"out must be a torch.Tensor or None; got {type(out).__name__}")
+    if out.shape != x.shape:
+        raise ValueError(f"out.shape must equal x.shape {tuple(x.shape)}; got {tuple(out.shape)}")
+    if out.dtype != x.dtype:
+        raise TypeError(
+            f"out.dtype must equal x.dtype ({_dtype_name(x.dtype)}); got {_dtype_name(out.dtype)}"
+        )
+    if out.device != x.device:
+        raise ValueError(f"out must be on x's device {x.device}; got {out.device}")
+    if width > 1 and out.stride(-1) != 1:
+        raise ValueError(f"out.stride(-1) must be 1 (contiguous columns); got {out.stride(-1)}")
+    out2d = _rows_view("out", out, width)
+    if out2d.shape[0] > 1 and out2d.stride(0) < width:
+        raise ValueError(
+            f"out's row stride must be >= width ({width}) so rows do not overlap; "
+            f"got {out2d.stride(0)}"
+        )
+    same_storage = (
+        out.numel() > 0
+        and x.numel() > 0
+        and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    )
+    if same_storage and (out.data_ptr() != x.data_ptr() or out.stride() != x.stride()):
+        raise ValueError(
+            "out shares memory with x but is not x itself; in-place needs the same "
+            "offset and strides, any other overlap would let one row overwrite another's input"
+        )
 
-    ``y = x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps) * weight``, accumulated in float32
-    and rounded once to ``x.dtype`` (``torch.nn.functional.rms_norm`` semantics).
 
-    Args:
-        x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
-            (``x.stride(-1) == 1``); the leading dimensions are flattened into rows and must
-            share one row stride (padded rows are fine). CUDA, or CPU in interpreter mode.
-        weight: ``(width,)`` tensor of ``x.dtype`` or float32, contiguous, on ``x``'s device.
-        eps: finite real in ``[1e-12, 1e-2]``, passed to the kernel as float32.
-        out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
-            stride and one row stride. May be ``x`` itself (in place); no other overlap.
+def validate(x: object, weight: object, eps: object = 1e-6, out: object | None = None) -> Validated:
+    """Check the arguments of :func:`rms_norm` (every check, in its order); allocate nothing.
+
+    Args and Raises: as :func:`rms_norm`.
 
     Returns:
-        The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
-        allocated; zero rows return an empty result without a launch.
-
-    Raises:
-        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a real.
-        ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
-            rows, ``eps`` out of range, or an unusable ``out``.
+        Validated: ``x`` as a ``(rows, width)`` view, eps as a float, rows and width.
     """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor; got {type(x).__name__}")
@@ -323,46 +696,48 @@ def rms_norm(
         )
     rows = x.numel() // width
     if rows > MAX_ROWS:
-        raise ValueError(f"x has {rows} rows; at most {MAX_ROWS} (one program per row)")
+        raise ValueError(f"x has {rows} rows; at most {MAX_ROWS} (grid limit)")
     x2d = _rows_view("x", x, width)
+    if out is not None:
+        _check_out(out, x, width)
+    return Validated(x2d=x2d, eps=eps_value, rows=rows, width=width)
 
+
+def rms_norm(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    eps: float = 1e-6,
+    *,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """RMSNorm forward over the last dimension with the fused Triton kernel.
+
+    ``y = x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps) * weight``, accumulated in float32
+    and rounded once to ``x.dtype`` (``torch.nn.functional.rms_norm`` semantics). The launch
+    layout (rows per program, warps, column loop) is :func:`choose_config`'s for the shape.
+
+    Args:
+        x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
+            (``x.stride(-1) == 1``); the leading dimensions are flattened into rows and must
+            share one row stride (padded rows are fine). CUDA, or CPU in interpreter mode.
+        weight: ``(width,)`` tensor of ``x.dtype`` or float32, contiguous, on ``x``'s device.
+        eps: finite real in ``[1e-12, 1e-2]``, passed to the kernel as float32.
+        out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
+            stride and one row stride. May be ``x`` itself (in place); no other overlap.
+
+    Returns:
+        The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
+        allocated; zero rows return an empty result without a launch.
+
+    Raises:
+        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a real.
+        ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
+            rows, ``eps`` out of range, or an unusable ``out``.
+    """
+    checked = validate(x, weight, eps, out)
     if out is None:
         out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    else:
-        _check_out(out, x, width)
-    if rows == 0:
+    if checked.rows == 0:
         return out
-    y2d = _rows_view("out", out, width)
-    launch(x2d, weight, y2d, eps_value)
+    launch(checked.x2d, weight, _rows_view("out", out, checked.width), checked.eps)
     return out
-
-
-def _check_out(out: object, x: torch.Tensor, width: int) -> None:
-    if not isinstance(out, torch.Tensor):
-        raise TypeError(f"out must be a torch.Tensor or None; got {type(out).__name__}")
-    if out.shape != x.shape:
-        raise ValueError(f"out.shape must equal x.shape {tuple(x.shape)}; got {tuple(out.shape)}")
-    if out.dtype != x.dtype:
-        raise TypeError(
-            f"out.dtype must equal x.dtype ({_dtype_name(x.dtype)}); got {_dtype_name(out.dtype)}"
-        )
-    if out.device != x.device:
-        raise ValueError(f"out must be on x's device {x.device}; got {out.device}")
-    if width > 1 and out.stride(-1) != 1:
-        raise ValueError(f"out.stride(-1) must be 1 (contiguous columns); got {out.stride(-1)}")
-    out2d = _rows_view("out", out, width)
-    if out2d.shape[0] > 1 and out2d.stride(0) < width:
-        raise ValueError(
-            f"out's row stride must be >= width ({width}) so rows do not overlap; "
-            f"got {out2d.stride(0)}"
-        )
-    same_storage = (
-        out.numel() > 0
-        and x.numel() > 0
-        and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-    )
-    if same_storage and (out.data_ptr() != x.data_ptr() or out.stride() != x.stride()):
-        raise ValueError(
-            "out shares memory with x but is not x itself; in-place needs the same "
-            "offset and strides, any other overlap would let one row overwrite another's input"
-        )

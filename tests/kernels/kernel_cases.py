@@ -196,9 +196,11 @@ def verdict(run, x: np.ndarray, weight: np.ndarray, eps: float, dtype: str) -> l
     return reasons
 
 
-def expected_unmasked_overflow(rows: int, width: int, row_stride: int, block: int) -> set:
-    """Guard addresses an all-lanes store reaches, with the row that reaches them."""
-    guard = block
+def expected_unmasked_overflow(
+    rows: int, width: int, row_stride: int, block: int, guard: int | None = None
+) -> set:
+    """Guard addresses an all-``block``-lanes store reaches, with the row that reaches them."""
+    guard = block if guard is None else guard
     expected = set()
     for row in range(rows):
         for lane in range(width, block):

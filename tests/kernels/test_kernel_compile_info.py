@@ -22,7 +22,8 @@ def bf16_4096() -> kernels.CompileInfo:
 def test_compiler_output_has_every_stage_for_sm90(bf16_4096) -> None:
     info = bf16_4096
     assert "tt.func" in info.ttir
-    assert "rms_norm_fwd_kernel" in info.ttir
+    assert "rms_norm_tile_kernel" in info.ttir
+    assert (info.kernel, info.path, info.rows_per_program) == ("rms_norm_tile_kernel", "one_row", 1)
     assert "ttg." in info.ttgir
     assert "define" in info.llir
     assert ".target sm_90a" in info.ptx
@@ -45,11 +46,45 @@ def test_sass_and_registers_when_the_tools_exist(bf16_4096) -> None:
     assert bf16_4096.spills == 0
 
 
-def test_source_hash_is_the_kernel_function_source(bf16_4096) -> None:
-    fn = kernels.rmsnorm.rms_norm_fwd_kernel
-    source = textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
-    assert "def rms_norm_fwd_kernel" in source
-    assert bf16_4096.source_sha256 == hashlib.sha256(source.encode()).hexdigest()
+def test_source_hash_covers_both_kernels_of_the_family(bf16_4096) -> None:
+    sources = [
+        textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
+        for fn in (kernels.rmsnorm.rms_norm_tile_kernel, kernels.rmsnorm.rms_norm_loop_kernel)
+    ]
+    assert "def rms_norm_tile_kernel" in sources[0]
+    assert "def rms_norm_loop_kernel" in sources[1]
+    joined = "\n\n".join(sources)
+    assert bf16_4096.source_sha256 == hashlib.sha256(joined.encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("dtype", "width", "rows", "path", "kernel", "rows_per_program"),
+    [
+        ("bfloat16", 128, 65536, "auto", "rms_norm_tile_kernel", 16),
+        ("float32", 65536, 2048, "auto", "rms_norm_loop_kernel", 1),
+        ("float32", 70, 3, "multi_row", "rms_norm_tile_kernel", 2),
+        ("float16", 70, 3, "column_loop", "rms_norm_loop_kernel", 1),
+    ],
+)
+def test_compiler_output_follows_the_launch_layout(
+    dtype: str, width: int, rows: int, path: str, kernel: str, rows_per_program: int
+) -> None:
+    info = kernels.compiler_output(dtype, width, "sm_90", rows=rows, path=path)
+    config = compile_info.launch_config_for(dtype, width, rows, path)
+    assert (info.kernel, info.path, info.rows_per_program) == (
+        kernel,
+        config.path,
+        rows_per_program,
+    )
+    assert (info.block, info.num_warps) == (config.block, config.num_warps)
+    assert "ld.global" in info.ptx
+    assert info.spills in (None, 0)
+
+
+def test_vector_hint_gives_16_byte_loads_where_width_is_not_a_multiple_of_16() -> None:
+    # width 1000 bf16: VEC = 8 divides width and strides, so loads are 16 bytes wide.
+    info = kernels.compiler_output("bfloat16", 1000, "sm_90", rows=4096)
+    assert "ld.global.v4.b32" in info.ptx
 
 
 def test_results_are_cached_per_signature(bf16_4096) -> None:
@@ -57,12 +92,14 @@ def test_results_are_cached_per_signature(bf16_4096) -> None:
 
 
 def test_width_is_a_runtime_argument_not_a_constant() -> None:
-    # Widths 70 and 100 share BLOCK=128 and the same specialization: one binary serves both.
-    narrow = kernels.compiler_output("float16", 70, "sm_90")
-    wider = kernels.compiler_output("float16", 100, "sm_90")
+    # Widths 72 and 104 share BLOCK=128, VEC=8 and the same specialization (width / VEC = 9 and
+    # 13, neither divisible by 16): one binary serves both.
+    narrow = kernels.compiler_output("float16", 72, "sm_90")
+    wider = kernels.compiler_output("float16", 104, "sm_90")
     assert narrow.ptx == wider.ptx
-    assert "width: i32" in narrow.signature
+    assert "width_v: i32" in narrow.signature
     assert "BLOCK: constexpr" in narrow.signature
+    assert "VEC: constexpr" in narrow.signature
 
 
 @pytest.mark.parametrize(

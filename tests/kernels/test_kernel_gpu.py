@@ -32,7 +32,8 @@ pytestmark = [
     ),
 ]
 
-GPU_WIDTHS = (*ODD_WIDTHS, 4096, 5120, 8192, 16384, 65536)
+GPU_WIDTHS = (*ODD_WIDTHS, 4096, 5120, 8192, 16384, 32768, 40000, 65536)
+PATHS = ("auto", *kernels.KERNEL_PATHS)
 
 
 def _inputs(rows: int, width: int, dtype: str, weight_dtype: str | None = None, seed: int = 0):
@@ -49,6 +50,45 @@ def test_compiled_parity_with_torch_float64(dtype: str, width: int) -> None:
     y = kernels.rms_norm(x, weight, 1e-6)
     torch.cuda.synchronize()
     assert_close(y, torch_reference(x, weight, 1e-6), dtype, "compiled", f"width {width}")
+
+
+# (rows, width) that make choose_config pick each path on an H200: several rows per program,
+# one row per program, the two-chunk column loop, the persistent column loop.
+AUTO_PATH_SHAPES = (
+    (4096, 70, "multi_row"),
+    (65536, 128, "multi_row"),
+    (4099, 255, "multi_row"),
+    (4096, 1000, "one_row"),
+    (4096, 4096, None),  # fp32: column loop; 2-byte types: one row
+    (4096, 8192, "column_loop"),
+    (300, 65536, "column_loop"),
+)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("rows", "width", "path"), AUTO_PATH_SHAPES)
+def test_compiled_parity_on_each_auto_path(rows: int, width: int, path: str | None, dtype: str):
+    x, weight = _inputs(rows, width, dtype, seed=rows + width)
+    itemsize = x.element_size()
+    config = kernels.choose_config(
+        rows, width, itemsize, torch.cuda.get_device_properties(0).multi_processor_count
+    )
+    if path is not None:
+        assert config.path == path
+    y = kernels.rms_norm(x, weight, 1e-6)
+    torch.cuda.synchronize()
+    # Compare a sample of rows (first, last, a stride through the middle) in float64 on the CPU.
+    index = torch.unique(
+        torch.cat([torch.arange(0, rows, max(1, rows // 61)), torch.tensor([rows - 1])])
+    )
+    index = index.to("cuda")
+    assert_close(
+        y[index],
+        torch_reference(x[index], weight, 1e-6),
+        dtype,
+        "compiled",
+        f"{rows}x{width} on {config.path}",
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -104,28 +144,42 @@ def test_row_offsets_past_two_to_the_31_elements() -> None:
     torch.cuda.empty_cache()
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_real_kernel_passes_named_cases_on_cuda(case: str, dtype: str) -> None:
+def test_real_kernel_passes_named_cases_on_cuda(case: str, dtype: str, path: str) -> None:
     x, weight, row_stride, eps = case_inputs(case, dtype)
-    run = kernels.run_checked(x, weight, eps=eps, dtype=dtype, row_stride=row_stride, device="cuda")
+    run = kernels.run_checked(
+        x, weight, eps=eps, dtype=dtype, row_stride=row_stride, device="cuda", path=path
+    )
     assert run.mode == "compiled"
     reasons = verdict(run, x, weight, eps, dtype)
-    assert not reasons, "\n".join(reasons)
+    assert not reasons, f"path {run.path}:\n" + "\n".join(reasons)
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("mutant", sorted(KILLED_BY))
-def test_each_mutant_killed_on_cuda(mutant: str, dtype: str) -> None:
+def test_each_mutant_killed_on_cuda(mutant: str, dtype: str, path: str) -> None:
     x, weight, row_stride, eps = case_inputs(KILLED_BY[mutant], dtype)
     run = kernels.run_checked(
-        x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, device="cuda"
+        x,
+        weight,
+        eps=eps,
+        dtype=dtype,
+        row_stride=row_stride,
+        mutant=mutant,
+        device="cuda",
+        path=path,
     )
-    assert verdict(run, x, weight, eps, dtype), f"{mutant} SURVIVED {KILLED_BY[mutant]} on cuda"
+    assert verdict(run, x, weight, eps, dtype), (
+        f"{mutant} SURVIVED {KILLED_BY[mutant]} on cuda, path {run.path}"
+    )
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("pad", [0, 5])
-def test_guard_catches_unmasked_store_on_cuda(pad: int) -> None:
+def test_guard_catches_unmasked_store_on_cuda(pad: int, path: str) -> None:
     rows, width = 3, 70
     x = np.random.default_rng(4).standard_normal((rows, width))
     run = kernels.run_checked(
@@ -136,9 +190,11 @@ def test_guard_catches_unmasked_store_on_cuda(pad: int) -> None:
         row_stride=width + pad,
         mutant="unmasked_store",
         device="cuda",
+        path=path,
     )
+    lanes = 96 if run.path == "column_loop" else run.block
     found = {(write.row, write.address) for write in run.oob_writes}
-    assert found == expected_unmasked_overflow(rows, width, width + pad, run.block)
+    assert found == expected_unmasked_overflow(rows, width, width + pad, lanes, guard=run.guard)
 
 
 def test_cpu_device_in_compiled_mode_is_a_clear_error() -> None:

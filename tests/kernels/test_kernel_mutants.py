@@ -1,4 +1,5 @@
-"""run_checked: guard regions, out-of-bounds reports, and every kernel mutant killed by name."""
+"""run_checked: guard regions, out-of-bounds reports, and every kernel mutant killed by name, on
+every launch path (one row per program, several rows per program, the column loop)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,34 @@ from kernel_cases import (
 import kernels
 
 DEVICE = "auto"
+PATHS = ("auto", *kernels.KERNEL_PATHS)
 
 
-def _run(case: str, dtype: str, mutant: str | None = None, device: str = DEVICE):
+def _run(
+    case: str, dtype: str, mutant: str | None = None, device: str = DEVICE, path: str = "auto"
+):
     x, weight, row_stride, eps = case_inputs(case, dtype)
     run = kernels.run_checked(
-        x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, device=device
+        x,
+        weight,
+        eps=eps,
+        dtype=dtype,
+        row_stride=row_stride,
+        mutant=mutant,
+        device=device,
+        path=path,
     )
+    if path != "auto":
+        assert run.path == path
     return run, verdict(run, x, weight, eps, dtype)
+
+
+def _lanes(run) -> int:
+    """Lanes a launch reads/writes past a row start with no column mask."""
+    if run.path == "column_loop":
+        width = run.y.shape[1]
+        return -(-width // run.block) * run.block
+    return run.block
 
 
 def test_kernel_mutant_names_are_the_interface_names() -> None:
@@ -41,30 +62,36 @@ def test_kernel_mutant_names_are_the_interface_names() -> None:
     assert set(KILLED_BY) == set(kernels.KERNEL_MUTANTS)
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_real_kernel_passes_every_named_case(case: str, dtype: str) -> None:
-    _, reasons = _run(case, dtype)
-    assert not reasons, f"real kernel fails {case}:\n" + "\n".join(reasons)
+def test_real_kernel_passes_every_named_case(case: str, dtype: str, path: str) -> None:
+    run, reasons = _run(case, dtype, path=path)
+    assert not reasons, f"real kernel fails {case} on {run.path}:\n" + "\n".join(reasons)
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("mutant", sorted(KILLED_BY))
-def test_each_mutant_is_killed_by_its_named_case(mutant: str, dtype: str) -> None:
+def test_each_mutant_is_killed_by_its_named_case(mutant: str, dtype: str, path: str) -> None:
     case = KILLED_BY[mutant]
-    run, reasons = _run(case, dtype, mutant)
-    assert reasons, f"kernel mutant {mutant} SURVIVED case {case} ({dtype}, {run.mode})"
+    run, reasons = _run(case, dtype, mutant, path=path)
+    assert reasons, (
+        f"kernel mutant {mutant} SURVIVED case {case} ({dtype}, {run.mode}, path {run.path})"
+    )
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("mutant", sorted(SURVIVES))
-def test_mutant_survives_the_case_that_cannot_see_it(mutant: str) -> None:
+def test_mutant_survives_the_case_that_cannot_see_it(mutant: str, path: str) -> None:
     # Evidence that the killing case matters: these cases are blind to the mutant.
-    _, reasons = _run(SURVIVES[mutant], "float32", mutant)
+    _, reasons = _run(SURVIVES[mutant], "float32", mutant, path=path)
     assert not reasons, f"{mutant} was expected to survive {SURVIVES[mutant]}: {reasons}"
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("pad", [0, 5])
-def test_guard_catches_unmasked_store_with_row_and_address(pad: int) -> None:
+def test_guard_catches_unmasked_store_with_row_and_address(pad: int, path: str) -> None:
     rng = np.random.default_rng(21)
     rows, width = 3, 70
     x = rng.standard_normal((rows, width))
@@ -75,19 +102,53 @@ def test_guard_catches_unmasked_store_with_row_and_address(pad: int) -> None:
         dtype="float32",
         row_stride=width + pad,
         mutant="unmasked_store",
+        path=path,
     )
-    assert run.block == 128
+    assert run.block == (32 if run.path == "column_loop" else 128)
+    assert run.guard == 128
+    lanes = _lanes(run)  # 96 = 3 chunks of 32 on the column loop, else the 128-lane tile
     found = {(write.row, write.address) for write in run.oob_writes}
-    expected = expected_unmasked_overflow(rows, width, width + pad, run.block)
+    expected = expected_unmasked_overflow(rows, width, width + pad, lanes, guard=run.guard)
     assert found == expected, (
         f"missing {sorted(expected - found)[:8]}, unexpected {sorted(found - expected)[:8]}"
     )
     # The last row's overflow runs into the trailing guard: reported as row rows-1.
     assert (
         max(write.address for write in run.oob_writes)
-        == run.guard + (rows - 1) * (width + pad) + run.block - 1
+        == run.guard + (rows - 1) * (width + pad) + lanes - 1
     )
     assert all(write.value == 0.0 for write in run.oob_writes)  # masked x loads 0 -> y = 0
+
+
+@pytest.mark.parametrize("rows", [1, 3, 5])
+def test_multi_row_program_masks_its_phantom_rows(rows: int) -> None:
+    # 2 rows per program: an odd row count leaves the last program one row past the end, which
+    # would land in the trailing guard (G = 128 >= width) if the row mask were missing.
+    x = np.random.default_rng(25).standard_normal((rows, 70))
+    run = kernels.run_checked(
+        x, np.ones(70), eps=1e-6, dtype="float16", row_stride=77, path="multi_row"
+    )
+    assert (run.path, run.rows_per_program, run.programs) == ("multi_row", 2, -(-rows // 2))
+    assert run.oob_writes == ()
+    assert np.all(run.buffer[~run.data_mask] == kernels.POISON)
+    assert (
+        verdict(
+            run, np.asarray(x, dtype=np.float16).astype(np.float64), np.ones(70), 1e-6, "float16"
+        )
+        == []
+    )
+
+
+def test_column_loop_strides_over_rows_and_masks_the_chunk_tail() -> None:
+    # 5 rows on 3 programs (each takes rows p, p + 3): CHUNK 64 for width 255 leaves a 1-lane
+    # hole in the last chunk, masked in both passes.
+    x = np.random.default_rng(26).standard_normal((5, 255))
+    run = kernels.run_checked(
+        x, np.ones(255), eps=1e-6, dtype="float32", row_stride=260, path="column_loop"
+    )
+    assert (run.path, run.block, run.programs) == ("column_loop", 64, 3)
+    assert run.oob_writes == ()
+    assert verdict(run, x, np.ones(255), 1e-6, "float32") == []
 
 
 def test_real_kernel_leaves_every_guard_element_poisoned() -> None:
@@ -117,7 +178,9 @@ def test_checked_run_shape_and_metadata() -> None:
     assert run.y.dtype == np.float64
     assert not run.y.flags.writeable
     assert run.mode == kernels.MODE
-    assert (run.block, run.num_warps, run.row_stride, run.guard) == (32, 4, 40, 32)
+    # 2 rows of 31 half-precision values: one row per program, one warp (a 64-byte tile).
+    assert (run.block, run.num_warps, run.row_stride, run.guard) == (32, 1, 40, 32)
+    assert (run.path, run.rows_per_program, run.programs) == ("one_row", 1, 2)
     assert run.device == kernels.device_description(
         torch.device("cuda" if kernels.MODE == "compiled" else "cpu")
     )
@@ -150,6 +213,7 @@ def test_nan_poison_is_detected_bitwise() -> None:
             {"device": "tpu"}, ValueError, r"device must be 'auto', 'cpu' or 'cuda'", id="device"
         ),
         pytest.param({"weight_dtype": "float16"}, TypeError, r"weight_dtype must be", id="wdtype"),
+        pytest.param({"path": "tiles"}, ValueError, r"path must be 'auto' or one of", id="path"),
     ],
 )
 def test_run_checked_rejects(kwargs: dict, error: type[Exception], pattern: str) -> None:

@@ -1,0 +1,185 @@
+"""The launch layouts of the one kernel family: heuristics, forced paths, one validation door.
+
+Every path is run against torch float64 here under the interpreter (small grids) and, with the
+``gpu`` marker, compiled in test_kernel_gpu.py. The mutant matrix per path is in
+test_kernel_mutants.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+from kernel_cases import TORCH_DTYPES, assert_close, torch_reference
+
+import kernels
+from kernels import rmsnorm
+from kernels.rmsnorm import LaunchConfig
+
+# What choose_config picks on an H200 (132 SMs) for the product shapes, bf16 and fp32.
+EXPECTED_PATHS = {
+    (4096, 70, 2): ("multi_row", 4, 1),
+    (65536, 128, 2): ("multi_row", 16, 4),
+    (65536, 512, 4): ("multi_row", 2, 4),
+    (1, 4096, 2): ("one_row", 1, 8),
+    (1, 4096, 4): ("one_row", 1, 8),
+    (4096, 1000, 2): ("one_row", 1, 4),
+    (4096, 5125, 2): ("one_row", 1, 4),
+    (4096, 5125, 4): ("one_row", 1, 16),
+    (16384, 4096, 2): ("one_row", 1, 8),
+    (16384, 4096, 4): ("column_loop", 1, 8),
+    (32768, 8192, 2): ("column_loop", 1, 8),
+    (32768, 16384, 2): ("one_row", 1, 16),
+    (16384, 16384, 4): ("column_loop", 1, 16),
+    (2048, 32768, 2): ("one_row", 1, 32),
+    (2048, 65536, 2): ("column_loop", 1, 32),
+    (2048, 65536, 4): ("column_loop", 1, 32),
+}
+
+
+@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PATHS))
+def test_choose_config_for_product_shapes(rows: int, width: int, itemsize: int) -> None:
+    config = kernels.choose_config(rows, width, itemsize, 132)
+    assert (config.path, config.rows_per_program, config.num_warps) == EXPECTED_PATHS[
+        (rows, width, itemsize)
+    ]
+
+
+def test_choose_config_is_valid_for_every_width() -> None:
+    widths = sorted({*range(1, 300), *(2**k + d for k in range(8, 17) for d in (-1, 0, 1))})
+    for itemsize in (2, 4):
+        for rows in (1, 7, 600, 5000, 70000):
+            for width in widths:
+                if width > kernels.MAX_WIDTH:
+                    continue
+                config = kernels.choose_config(rows, width, itemsize)
+                assert config.num_warps in (1, 2, 4, 8, 16, 32), (rows, width, config)
+                assert config.grid(rows) >= 1
+                if config.loop:
+                    assert triton.cdiv(width, config.block) <= rmsnorm.MAX_CHUNKS
+                    assert config.lanes(width) <= triton.next_power_of_2(width)
+                else:
+                    assert config.block == triton.next_power_of_2(width)
+                    assert config.block <= rmsnorm.SINGLE_TILE_MAX
+                    if config.rows_per_program > 1:  # packed short rows: a ~4 KiB tile at most
+                        assert config.block * config.rows_per_program * itemsize <= 4096
+
+
+def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    storage = torch.randn(rows, width + pad, generator=generator).to(TORCH_DTYPES[dtype]) * 3
+    x = storage[:, :width]
+    weight = torch.randn(width, generator=generator).to(TORCH_DTYPES[dtype])
+    out_storage = torch.full((rows, width + out_pad), 7.0, dtype=x.dtype)
+    out = out_storage[:, :width]
+    checked = kernels.validate(x, weight, 1e-5, out)
+    launched = rmsnorm.launch(checked.x2d, weight, out, checked.eps, config=config)
+    assert launched == config
+    assert_close(out, torch_reference(x, weight, 1e-5), dtype, kernels.MODE, str(config))
+    assert torch.all(out_storage[:, width:] == 7.0)  # padding of out untouched
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(
+    ("rows", "width", "config"),
+    [
+        (5, 70, LaunchConfig(False, 128, 1, 4, 0, True)),  # 2 programs, 3 phantom rows
+        (7, 96, LaunchConfig(False, 128, 2, 8, 0, False)),  # one program, one phantom row
+        (3, 1000, LaunchConfig(False, 1024, 4, 1, 0, True)),  # VEC hint at width 1000
+        (6, 255, LaunchConfig(True, 64, 2, 1, 4)),  # 4 chunks, 1-lane hole; 4 programs
+        (4, 130, LaunchConfig(True, 32, 1, 1, 1)),  # 5 chunks, one program for all rows
+        (2, 64, LaunchConfig(True, 64, 2)),  # one chunk, one program per row
+    ],
+)
+def test_forced_layouts_agree_with_torch(rows, width, config, dtype) -> None:
+    _forced_parity(rows, width, dtype, config, pad=3, out_pad=5, seed=rows * width)
+
+
+def test_auto_multi_row_through_the_public_launcher() -> None:
+    # 1100 rows of 16 fp32: choose_config packs 2 rows per program (550 programs >= 4 per SM).
+    config = kernels.choose_config(1100, 16, 4)
+    assert (config.path, config.rows_per_program) == ("multi_row", 2)
+    x = torch.randn(1100, 16, generator=torch.Generator().manual_seed(3))
+    weight = torch.linspace(-2, 2, 16)
+    y = kernels.rms_norm(x, weight, 1e-6)
+    assert_close(y, torch_reference(x, weight, 1e-6), "float32", kernels.MODE, "auto multi_row")
+
+
+def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
+    # Width 40000 > SINGLE_TILE_MAX: the persistent column loop (5 chunks of 8192 for fp32).
+    width = 40000
+    config = kernels.choose_config(2, width, 4)
+    assert (config.path, config.block, triton.cdiv(width, config.block)) == ("column_loop", 8192, 5)
+    x = torch.randn(2, width, generator=torch.Generator().manual_seed(4))
+    weight = torch.randn(width, generator=torch.Generator().manual_seed(5))
+    expected = torch_reference(x, weight, 1e-6)
+    y = kernels.rms_norm(x, weight, 1e-6, out=x)  # in place: pass 2 reads x before writing it
+    assert y is x
+    assert_close(y, expected, "float32", kernels.MODE, "auto column loop, in place")
+
+
+@pytest.mark.parametrize(
+    ("width", "x_stride", "y_stride", "itemsize", "vec"),
+    [
+        (1000, 1000, 1000, 2, 8),
+        (1000, 1000, 1000, 4, 4),
+        (70, 96, 70, 2, 2),
+        (5125, 5125, 5125, 2, 1),
+        (4096, 4104, 4096, 2, 8),
+        (4096, 4100, 4096, 2, 4),
+    ],
+)
+def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, itemsize, vec):
+    assert rmsnorm.vector_width(width, x_stride, y_stride, itemsize) == vec
+
+
+@pytest.mark.parametrize(
+    ("config", "error", "pattern"),
+    [
+        (LaunchConfig(False, 64, 4), ValueError, r"config\.block must be >= width \(70\)"),
+        (LaunchConfig(False, 128, 3), ValueError, r"config\.num_warps must be a power of two"),
+        (LaunchConfig(False, 128, 4, 3), ValueError, r"rows_per_program must be a power"),
+        (LaunchConfig(True, 1, 4), ValueError, r"gives 70 chunks for width 70; at most 64"),
+        (LaunchConfig(True, 32, 4, 2), ValueError, r"rows_per_program must be 1 for the column"),
+        ("tile", TypeError, r"config must be a LaunchConfig or None"),
+    ],
+)
+def test_launch_rejects_unusable_configs(config, error, pattern) -> None:
+    x = torch.ones(2, 70)
+    with pytest.raises(error, match=pattern):
+        rmsnorm.launch(x, torch.ones(70), torch.empty_like(x), 1e-6, config=config)
+
+
+def test_forced_config_names_the_paths() -> None:
+    for path in kernels.KERNEL_PATHS:
+        assert rmsnorm.forced_config(path, 3, 70, 4).path == path
+    with pytest.raises(ValueError, match=r"path must be 'auto' or one of one_row"):
+        rmsnorm.forced_config("rows", 3, 70, 4)
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((torch.ones(2, 4), torch.ones(3)), ValueError),
+        ((torch.ones(2, 4).double(), torch.ones(4)), TypeError),
+        ((torch.ones(2, 4), torch.ones(4), 1.0), ValueError),
+        ((torch.ones(4, 2).t(), torch.ones(4)), ValueError),
+        ((torch.ones(2, 4), torch.ones(4), 1e-6, torch.ones(2, 5)), ValueError),
+    ],
+)
+def test_validate_is_the_launchers_only_check(args, error) -> None:
+    # The launcher raises exactly what validate raises: one door, one message.
+    with pytest.raises(error) as from_validate:
+        kernels.validate(*args)
+    out = args[3] if len(args) > 3 else None
+    with pytest.raises(error) as from_launcher:
+        kernels.rms_norm(*args[:3], out=out)
+    assert str(from_validate.value) == str(from_launcher.value)
+
+
+def test_validate_returns_the_row_view_without_allocating() -> None:
+    x = torch.randn(2, 3, 70)
+    checked = kernels.validate(x, torch.ones(70), 1e-6)
+    assert (checked.rows, checked.width, checked.eps) == (6, 70, 1e-6)
+    assert checked.x2d.data_ptr() == x.data_ptr()
+    assert checked.x2d.shape == (6, 70)
