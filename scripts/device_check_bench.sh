@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One device call (H200): the gpu-marked kernel tests, `main.py check --device cuda`, and the
+# benchmark record, each under its own timeout so a stuck stage leaves the others' output.
+#
+#   bash scripts/device_check_bench.sh        (carry .whl: jsonschema + deps, pytest-timeout, liger)
+#
+# Writes under $OUT: log.txt (everything), check/receipt.{json,csv}, full/results.{json,csv},
+# full/bench.png. Knobs: CHECK_TIMEOUT, TESTS_TIMEOUT, BENCH_BUDGET_S.
+set -u
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-out/device}
+mkdir -p "$OUT"
+LOG="$OUT/log.txt"
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+export TRITON_CACHE_DIR=/tmp/rmsnorm-triton-cache
+
+log env
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,temperature.gpu \
+  --format=csv 2>&1 | tee -a "$LOG"
+python3 -c 'import sys, torch, triton, jsonschema; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name(), "jsonschema", jsonschema.__version__)' 2>&1 | tee -a "$LOG"
+
+log "check: python3 main.py check --device cuda --out $OUT/check"
+timeout "${CHECK_TIMEOUT:-150}" python3 main.py check --device cuda --out "$OUT/check" >"$OUT/check.txt" 2>&1
+rc=$?
+grep -v '^\[' "$OUT/check.txt" | tee -a "$LOG"
+log "check exit code: $rc"
+rm -f "$OUT/check.txt"
+
+log "gpu tests: pytest -q tests/kernels -m gpu"
+# -p no:benchmark: pytest-benchmark (in the image) warns under xdist, and filterwarnings=error
+# turns that warning into an INTERNALERROR.
+XDIST=""
+python3 -c 'import xdist' 2>/dev/null && XDIST="-n 8"
+timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -p no:cacheprovider -p no:benchmark -o addopts=-ra \
+  -W ignore::pytest.PytestConfigWarning --strict-markers -q tests/kernels -m gpu $XDIST \
+  --durations=5 2>&1 | grep -v '^SKIPPED' | tail -25 | tee -a "$LOG"
+log "gpu tests exit code: ${PIPESTATUS[0]}"
+
+log "bench: python3 main.py bench --out $OUT/full --budget-s ${BENCH_BUDGET_S:-150}"
+timeout $((${BENCH_BUDGET_S:-150} + 80)) python3 main.py bench --out "$OUT/full" \
+  --budget-s "${BENCH_BUDGET_S:-150}" 2>&1 | tail -40 | tee -a "$LOG"
+log "bench exit code: ${PIPESTATUS[0]}"
+ls -la "$OUT" "$OUT"/* | tee -a "$LOG"
+log done
