@@ -372,6 +372,16 @@ def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
     lines.append("fixtures: " + "; ".join(_fixture_summary(m) for m in matrices))
     for kill_matrix in matrices:
         lines += kill_matrix.summary_lines()
+    for path, path_matrix in result.kernel_path_matrices.items():
+        survivors = path_matrix.survivors
+        lines.append(
+            f"kernel layout {path}: {_fixture_summary(path_matrix)}; "
+            + (
+                f"SURVIVED: {', '.join(survivors)}"
+                if survivors
+                else f"all {len(path_matrix.mutants)} mutants killed"
+            )
+        )
     lines += list(summarize(receipt))
     lines.append(f"receipts: {out_dir / JSON_NAME} {out_dir / CSV_NAME}")
     return lines

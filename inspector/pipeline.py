@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ class KernelRun:
     device: str
     block: int
     num_warps: int
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,9 @@ class CheckResult:
     device: str
     mode: str
     failures: tuple[str, ...] = field(default_factory=tuple)
+    # Every launch layout of the tuned kernel, forced, against every fixture and mutant: the
+    # auto choice above covers what the input gets; these cover what other shapes get.
+    kernel_path_matrices: dict[str, matrix.KillMatrix] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -122,8 +126,13 @@ def base_versions() -> dict[str, str]:
     }
 
 
-def kernel_implementation(device: str) -> matrix.Implementation:
-    """Wrap ``kernels.run_checked`` as an oracle implementation (problem, poison, mutant)."""
+def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:
+    """Wrap ``kernels.run_checked`` as an oracle implementation (problem, poison, mutant).
+
+    Args:
+        device: "auto" | "cpu" | "cuda".
+        path: the launch layout: "auto" (the launcher's choice) or one of kernels.KERNEL_PATHS.
+    """
     import kernels
 
     def run(problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
@@ -136,6 +145,7 @@ def kernel_implementation(device: str) -> matrix.Implementation:
             mutant=mutant,
             poison=poison,
             device=device,
+            path=path,
         )
         return matrix.RunOutput(y=result.y, oob_writes=len(result.oob_writes))
 
@@ -194,6 +204,7 @@ def check_steps(
     runnable = [f for f in fixture_list if f.check != "rejection"]
     model_steps = len(fixture_list) + len(MODEL_MUTANTS) * len(runnable)
     kernel_mutants: tuple[str, ...] = ()
+    kernel_paths: tuple[str, ...] = ()
     kernel_note = "model only: the kernel was not run (--model-only)"
     kernel_ready = False
     versions = base_versions()
@@ -205,6 +216,7 @@ def check_steps(
             import kernels
 
             kernel_mutants = tuple(kernels.KERNEL_MUTANTS)
+            kernel_paths = tuple(kernels.KERNEL_PATHS)
             versions.update(kernels.versions())
             versions.update(base_versions())
             device = kernels.device_description()
@@ -215,7 +227,7 @@ def check_steps(
             kernel_note = f"kernel unavailable: {type(exc).__name__}: {exc}"
             failures.append(kernel_note)
     kernel_steps = (len(fixture_list) + len(kernel_mutants) * len(runnable)) if kernel_ready else 0
-    total = 3 + model_steps + (2 + kernel_steps if kernel_ready else 0)
+    total = 3 + model_steps + (2 + kernel_steps * (1 + len(kernel_paths)) if kernel_ready else 0)
     step = 0
 
     yield (step, total, "scalar reference")
@@ -238,20 +250,15 @@ def check_steps(
     step += 1
 
     cache = matrix.ReferenceCache()
-    model_matrix = None
-    for item in matrix.kill_matrix_steps(
-        matrix.model_implementation, MODEL_MUTANTS, fixture_list, target="model", cache=cache
-    ):
-        if isinstance(item, matrix.KillMatrix):
-            model_matrix = item
-        else:
-            yield (step + item[0], total, item[2])
-    assert model_matrix is not None
+    model_matrix = yield from _matrix_stage(
+        matrix.model_implementation, MODEL_MUTANTS, "model", cache, step, total
+    )
     step += model_steps
     failures += _matrix_failures(model_matrix)
 
     kernel_run = None
     kernel_matrix = None
+    path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
     if kernel_ready:
         yield (step, total, f"kernel ({mode}) on the input")
@@ -270,17 +277,23 @@ def check_steps(
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
         step += 1
-        implementation = kernel_implementation(config.device)
-        for item in matrix.kill_matrix_steps(
-            implementation, kernel_mutants, fixture_list, target="kernel", cache=cache
-        ):
-            if isinstance(item, matrix.KillMatrix):
-                kernel_matrix = item
-            else:
-                yield (step + item[0], total, item[2])
+        kernel_matrix = yield from _matrix_stage(
+            kernel_implementation(config.device), kernel_mutants, "kernel", cache, step, total
+        )
         step += kernel_steps
-        if kernel_matrix is not None:
-            failures += _matrix_failures(kernel_matrix)
+        failures += _matrix_failures(kernel_matrix)
+        for path in kernel_paths:
+            path_matrix = yield from _matrix_stage(
+                kernel_implementation(config.device, path),
+                kernel_mutants,
+                f"kernel[{path}]",
+                cache,
+                step,
+                total,
+            )
+            path_matrices[path] = path_matrix
+            step += kernel_steps
+            failures += _matrix_failures(path_matrix)
         yield (step, total, "compiler output")
         compile_info = _compile(problem, config)
         step += 1
@@ -301,7 +314,26 @@ def check_steps(
         device=device,
         mode=mode,
         failures=tuple(failures),
+        kernel_path_matrices=path_matrices,
     )
+
+
+def _matrix_stage(
+    implementation: matrix.Implementation,
+    mutants: tuple[str, ...],
+    target: str,
+    cache: matrix.ReferenceCache,
+    step: int,
+    total: int,
+) -> Generator[Progress, None, matrix.KillMatrix]:
+    """One kill matrix, its progress offset by ``step``; returns the matrix (``yield from``)."""
+    for item in matrix.kill_matrix_steps(
+        implementation, mutants, fixtures.FIXTURES, target=target, cache=cache
+    ):
+        if isinstance(item, matrix.KillMatrix):
+            return item
+        yield (step + item[0], total, item[2])
+    raise RuntimeError(f"{target} kill matrix produced no result")  # pragma: no cover
 
 
 def _matrix_failures(result: matrix.KillMatrix) -> list[str]:
@@ -339,6 +371,7 @@ def _run_kernel(problem: Problem, expected: np.ndarray, config: CheckConfig) -> 
         device=run.device,
         block=run.block,
         num_warps=run.num_warps,
+        path=str(getattr(run, "path", "")),
     )
 
 
@@ -348,7 +381,7 @@ def _compile(problem: Problem, config: CheckConfig) -> dict[str, Any]:
 
     target = None if kernels.MODE == "compiled" else config.compile_target
     try:
-        info = compiler_output(problem.dtype, problem.width, target)
+        info = compiler_output(problem.dtype, problem.width, target, rows=problem.rows)
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}", "target": str(target or "device")}
     return _compile_summary(info)

@@ -384,12 +384,30 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             ),
             "torch_reference": TORCH_REFERENCE if kernel is not None else None,
             "compile": _compile_section(result.compile),
+            "path": kernel.path if kernel is not None else None,
+            "paths": _path_entries(result),
         },
         "device": result.device,
         "versions": _versions(result),
         "verdict": {"passed": bool(result.passed), "failures": list(result.failures)},
         "export_check": {"status": "pending", "checks": [], "problems": []},
     }
+
+
+def _path_entries(result: CheckResult) -> list[dict[str, Any]]:
+    """Each forced launch layout of the kernel: its fixtures and which fixtures killed what."""
+    entries = []
+    for path, path_matrix in result.kernel_path_matrices.items():
+        entries.append(
+            {
+                "path": path,
+                "fixtures": len(path_matrix.baseline),
+                "fixtures_as_expected": sum(o.passed for o in path_matrix.baseline),
+                "survivors": list(path_matrix.survivors),
+                "killed_by": {m: list(path_matrix.killed_by(m)) for m in path_matrix.mutants},
+            }
+        )
+    return entries
 
 
 # ----------------------------------------------------------------------------- schema
@@ -932,6 +950,38 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
             else f"{len(data['fixtures'])} fixture outcomes as expected",
         )
     )
+    paths = data["kernel"].get("paths") or []
+    path_problems = [
+        f"{entry['path']}: "
+        + ", ".join(
+            [f"{m} survived" for m in entry["survivors"]]
+            + [m + " has no killer" for m, killers in entry["killed_by"].items() if not killers]
+            + (
+                [f"{entry['fixtures_as_expected']}/{entry['fixtures']} fixtures as expected"]
+                if entry["fixtures_as_expected"] != entry["fixtures"]
+                else []
+            )
+        )
+        for entry in paths
+        if entry["survivors"]
+        or entry["fixtures_as_expected"] != entry["fixtures"]
+        or not all(entry["killed_by"].values())
+    ]
+    if paths or data["kernel"]["ran"]:
+        checks.append(
+            Check(
+                "kernel launch layouts",
+                bool(paths) and not path_problems,
+                "; ".join(path_problems)
+                if path_problems
+                else (
+                    f"{', '.join(e['path'] for e in paths)}: every mutant killed, every fixture"
+                    " as expected"
+                    if paths
+                    else "the kernel ran but no launch layout was checked"
+                ),
+            )
+        )
     export = data["export_check"]
     checks.append(
         Check(

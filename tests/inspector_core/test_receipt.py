@@ -304,3 +304,24 @@ def test_csv_bytes_changed_since_export_are_named(model_results, tmp_path):
     csv_path.write_bytes(csv_path.read_bytes().replace(b"\n", b"\r\n"))  # same values
     report = receipt.verify_receipts(tmp_path / "receipt.json", csv_path)
     assert [p.split(":")[0] for p in report.problems] == ["csv unchanged since export"]
+
+
+def test_every_kernel_launch_layout_is_in_the_receipt_and_verified(kernel_result, tmp_path):
+    receipt.write_receipts(kernel_result, tmp_path)
+    path = tmp_path / "receipt.json"
+    data = _load(path)
+    layouts = {entry["path"]: entry for entry in data["kernel"]["paths"]}
+    assert set(layouts) == {"one_row", "multi_row", "column_loop"}
+    for entry in layouts.values():
+        assert entry["survivors"] == []
+        assert entry["fixtures_as_expected"] == entry["fixtures"] > 0
+        assert len(entry["killed_by"]) == 7
+        assert all(entry["killed_by"].values())
+    assert "padded_row_stride" in layouts["multi_row"]["killed_by"]["wrong_row_stride"]
+    assert receipt.verify_receipts(path, tmp_path / "receipt.csv").ok
+    # A layout on which a mutant survived must fail verify, naming layout and mutant.
+    data["kernel"]["paths"][1]["survivors"] = ["missing_weight"]
+    data["kernel"]["paths"][1]["killed_by"]["missing_weight"] = []
+    path.write_text(json.dumps(data), encoding="utf-8")
+    problems = " ".join(receipt.verify_receipts(path).problems)
+    assert "multi_row: missing_weight survived" in problems
