@@ -123,6 +123,9 @@ class KillMatrixModel(QAbstractTableModel):
         super().__init__(parent)
         self._rows: list[tuple[str, str, KillMatrix]] = []  # (label, mutant|"", matrix)
         self._fixtures: list[str] = []
+        self._states: list[list[str]] = []
+        self._outcomes: list[list[FixtureOutcome | None]] = []
+        self._verdicts: list[str] = []
 
     def set_matrices(self, matrices: list[KillMatrix]) -> None:
         self.beginResetModel()
@@ -137,6 +140,35 @@ class KillMatrixModel(QAbstractTableModel):
                     if outcome.fixture not in fixtures:
                         fixtures.append(outcome.fixture)
         self._fixtures = fixtures
+        # Every cell's state and outcome, computed once: views ask for them thousands of times.
+        self._states = []
+        self._outcomes = []
+        self._verdicts = []
+        column_of = {name: i for i, name in enumerate(fixtures)}
+        for _, mutant, matrix in self._rows:
+            good = {o.fixture for o in matrix.baseline if o.passed}
+            source = matrix.baseline if not mutant else matrix.cells[mutant]
+            outcomes: list[FixtureOutcome | None] = [None] * len(fixtures)
+            states = [""] * len(fixtures)
+            for outcome in source:
+                column = column_of.get(outcome.fixture)
+                if column is None:
+                    continue
+                outcomes[column] = outcome
+                if not mutant:
+                    states[column] = "pass" if outcome.passed else "FAIL"
+                else:
+                    killed = outcome.fixture in good and not outcome.passed
+                    states[column] = "killed" if killed else "survived"
+            self._outcomes.append(outcomes)
+            self._states.append(states)
+            if not mutant:
+                failures = matrix.baseline_failures
+                verdict = "all fixtures behave" if not failures else f"FAIL: {', '.join(failures)}"
+            else:
+                killers = matrix.killed_by(mutant)
+                verdict = f"killed by {len(killers)}" if killers else "SURVIVED"
+            self._verdicts.append(verdict)
         self.endResetModel()
 
     @property
@@ -147,32 +179,14 @@ class KillMatrixModel(QAbstractTableModel):
         return [label for label, _, _ in self._rows]
 
     def verdict(self, row: int) -> str:
-        _, mutant, matrix = self._rows[row]
-        if not mutant:
-            failures = matrix.baseline_failures
-            return "all fixtures behave" if not failures else f"FAIL: {', '.join(failures)}"
-        killers = matrix.killed_by(mutant)
-        return f"killed by {len(killers)}" if killers else "SURVIVED"
+        return self._verdicts[row]
 
     def _outcome(self, row: int, column: int) -> FixtureOutcome | None:
-        _, mutant, matrix = self._rows[row]
-        name = self._fixtures[column]
-        source = matrix.baseline if not mutant else matrix.cells[mutant]
-        for outcome in source:
-            if outcome.fixture == name:
-                return outcome
-        return None
+        return self._outcomes[row][column]
 
     def cell_state(self, row: int, column: int) -> str:
         """ "killed" / "survived" / "pass" / "FAIL" / "" (fixture not in this matrix)."""
-        outcome = self._outcome(row, column)
-        if outcome is None:
-            return ""
-        _, mutant, matrix = self._rows[row]
-        if not mutant:
-            return "pass" if outcome.passed else "FAIL"
-        good = {o.fixture for o in matrix.baseline if o.passed}
-        return "killed" if (outcome.fixture in good and not outcome.passed) else "survived"
+        return self._states[row][column]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,7 @@ class InspectorWindow(QMainWindow):
         self.kernel_outcome: jobs.KernelOutcome | None = None
         self.check_result: Any = None
         self.session_results: Any = None
+        self._model_errors: tuple[np.ndarray, np.ndarray] | None = None
         self.compile_cache: dict[tuple[str, int, str | None], dict[str, Any]] = {}
         self.session_path: str | None = None
         self.dirty = False
@@ -117,6 +119,10 @@ class InspectorWindow(QMainWindow):
 
         self._build()
         self._wire()
+        # Everything alive now (torch, triton, Qt wrappers) leaves the cyclic collector's
+        # generations: a full collection triggered in the worker would otherwise walk it all
+        # while holding the GIL and pause this thread for ~100 ms.
+        gc.freeze()
         if demo:
             self.input_panel.load_fixture(DEMO_FIXTURE)
             self.dirty = False
@@ -313,7 +319,8 @@ class InspectorWindow(QMainWindow):
         if problem.rows * problem.row_stride <= SYNC_ELEMENTS:
             reference = scalar.reference(problem)
             model = tiled.model(problem, mutant=mutant)
-            self._apply_analysis(problem, mutant, reference, model)
+            errors = max_errors(model.y, reference.y)
+            self._apply_analysis(problem, mutant, reference, model, errors)
             return
         if self.runner.busy:
             self._pending_analysis = True
@@ -326,12 +333,18 @@ class InspectorWindow(QMainWindow):
         return mutant if mutant in MODEL_MUTANTS else None
 
     def _apply_analysis(
-        self, problem: Problem, mutant: str | None, reference: ScalarResult, model: TiledResult
+        self,
+        problem: Problem,
+        mutant: str | None,
+        reference: ScalarResult,
+        model: TiledResult,
+        errors: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         if problem is not self.problem or mutant != self._model_mutant():
             return  # stale: the input or the mutant changed meanwhile
         self.reference = reference
         self.tiled = model
+        self._model_errors = errors if errors is not None else max_errors(model.y, reference.y)
         self._refresh_views()
         tail = f", mutant {mutant}" if mutant else ""
         self.status_line.setText(
@@ -364,7 +377,8 @@ class InspectorWindow(QMainWindow):
         if model.mutant:
             note = f"tiled columns show mutant {model.mutant}; " + note
         self.row_table.set_columns(
-            data.row_columns(problem, reference, model, kernel_abs, kernel_rel), note
+            data.row_columns(problem, reference, model, kernel_abs, kernel_rel, self._model_errors),
+            note,
         )
         self.row_table.select_row(row)
 

@@ -16,6 +16,7 @@ job to stop and waits for its thread.
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,6 +52,10 @@ class Worker(QObject):
     failed = Signal(str)
     finished = Signal()
 
+    #: Progress is emitted at most this often (the last step always): a fixture matrix has
+    #: ~1000 tiny steps and a flood of queued signals would keep the GUI thread busy.
+    PROGRESS_INTERVAL_S = 0.04
+
     def __init__(self, job: Job, name: str = "job") -> None:
         super().__init__()
         self._job = job
@@ -67,13 +72,20 @@ class Worker(QObject):
         """Run the job to completion, cancellation, or failure; always emit ``finished``."""
         outcome: Any = None
         have_outcome = False
+        last_emit = 0.0
         try:
             for item in self._job(self.cancel_event):
                 if self.cancel_event.is_set():
                     raise Cancelled
+                # Hand the GIL over between steps: a waiting GUI thread runs now, not after the
+                # next 5 ms switch interval (or a long C call) in the job.
+                time.sleep(0)
                 if _is_progress(item):
                     step, total, label = item
-                    self.progress.emit(int(step), int(total), str(label))
+                    now = time.monotonic()
+                    if now - last_emit >= self.PROGRESS_INTERVAL_S or step + 1 >= total:
+                        last_emit = now
+                        self.progress.emit(int(step), int(total), str(label))
                 else:
                     outcome, have_outcome = item, True
             if self.cancel_event.is_set():
@@ -346,6 +358,6 @@ def analysis_job(problem: Problem, mutant: str | None) -> Job:
         reference = scalar.reference(problem)
         yield (1, 2, "tiled lane model")
         model = tiled.model(problem, mutant=mutant)
-        yield (problem, mutant, reference, model)
+        yield (problem, mutant, reference, model, cmp.max_errors(model.y, reference.y))
 
     return job

@@ -76,7 +76,32 @@ class CompilerView(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.tabs, 1)
         self.compile_button.clicked.connect(self._request)
+        self.tabs.currentChanged.connect(self._fill)
         self.info: dict[str, Any] = {}
+        self._filled: set[str] = set()
+
+    def text(self, stage: str) -> str:
+        """The text a stage's tab shows (fills it if it has not been shown yet)."""
+        self._fill(self.tabs.indexOf(self.editors[stage]))
+        return self.editors[stage].toPlainText()
+
+    def _fill(self, index: int) -> None:
+        if index < 0 or not self.info or "error" in self.info:
+            return
+        stage = STAGES[index]
+        if stage in self._filled:
+            return
+        self._filled.add(stage)
+        text = self.info.get("texts", {}).get(stage)
+        editor = self.editors[stage]
+        if text:
+            editor.setPlainText(text)
+        elif stage == "sass":
+            editor.setPlainText(
+                "SASS needs nvdisasm / cuobjdump from a CUDA toolkit; not available here."
+            )
+        else:
+            editor.setPlainText("(not produced)")
 
     def _request(self) -> None:
         target = self.target_combo.currentText()
@@ -92,19 +117,10 @@ class CompilerView(QWidget):
             for editor in self.editors.values():
                 editor.setPlainText("")
             return
-        texts = self.info.get("texts", {})
-        for stage, editor in self.editors.items():
-            text = texts.get(stage)
-            if text:
-                editor.setPlainText(text)
-            elif stage == "sass":
-                editor.setPlainText(
-                    "SASS needs nvdisasm / cuobjdump from a CUDA toolkit; not available here."
-                )
-            else:
-                editor.setPlainText("(not produced)")
-        index = self.tabs.indexOf(self.editors["sass"])
-        self.tabs.setTabEnabled(index, True)
+        # Texts are laid out lazily, when their tab is shown: SASS alone can be megabytes, and
+        # setting every tab at once would pause the GUI thread when a check result arrives.
+        self._filled = set()
+        self._fill(self.tabs.currentIndex())
 
         def fact(key: str, unit: str = "") -> str:
             value = self.info.get(key)

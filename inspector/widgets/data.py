@@ -388,10 +388,17 @@ def row_columns(
     tiled: TiledResult,
     kernel_row_abs: np.ndarray | None = None,
     kernel_row_rel: np.ndarray | None = None,
+    model_errors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[RowColumn]:
-    """Per-row intermediates of every path, as plain arrays (the table model draws these)."""
+    """Per-row intermediates of every path, as plain arrays (the table model draws these).
+
+    ``model_errors`` (per-row max abs / rel of tiled vs scalar y) may be passed in when they
+    were computed off the GUI thread.
+    """
     rows = problem.rows
-    model_abs, model_rel = cmp.max_errors(tiled.y, reference.y)
+    if model_errors is None:
+        model_errors = cmp.max_errors(tiled.y, reference.y)
+    model_abs, model_rel = model_errors
     with np.errstate(divide="ignore", invalid="ignore"):
         rrms_rel = np.abs(tiled.rrms.astype(np.float64) - reference.rrms) / np.abs(reference.rrms)
     nan = np.full(rows, np.nan)

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QTableView,
@@ -39,7 +38,10 @@ class RowTable(QWidget):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setAlternatingRowColors(True)
         self.view.verticalHeader().setVisible(False)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Sized once per reset from the first rows: ResizeToContents would measure all 4096
+        # rows on every selection change and freeze the window.
+        self.view.horizontalHeader().setResizeContentsPrecision(64)
+        self.view.verticalHeader().setDefaultSectionSize(22)
         self.copy_button = QPushButton("Copy rows", objectName="copy_rows")
         self.copy_button.setToolTip(
             "Copy the selected rows (all rows if none) as tab-separated text"
@@ -58,8 +60,11 @@ class RowTable(QWidget):
         self.view.clicked.connect(self._on_clicked)
 
     def set_columns(self, columns: list, note: str = "") -> None:
+        first = self.model.columnCount() == 0
         self.model.set_columns(columns)
         self.note.setText(note)
+        if first or self.model.rowCount() <= 64:
+            self.view.resizeColumnsToContents()
 
     def selected_source_rows(self) -> list[int]:
         rows = {
@@ -106,8 +111,7 @@ class KillMatrixView(QWidget):
         self.transpose.setSourceModel(self.model)
         self.view = QTableView(objectName="kill_matrix")
         self.view.setModel(self.transpose)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.view.verticalHeader().setDefaultSectionSize(22)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectColumns)
         self.fixtures_as_rows = QCheckBox("fixtures as rows", objectName="kill_transpose")
         self.fixtures_as_rows.setChecked(True)
@@ -137,6 +141,7 @@ class KillMatrixView(QWidget):
     def set_matrices(self, matrices: list[KillMatrix]) -> None:
         self._matrices = list(matrices)
         self.model.set_matrices(self._matrices)
+        self.view.resizeColumnsToContents()
         parts = []
         for matrix in self._matrices:
             survivors = matrix.survivors

@@ -60,7 +60,11 @@ def window(qtbot, settings):
     win.show()
     qtbot.waitExposed(win)
     yield win
+    # Close it here, while the dialogs are still patched: a dirty window closed later (by
+    # pytest-qt or at exit) would open a real, modal "unsaved changes" box and hang offscreen.
+    win.dirty = False
     win.shutdown()
+    win.close()
 
 
 def click_switch(qtbot, box) -> None:

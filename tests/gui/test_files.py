@@ -55,7 +55,9 @@ def test_save_open_round_trip_is_bit_exact_in_bfloat16(
     # The saved check comes back into the kill-matrix view.
     assert len(other.kill_view.model.row_labels()) == 7
     assert str(saved) in other._recent()
+    other.dirty = False
     other.shutdown()
+    other.close()
     session = load_session(saved)
     assert session.dtype == "bfloat16"
     assert session.results is not None
