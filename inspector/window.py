@@ -107,6 +107,7 @@ class InspectorWindow(QMainWindow):
         self.kernel_outcome: jobs.KernelOutcome | None = None
         self.check_result: Any = None
         self.session_results: Any = None
+        self.bench_results: dict[str, Any] | None = None
         self._model_errors: tuple[np.ndarray, np.ndarray] | None = None
         self.compile_cache: dict[tuple[str, int, str | None], dict[str, Any]] = {}
         self.session_path: str | None = None
@@ -279,6 +280,7 @@ class InspectorWindow(QMainWindow):
         self.compiler_view.compile_requested.connect(self.request_compile)
         self.run_check_button.clicked.connect(self.run_check)
         self.run_kernel_button.clicked.connect(self.run_kernel)
+        self.bench_button.clicked.connect(self.run_benchmark)
         self.cancel_button.clicked.connect(self.runner.cancel)
         self.check_action.triggered.connect(self.run_check)
         self.kernel_action.triggered.connect(self.run_kernel)
@@ -413,6 +415,7 @@ class InspectorWindow(QMainWindow):
         valid = self.problem is not None
         self.run_check_button.setEnabled(idle and valid)
         self.check_action.setEnabled(idle and valid)
+        self.bench_button.setEnabled(idle and self.bench_view.available)
         can_kernel = idle and valid and self.env["available"]
         self.run_kernel_button.setEnabled(can_kernel)
         self.kernel_action.setEnabled(can_kernel)
@@ -434,6 +437,19 @@ class InspectorWindow(QMainWindow):
             return False
         mutant = self.mutant_panel.current
         return self.runner.start("kernel", jobs.kernel_job(self.problem, mutant, self.reference.y))
+
+    def run_benchmark(self) -> bool:
+        """The device benchmark on the worker (CUDA only: the button is disabled otherwise)."""
+        if self.runner.busy or not self.bench_view.available:
+            return False
+        self.tabs.setCurrentWidget(self.bench_view)
+        return self.runner.start(
+            "bench",
+            jobs.bench_job(
+                self.bench_view.shape_combo.currentText(),
+                [self.bench_view.dtype_combo.currentText()],
+            ),
+        )
 
     def request_compile(self, target: str) -> bool:
         if self.problem is None or self.runner.busy:
@@ -479,6 +495,11 @@ class InspectorWindow(QMainWindow):
             self._apply_check(result)
         elif name == "kernel":
             self._apply_kernel(result)
+        elif name == "bench":
+            self.bench_results = result
+            self.bench_view.set_records(result["rows"])
+            self.status_line.setText(f"bench: {len(result['rows'])} measurements.")
+            self._mark_dirty()
         elif name == "compile":
             key = tuple(result.get("key", ()))
             self.compile_cache[key] = result  # type: ignore[index]
@@ -627,6 +648,14 @@ class InspectorWindow(QMainWindow):
         if session.compile_info:
             self.compiler_view.set_info(session.compile_info, "from the session")
         self._show_session_results(session)
+        bench_rows = (session.bench_meta or {}).get("rows")
+        if bench_rows:
+            self.bench_results = {
+                "shapes": session.bench_meta.get("shapes", ""),
+                "dtypes": session.bench_meta.get("dtypes", []),
+                "rows": list(bench_rows),
+            }
+            self.bench_view.set_records(list(bench_rows))
         self._session = session
         self.session_path = None if as_template else path
         self.dirty = False
@@ -677,6 +706,20 @@ class InspectorWindow(QMainWindow):
         session.kernel_mutants = {name: name == current for name in kernel_names}
         if session.compile_info is None and self.compiler_view.info:
             session.compile_info = {k: v for k, v in self.compiler_view.info.items() if k != "key"}
+        if self.bench_results is not None:
+            rows = self.bench_results["rows"]
+            session.bench_meta = {
+                "shapes": self.bench_results["shapes"],
+                "dtypes": self.bench_results["dtypes"],
+                "rows": [{k: v for k, v in r.items() if k != "samples_us"} for r in rows],
+            }
+            session.bench_samples = {
+                f"{r['impl']}/{r['rows']}x{r['width']}/{r['dtype']}": np.asarray(
+                    r["samples_us"], dtype=np.float64
+                )
+                for r in rows
+                if r.get("samples_us")
+            }
         previous = getattr(self, "_session", None)
         if previous is not None and previous.receipt_history:
             session.receipt_history = list(previous.receipt_history)

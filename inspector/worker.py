@@ -361,3 +361,28 @@ def analysis_job(problem: Problem, mutant: str | None) -> Job:
         yield (problem, mutant, reference, model, cmp.max_errors(model.y, reference.y))
 
     return job
+
+
+def bench_job(shapes: str, dtypes: list[str], budget_s: float | None = 300.0) -> Job:
+    """A job running ``kernels.bench.iter_benchmark`` (CUDA only); yields the finalized rows.
+
+    Cancel is honoured between measurements (one shape x dtype x implementation each).
+    """
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 1, "loading the benchmark harness")
+        from kernels import bench
+
+        shape_list = bench.resolve_shapes(shapes, bench.load_shape_sets())
+        impls = list(bench.IMPLEMENTATIONS)
+        config = bench.BenchConfig(
+            shapes=shape_list, dtypes=list(dtypes), impls=impls, budget_s=budget_s
+        )
+        rows: list[dict[str, Any]] = []
+        for step, total, row in bench.iter_benchmark(config):
+            rows.append(row)
+            label = f"{row.get('impl')} {row.get('rows')}x{row.get('width')} {row.get('dtype')}"
+            yield (step, total, label)
+        yield {"shapes": shapes, "dtypes": list(dtypes), "rows": bench.finalize(rows)}
+
+    return job

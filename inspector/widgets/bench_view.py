@@ -1,7 +1,9 @@
-"""Benchmark view: GB/s per shape and implementation, drawn once the harness has run.
+"""Benchmark view: GB/s per shape and implementation, with the sample spread.
 
 Timing needs a CUDA device. In interpreter mode the view says so and the window keeps the
-Benchmark button disabled: the interpreter makes no timing claims.
+Benchmark button disabled: the interpreter makes no timing claims. Results come from
+``kernels.bench`` rows (``impl``, ``rows``, ``width``, ``dtype``, ``status``, ``gbps``,
+``gbps_p20_time``, ``gbps_p80_time``, ``pct_of_copy``).
 """
 
 from __future__ import annotations
@@ -11,66 +13,125 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 INTERPRETER_NOTE = "interpreter mode — no timing claims"
+SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "all")
+PALETTE = {
+    "copy": (200, 200, 200),
+    "ours": (110, 170, 255),
+    "ours_tuned": (0, 229, 255),
+    "torch_eager": (255, 167, 38),
+    "torch_compile": (236, 64, 122),
+    "liger": (102, 187, 106),
+}
 
 
 class BenchView(QWidget):
-    """Plots benchmark records: one line per implementation, GB/s against width."""
+    """One line per implementation (GB/s against the shape), error bars p20..p80 of time."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.note = QLabel(objectName="bench_note")
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.RichText)
+        self.shape_combo = QComboBox(objectName="bench_shapes")
+        self.shape_combo.addItems(list(SHAPE_SETS))
+        self.dtype_combo = QComboBox(objectName="bench_dtype")
+        self.dtype_combo.addItems(["bfloat16", "float16", "float32"])
+        self.summary = QLabel(objectName="bench_summary")
+        self.summary.setWordWrap(True)
         self.plot = pg.PlotWidget(objectName="bench_plot")
         self.plot.setBackground(None)
         item = self.plot.getPlotItem()
-        item.setLabel("bottom", "shape index")
-        item.setLabel("left", "GB/s (median)")
+        item.setLabel("bottom", "shape (rows × width)")
+        item.setLabel("left", "GB/s (median; bars: p20–p80 of time)")
         item.showGrid(x=True, y=True, alpha=0.2)
-        self.legend = item.addLegend()
+        item.addLegend(offset=(10, 10))
+        top = QHBoxLayout()
+        top.addWidget(self.note, 1)
+        top.addWidget(QLabel("shapes"))
+        top.addWidget(self.shape_combo)
+        top.addWidget(QLabel("dtype"))
+        top.addWidget(self.dtype_combo)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.note)
+        layout.addLayout(top)
+        layout.addWidget(self.summary)
         layout.addWidget(self.plot, 1)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.bars: dict[str, pg.ErrorBarItem] = {}
+        self.records: list[dict[str, Any]] = []
         self.set_available(False, INTERPRETER_NOTE)
 
     def set_available(self, available: bool, reason: str) -> None:
+        self.available = available
         if available:
-            self.note.setText("Benchmark: device-event timing on " + reason)
+            self.note.setText(f"Device-event timing on <b>{reason}</b>; parity checked per shape.")
         else:
             self.note.setText(
-                f"<b>Benchmark unavailable</b>: {reason}. Run on a CUDA machine "
-                "(<code>python main.py bench --out DIR</code>) for timings."
+                f"<b>Benchmark unavailable</b>: {reason}. On a CUDA machine use the Benchmark "
+                "button or <code>python main.py bench --out DIR</code>."
             )
 
     def set_records(self, records: list[dict[str, Any]]) -> None:
-        """records: dicts with ``impl``, ``gbps`` (median) and optionally ``label``."""
-        by_impl: dict[str, list[float]] = {}
-        for record in records:
-            by_impl.setdefault(str(record.get("impl")), []).append(
-                float(record.get("gbps", np.nan))
-            )
-        palette = [
-            (110, 170, 255),
-            (255, 167, 38),
-            (102, 187, 106),
-            (236, 64, 122),
-            (200, 200, 200),
-        ]
-        for i, (impl, values) in enumerate(by_impl.items()):
-            curve = self.curves.get(impl)
-            if curve is None:
-                curve = self.plot.plot(
+        """Draw the rows of one run (wrong or failed measurements are listed, not drawn)."""
+        self.records = list(records)
+        shapes: list[tuple[int, int]] = []
+        for row in self.records:
+            key = (int(row.get("rows", 0)), int(row.get("width", 0)))
+            if key not in shapes:
+                shapes.append(key)
+        index = {shape: i for i, shape in enumerate(shapes)}
+        by_impl: dict[str, list[dict[str, Any]]] = {}
+        for row in self.records:
+            if row.get("status") == "ok" and row.get("gbps") is not None:
+                by_impl.setdefault(str(row.get("impl")), []).append(row)
+        for impl in list(self.curves):
+            if impl not in by_impl:
+                self.curves[impl].setData([], [])
+                self.bars[impl].setData(x=np.zeros(0), y=np.zeros(0), top=None, bottom=None)
+        for impl, rows in by_impl.items():
+            x = np.array([index[(int(r["rows"]), int(r["width"]))] for r in rows], dtype=float)
+            y = np.array([float(r["gbps"]) for r in rows])
+            high = np.array([float(r.get("gbps_p20_time", r["gbps"])) for r in rows])
+            low = np.array([float(r.get("gbps_p80_time", r["gbps"])) for r in rows])
+            color = PALETTE.get(impl, (180, 180, 180))
+            if impl not in self.curves:
+                style = Qt.PenStyle.DashLine if impl == "copy" else Qt.PenStyle.SolidLine
+                self.curves[impl] = self.plot.plot(
                     [],
                     [],
-                    pen=pg.mkPen(palette[i % len(palette)], width=2),
+                    pen=pg.mkPen(color, width=2, style=style),
                     symbol="o",
-                    symbolSize=5,
+                    symbolSize=6,
+                    symbolBrush=color,
                     name=impl,
                 )
-                self.curves[impl] = curve
-            curve.setData(np.arange(len(values), dtype=float), np.asarray(values))
+                self.bars[impl] = pg.ErrorBarItem(pen=pg.mkPen(color), beam=0.15)
+                self.plot.addItem(self.bars[impl])
+            order = np.argsort(x)
+            self.curves[impl].setData(x[order], y[order])
+            self.bars[impl].setData(
+                x=x[order], y=y[order], top=(high - y)[order], bottom=(y - low)[order]
+            )
+        axis = self.plot.getPlotItem().getAxis("bottom")
+        axis.setTicks([[(i, f"{r}×{w}") for (r, w), i in index.items()], []])
+        wrong = [r for r in self.records if r.get("status") == "wrong"]
+        failed = [r for r in self.records if r.get("status") not in ("ok", "wrong")]
+        ours = [r for r in by_impl.get("ours", []) if r.get("pct_of_copy") is not None]
+        text = f"{len(self.records)} measurements"
+        if ours:
+            pct = [float(r["pct_of_copy"]) for r in ours]
+            text += f" · ours: {min(pct):.0f}–{max(pct):.0f}% of copy bandwidth"
+        if wrong:
+            text += " · WRONG OUTPUT (kept out of the chart): " + ", ".join(
+                f"{r['impl']} {r['rows']}×{r['width']}" for r in wrong
+            )
+        if failed:
+            text += f" · {len(failed)} skipped/unsupported/failed"
+        self.summary.setText(text)
+
+    def plotted(self, impl: str) -> tuple[np.ndarray, np.ndarray]:
+        x, y = self.curves[impl].getData()
+        return np.asarray(x), np.asarray(y)
