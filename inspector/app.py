@@ -112,4 +112,7 @@ def run_app(session_path: str | None = None, screenshot: str | None = None) -> i
             window.deleteLater()
         return 0
     window.show()
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, window.offer_recovery)  # unsaved work from a crashed run
     return int(app.exec())

@@ -53,6 +53,7 @@ from oracle.tiled import TiledResult
 #: (a few ms); bigger ones go to the worker so the window never freezes.
 SYNC_ELEMENTS = 1 << 16
 MAX_RECENT = 8
+AUTOSAVE_MS = 60_000
 DEMO_FIXTURE = "padded_row_stride"
 
 
@@ -94,7 +95,14 @@ def _bench_available() -> tuple[bool, str]:
 class InspectorWindow(QMainWindow):
     """RMSNorm Kernel Inspector main window."""
 
-    def __init__(self, *, demo: bool = True, settings: QSettings | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        demo: bool = True,
+        settings: QSettings | None = None,
+        autosave_dir: str | None = None,
+        autosave_ms: int = AUTOSAVE_MS,
+    ) -> None:
         super().__init__()
         self.setObjectName("inspector_window")
         self.setWindowTitle("RMSNorm Kernel Inspector")
@@ -115,6 +123,7 @@ class InspectorWindow(QMainWindow):
         self._pending_analysis = False
         self._bench_records: list[dict[str, Any]] = []
         self._closed = False
+        self.autosave_dir = autosave_dir
         self._job_state: dict[str, str] = {}
         self.env = kernel_environment()
 
@@ -124,6 +133,11 @@ class InspectorWindow(QMainWindow):
         # generations: a full collection triggered in the worker would otherwise walk it all
         # while holding the GIL and pause this thread for ~100 ms.
         gc.freeze()
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setInterval(autosave_ms)
+        self._autosave_timer.timeout.connect(self.autosave)
+        if autosave_ms > 0:
+            self._autosave_timer.start()
         if demo:
             self.input_panel.load_fixture(DEMO_FIXTURE)
             self.dirty = False
@@ -586,7 +600,10 @@ class InspectorWindow(QMainWindow):
         answer = dialogs.ask_unsaved(self)
         if answer == "save":
             return self.save_session()
-        return answer == "discard"
+        if answer == "discard":
+            self._discard_autosave(self.session_path)
+            return True
+        return False
 
     def new_session(self) -> None:
         if not self._confirm_discard():
@@ -750,11 +767,57 @@ class InspectorWindow(QMainWindow):
             self.status_line.setText(f"save failed: {exc}")
             return False
         self._session = session
+        previous_path = self.session_path
         self.session_path = path
         self.dirty = False
         self._add_recent(path)
         self._update_title()
         self.status_line.setText(f"Saved {path}.")
+        self._discard_autosave(previous_path)
+        self._discard_autosave(path)
+        return True
+
+    # ---------------------------------------------------------------- autosave & recovery
+
+    def autosave(self) -> str | None:
+        """Write unsaved work to the autosave file (never to the session file itself)."""
+        if not self.dirty or self.problem is None or self._closed:
+            return None
+        try:
+            from inspector.session import write_autosave
+
+            target = write_autosave(self.current_session(), self.session_path, self.autosave_dir)
+        except Exception as exc:  # autosave must never disturb the user's work
+            self.status_line.setText(f"autosave failed: {exc}")
+            return None
+        self.status_line.setText(f"Autosaved to {target}.")
+        return str(target)
+
+    def _discard_autosave(self, path: str | None) -> None:
+        try:
+            from inspector.session import discard_autosave
+
+            discard_autosave(path, self.autosave_dir)
+        except Exception as exc:
+            self.status_line.setText(f"could not remove the autosave: {exc}")
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer the autosave of this (or the untitled) session; True if opened."""
+        from inspector.session import recovery_candidate
+
+        candidate = recovery_candidate(self.session_path, self.autosave_dir)
+        if candidate is None:
+            return False
+        if not dialogs.ask_recover(self, str(candidate)):
+            self._discard_autosave(self.session_path)
+            return False
+        original = self.session_path
+        if not self.open_session(str(candidate), as_template=True):
+            return False
+        self.session_path = original  # saving writes the real file, not the autosave
+        self.dirty = True
+        self._update_title()
+        self.status_line.setText(f"Recovered unsaved work from {candidate}.")
         return True
 
     def export_receipts(self) -> bool:
@@ -832,6 +895,7 @@ class InspectorWindow(QMainWindow):
             return
         self._closed = True
         self.stepper.play(False)
+        self._autosave_timer.stop()
         # The runner also drops anything late (generation check); disconnecting makes sure a
         # result can never reach a half-destroyed window.
         for signal, slot in (

@@ -51,3 +51,15 @@ def show_error(parent: QWidget | None, title: str, message: str) -> None:
 
 def show_info(parent: QWidget | None, title: str, message: str) -> None:
     QMessageBox.information(parent, title, message)
+
+
+def ask_recover(parent: QWidget | None, path: str) -> bool:
+    """An autosave newer than the saved file exists: open it?"""
+    answer = QMessageBox.question(
+        parent,
+        "Recover unsaved work",
+        f"Unsaved work from an earlier run was autosaved to\n{path}\n\nOpen it?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.Yes,
+    )
+    return answer == QMessageBox.StandardButton.Yes

@@ -43,6 +43,7 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
         monkeypatch.setattr(dialogs, name, refuse)
     monkeypatch.setattr(dialogs, "show_error", lambda *a, **k: None)
     monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent: "discard")
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path: False)
 
 
 @pytest.fixture
@@ -51,11 +52,11 @@ def settings(tmp_path) -> QSettings:
 
 
 @pytest.fixture
-def window(qtbot, settings):
+def window(qtbot, settings, tmp_path):
     """The main window with the demo input, closed (and its worker joined) afterwards."""
     from inspector.window import InspectorWindow
 
-    win = InspectorWindow(demo=True, settings=settings)
+    win = InspectorWindow(demo=True, settings=settings, autosave_dir=str(tmp_path / "autosave"))
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)

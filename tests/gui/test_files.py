@@ -109,3 +109,33 @@ def test_screenshot_mode_renders_a_png(qtbot, tmp_path) -> None:
     assert run_app(None, str(out)) == 0
     assert out.stat().st_size > 10_000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_autosave_and_recovery_after_a_crash(
+    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    from inspector.window import InspectorWindow
+
+    panel = window.input_panel
+    panel.eps_edit.setText("2e-6")
+    panel.eps_edit.textEdited.emit("2e-6")
+    window.input_panel.validate()
+    assert window.dirty
+    target = window.autosave()
+    assert target is not None
+    assert (tmp_path / "autosave").is_dir()
+    # "Crash": a new window finds the autosave and, when the user agrees, opens it untitled.
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path: True)
+    other = InspectorWindow(demo=True, settings=settings, autosave_dir=str(tmp_path / "autosave"))
+    qtbot.addWidget(other)
+    assert other.offer_recovery()
+    assert other.problem.eps == pytest.approx(2e-6)
+    assert other.dirty
+    assert other.session_path is None
+    # Saving for real removes the autosave.
+    monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(tmp_path / "saved.h5"))
+    assert other.save_session()
+    assert not other.offer_recovery()
+    other.dirty = False
+    other.shutdown()
+    other.close()
