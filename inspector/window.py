@@ -169,7 +169,7 @@ class InspectorWindow(QMainWindow):
         self.cancel_button = QPushButton("Cancel", objectName="cancel")
         self.cancel_button.setEnabled(False)
         self.kernel_in_check = QCheckBox("include the real kernel", objectName="kernel_in_check")
-        self.kernel_in_check.setChecked(self.env["mode"] == "compiled")
+        self.kernel_in_check.setChecked(self.env["available"])
         self.kernel_in_check.setEnabled(self.env["available"])
         self.kernel_in_check.setToolTip(
             "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "

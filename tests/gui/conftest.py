@@ -68,8 +68,14 @@ def window(qtbot, settings, tmp_path):
     win.close()
 
 
-def click_switch(qtbot, box) -> None:
+def _click_switch(qtbot, box) -> None:
     """Click a check box on its indicator (its centre may be empty space in a wide layout)."""
     from PySide6.QtCore import QPoint, Qt
 
     qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+
+
+@pytest.fixture
+def click_switch():
+    """``click_switch(qtbot, box)``: a mouse click on a check box's indicator."""
+    return _click_switch

@@ -10,7 +10,6 @@ from inspector.app import run_app
 from inspector.session import load_session
 from inspector.widgets import dialogs
 from oracle.dtypes import bfloat16_bits
-from tests.gui.conftest import click_switch
 
 
 def _run_model_check(qtbot, window) -> None:
@@ -21,7 +20,7 @@ def _run_model_check(qtbot, window) -> None:
 
 
 def test_save_open_round_trip_is_bit_exact_in_bfloat16(
-    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
+    qtbot, click_switch, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
     panel = window.input_panel
     panel.dtype_combo.setCurrentText("bfloat16")

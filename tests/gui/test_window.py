@@ -10,7 +10,6 @@ from inspector.widgets import data
 from oracle import compare as cmp
 from oracle import scalar, tiled
 from oracle.mutants import MODEL_MUTANTS
-from tests.gui.conftest import click_switch
 
 
 def test_window_builds_with_the_demo_input(window) -> None:
@@ -53,7 +52,9 @@ def _table_snapshot(window) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("mutant", MODEL_MUTANTS)
-def test_each_mutant_toggle_changes_table_grid_and_stepper(qtbot, window, mutant) -> None:
+def test_each_mutant_toggle_changes_table_grid_and_stepper(
+    qtbot, click_switch, window, mutant
+) -> None:
     before = _table_snapshot(window)
     click_switch(qtbot, window.mutant_panel.switches[mutant])
     assert window.mutant_panel.current == mutant
@@ -86,7 +87,7 @@ def test_masked_tail_mutant_colours_poison_lanes(qtbot, window) -> None:
     assert "poison" in window.grid.counts.text()
 
 
-def test_mutants_are_exclusive(qtbot, window) -> None:
+def test_mutants_are_exclusive(qtbot, click_switch, window) -> None:
     switches = window.mutant_panel.switches
     click_switch(qtbot, switches["missing_square"])
     click_switch(qtbot, switches["missing_weight"])
