@@ -209,3 +209,26 @@ def test_fixture_picker_in_the_window(qtbot, window) -> None:
     assert window.problem.name == "text"
     assert window.problem.rows == 2
     assert window.row_table.model.column_values("rrms tiled")[0] == pytest.approx(1e3, rel=1e-3)
+
+
+def test_hover_and_click_through_real_mouse_events(qtbot, window) -> None:
+    from PySide6.QtCore import QPointF
+
+    grid = window.grid
+    view = grid.plot.getPlotItem().getViewBox()
+    scene_point = view.mapViewToScene(QPointF(5.5, 2.0))  # lane 5 of row 2
+    pos = grid.plot.mapFromScene(scene_point)
+    qtbot.mouseMove(grid.plot.viewport(), pos)
+    qtbot.waitUntil(lambda: bool(grid.hover_text), timeout=2000)
+    # The cell under the pointer, as the scene maps the (integer) viewport position back.
+    under = view.mapSceneToView(grid.plot.mapToScene(pos))
+    row, lane = grid.cell_at(under.x(), under.y())
+    assert row == 2
+    problem = window.problem
+    address = row * problem.row_stride + lane
+    assert f"address {row} * {problem.row_stride} + {lane} = {address}" in grid.hover_text
+    assert grid.hover_text == grid.describe(row, lane)
+    with qtbot.waitSignal(grid.row_selected, timeout=2000) as blocker:
+        qtbot.mouseClick(grid.plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert blocker.args == [2]
+    assert window.stepper.row == 2
