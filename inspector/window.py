@@ -443,7 +443,8 @@ class InspectorWindow(QMainWindow):
         from inspector.pipeline import CheckConfig
 
         config = CheckConfig(run_kernel=self.kernel_in_check.isChecked())
-        self.summary.setPlainText("")
+        # The log is replaced when the new result arrives, not now: a run that fails or is
+        # cancelled leaves the earlier check's log in place (the failure is appended to it).
         return self.runner.start("check", jobs.check_job(self.problem, config))
 
     def run_kernel(self) -> bool:
@@ -497,6 +498,8 @@ class InspectorWindow(QMainWindow):
         if message == "cancelled":
             self.status_line.setText(f"{name}: cancelled.")
             return
+        if "OutOfMemoryError" in message or "out of memory" in message.lower():
+            message += " (the device ran out of memory: try fewer rows or a narrower width)"
         self.status_line.setText(f"{name} failed: {message}")
         self.summary.appendPlainText(f"{name} failed: {message}\n{self.runner.last_details}")
         self.verdict.setText(f"<b style='color:rgb(239,83,80)'>{name} failed</b>: {message}")

@@ -158,6 +158,10 @@ class _Relay(QObject):
     @Slot(str)
     def on_failed(self, message: str) -> None:
         if self._current():
+            # The traceback must be readable by the failed() handlers, which run before
+            # finished() arrives (the worker sets it before emitting).
+            worker = self._runner._worker
+            self._runner.last_details = worker.details if worker is not None else ""
             self._runner.failed.emit(self._name, message)
 
     @Slot()
