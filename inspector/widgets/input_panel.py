@@ -8,6 +8,7 @@ its field (red frame, tooltip) and the message line; ``problem_changed(None)`` b
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -280,37 +281,36 @@ class InputPanel(QWidget):
         self.edited.emit()
 
     def import_npy(self) -> None:
-        """x from a ``.npy`` file (1-D: one row); weights kept if they still fit, else ones."""
+        """x from a ``.npy`` file (1-D: one row); weights kept if they still fit, else ones.
+
+        A file that cannot become a valid x (unreadable, pickled objects, not 1-D/2-D numbers,
+        too many values, non-finite or out-of-range values) gets one error on the x field and
+        changes nothing else: the current input, and the problem it validated to, stay.
+        """
         path = dialogs.choose_open_file(self, "Import x from .npy", "NumPy arrays (*.npy)")
         if not path:
             return
         try:
-            array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            self._mark(
-                ValidationError("x", path, "a readable .npy file", f"x: cannot read {path}: {exc}")
-            )
+            matrix = read_npy_matrix(path)
+            weight = self._current_weight()
+            if weight is None or weight.size != matrix.shape[1]:
+                weight = np.ones(matrix.shape[1])
+            eps = self.eps_edit.text() or 1e-6
+            dtype = self.dtype_combo.currentText()
+            try:
+                make_problem(matrix, weight, eps=eps, dtype=dtype, name="npy")
+            except ValidationError as exc:
+                if exc.field in ("x", "weight", "rows", "width", "row_stride"):
+                    raise ValidationError("x", path, exc.bound, f"x: {path}: {exc}") from None
+                # Another field (eps, dtype) is wrong already: load x, the field keeps its mark.
+        except ValidationError as exc:
+            self._mark(exc)
             return
-        if array.dtype.kind not in "fiu" or array.ndim not in (1, 2):
-            self._mark(
-                ValidationError(
-                    "x",
-                    path,
-                    "a 1-D or 2-D numeric array",
-                    f"x: {path} holds a {array.ndim}-D {array.dtype} array; expected 1-D or 2-D "
-                    "numbers",
-                )
-            )
-            return
-        matrix = np.atleast_2d(array.astype(np.float64))
-        weight = self._current_weight()
-        if weight is None or weight.size != matrix.shape[1]:
-            weight = np.ones(matrix.shape[1])
         self.set_values(
             x=matrix,
             weight=weight,
-            eps=self.eps_edit.text() or 1e-6,
-            dtype=self.dtype_combo.currentText(),
+            eps=eps,
+            dtype=dtype,
             row_stride=None,
             label=f"from {path}",
         )
@@ -415,6 +415,57 @@ class InputPanel(QWidget):
         name = self.fixture_combo.itemData(index)
         if name:
             self.load_fixture(name)
+
+
+def read_npy_matrix(path: str) -> np.ndarray:
+    """Read a 1-D or 2-D numeric ``.npy`` file as a float64 ``rows x width`` matrix.
+
+    The file is memory-mapped first, so its header is checked (pickle refused, dimensions,
+    dtype, element count against the declared limit) before a byte of data is copied: a header
+    that declares a huge shape costs nothing.
+
+    Raises:
+        ValidationError: on field ``x``, naming the file and what was expected.
+    """
+    expected = f"a 1-D or 2-D numeric array of at most {LIMITS.max_elements} values"
+    try:
+        mapped = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # any damage in the file is this file's error, never a crash
+        reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, OSError) else str(exc)
+        if isinstance(exc, ValueError) and "empty" in str(exc):
+            reason = "it holds no values"
+        raise ValidationError(
+            "x", path, "a readable .npy file", f"x: cannot read {path}: {reason}"
+        ) from None
+    if not isinstance(mapped, np.ndarray):  # an .npz archive (np.load returns NpzFile)
+        with contextlib.suppress(Exception):
+            mapped.close()
+        raise ValidationError("x", path, expected, f"x: {path} is not a single .npy array")
+    if mapped.dtype.kind not in "fiu" or mapped.ndim not in (1, 2):
+        raise ValidationError(
+            "x",
+            path,
+            expected,
+            f"x: {path} holds a {mapped.ndim}-D {mapped.dtype} array; expected 1-D or 2-D numbers",
+        )
+    if mapped.size > LIMITS.max_elements or mapped.size == 0:
+        shape = "×".join(str(n) for n in mapped.shape)
+        raise ValidationError(
+            "x",
+            path,
+            expected,
+            f"x: {path} holds {mapped.size} values ({shape}); expected 1 to {LIMITS.max_elements}",
+        )
+    try:
+        with np.errstate(all="ignore"):
+            matrix = np.atleast_2d(np.array(mapped, dtype=np.float64))
+    except Exception as exc:
+        raise ValidationError(
+            "x", path, "a readable .npy file", f"x: cannot read {path}: {exc}"
+        ) from None
+    finally:
+        del mapped  # closes the map
+    return matrix
 
 
 def _try_array(value: Any, ndim: int) -> np.ndarray | None:
