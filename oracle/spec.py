@@ -151,7 +151,9 @@ def check_int(field: str, value: Any, low: int, high: int | None) -> int:
             )
         number = int(as_float)
     if number < low or (high is not None and number > high):
-        raise ValidationError(field, value, bound, f"{field}: {number} is out of range; expected {bound}")
+        raise ValidationError(
+            field, value, bound, f"{field}: {number} is out of range; expected {bound}"
+        )
     return number
 
 
@@ -171,7 +173,9 @@ def check_eps(value: Any) -> float:
     if not math.isfinite(number):
         raise ValidationError("eps", value, bound, f"eps: {_short(value)} is not finite")
     if not LIMITS.min_eps <= number <= LIMITS.max_eps:
-        raise ValidationError("eps", value, bound, f"eps: {number:g} is out of range; expected {bound}")
+        raise ValidationError(
+            "eps", value, bound, f"eps: {number:g} is out of range; expected {bound}"
+        )
     return number
 
 
@@ -319,7 +323,8 @@ def make_problem(
             "row_stride",
             stride,
             f"row_stride >= width = {width_value}",
-            f"row_stride: {stride} is below the width; expected row_stride >= width = {width_value}",
+            f"row_stride: {stride} is below the width; "
+            f"expected row_stride >= width = {width_value}",
         )
     if row_count * stride > LIMITS.max_elements:
         raise ValidationError(
