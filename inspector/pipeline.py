@@ -126,27 +126,43 @@ def base_versions() -> dict[str, str]:
     }
 
 
-def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:
-    """Wrap ``kernels.run_checked`` as an oracle implementation (problem, poison, mutant).
+def run_kernel_on(
+    problem: Problem,
+    *,
+    mutant: str | None = None,
+    poison: float = tiled.POISON,
+    device: str = "auto",
+    path: str = "auto",
+) -> Any:
+    """The one place a validated problem meets ``kernels.run_checked`` (a CheckedRun back).
 
     Args:
+        problem: a validated problem; its x and weight are copied (torch wants writable arrays).
+        mutant: None for the real kernel, else one of ``kernels.KERNEL_MUTANTS``.
+        poison: value of the guard regions and the row padding.
         device: "auto" | "cpu" | "cuda".
         path: the launch layout: "auto" (the launcher's choice) or one of kernels.KERNEL_PATHS.
     """
     import kernels
 
+    return kernels.run_checked(
+        np.array(problem.x),
+        np.array(problem.weight),
+        eps=problem.eps,
+        dtype=problem.dtype,
+        row_stride=problem.row_stride,
+        mutant=mutant,
+        poison=poison,
+        device=device,
+        path=path,
+    )
+
+
+def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:
+    """Wrap the kernel as an oracle implementation (problem, poison, mutant); see run_kernel_on."""
+
     def run(problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
-        result = kernels.run_checked(
-            np.array(problem.x),
-            np.array(problem.weight),
-            eps=problem.eps,
-            dtype=problem.dtype,
-            row_stride=problem.row_stride,
-            mutant=mutant,
-            poison=poison,
-            device=device,
-            path=path,
-        )
+        result = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, path=path)
         return matrix.RunOutput(y=result.y, oob_writes=len(result.oob_writes))
 
     return run
@@ -347,17 +363,7 @@ def _matrix_failures(result: matrix.KillMatrix) -> list[str]:
 
 
 def _run_kernel(problem: Problem, expected: np.ndarray, config: CheckConfig) -> KernelRun:
-    import kernels
-
-    run = kernels.run_checked(
-        np.array(problem.x),
-        np.array(problem.weight),
-        eps=problem.eps,
-        dtype=problem.dtype,
-        row_stride=problem.row_stride,
-        poison=config.poison,
-        device=config.device,
-    )
+    run = run_kernel_on(problem, poison=config.poison, device=config.device)
     tolerance = cmp.TOLERANCES[problem.dtype]
     row_abs, row_rel = cmp.max_errors(run.y, expected)
     return KernelRun(
