@@ -140,6 +140,8 @@ class InspectorWindow(QMainWindow):
         self.problem: Problem | None = None
         self.reference: ScalarResult | None = None
         self.tiled: TiledResult | None = None
+        self._analysed_problem: Problem | None = None
+        self._model_image: tuple[TiledResult, Any] | None = None
         self.kernel_outcome: jobs.KernelOutcome | None = None
         self.check_result: Any = None
         self.session_results: Any = None
@@ -375,7 +377,7 @@ class InspectorWindow(QMainWindow):
             self._pending_analysis = True
             self.status_line.setText("Large input: analysis waits for the running job.")
             return
-        self.runner.start("analyze", jobs.analysis_job(problem, mutant))
+        self.runner.start("analyze", jobs.analysis_job(problem, mutant, self.grid.lut))
 
     def _model_mutant(self) -> str | None:
         mutant = self.mutant_panel.current
@@ -388,11 +390,15 @@ class InspectorWindow(QMainWindow):
         reference: ScalarResult,
         model: TiledResult,
         errors: tuple[np.ndarray, np.ndarray] | None = None,
+        image: Any = None,
     ) -> None:
         if problem is not self.problem or mutant != self._model_mutant():
             return  # stale: the input or the mutant changed meanwhile
         self.reference = reference
         self.tiled = model
+        self._analysed_problem = problem
+        # The worker's grid image of this model (no kernel stores drawn in it).
+        self._model_image = (model, image) if image is not None else None
         self._model_errors = errors if errors is not None else max_errors(model.y, reference.y)
         self._refresh_views()
         tail = f", mutant {mutant}" if mutant else ""
@@ -400,13 +406,29 @@ class InspectorWindow(QMainWindow):
             f"Analysed {problem.rows} × {problem.width} {problem.dtype}{tail}."
         )
 
+    def _analysis_current(self) -> bool:
+        """Whether the held analysis (reference + model) is of the current problem.
+
+        A new large problem is analysed on the worker; until its result arrives the views keep
+        showing the previous analysis and must not mix it with the new problem's shape.
+        """
+        problem, reference, model = self.problem, self.reference, self.tiled
+        if problem is None or reference is None or model is None:
+            return False
+        return self._analysed_problem is problem
+
     def _refresh_views(self) -> None:
         problem, reference, model = self.problem, self.reference, self.tiled
         if problem is None or reference is None or model is None:
             return
+        if not self._analysis_current():
+            return  # the analysis of this problem is still running; it refreshes on arrival
         outcome = self.kernel_outcome
         kernel_oob = outcome.oob_addresses if outcome is not None else ()
-        self.grid.set_data(problem, model, kernel_oob)
+        image = None
+        if not kernel_oob and self._model_image is not None and self._model_image[0] is model:
+            image = self._model_image[1]
+        self.grid.set_data(problem, model, kernel_oob, image=image)
         row = min(self.grid.selected_row, problem.rows - 1)
         self.stepper.set_steps(data.reduction_steps(problem, model, row, reference), row)
         self.grid.set_span(self.stepper.active_lanes())
@@ -433,7 +455,7 @@ class InspectorWindow(QMainWindow):
 
     def select_row(self, row: int) -> None:
         """Select a row everywhere: grid highlight, stepper, table."""
-        if self.problem is None or self.tiled is None or self.reference is None:
+        if not self._analysis_current():
             return
         row = int(np.clip(row, 0, self.problem.rows - 1))
         self.grid.select_row(row)
@@ -690,6 +712,7 @@ class InspectorWindow(QMainWindow):
             dtype=problem.dtype,
             row_stride=problem.row_stride,
             label=f"from {Path(path).name}",
+            validated=problem,
         )
         on = [
             name

@@ -354,15 +354,27 @@ def compile_job(dtype: str, width: int, target: str | None) -> Job:
     return job
 
 
-def analysis_job(problem: Problem, mutant: str | None) -> Job:
-    """Scalar reference + lane model for a problem too large to compute on the GUI thread."""
+def analysis_job(problem: Problem, mutant: str | None, lut: np.ndarray | None = None) -> Job:
+    """Scalar reference + lane model for a problem too large to compute on the GUI thread.
+
+    With ``lut`` (the lane grid's colour table) the grid image is drawn here too, so the GUI
+    thread only uploads it.
+    """
 
     def job(cancel: threading.Event) -> Iterator[Any]:
-        yield (0, 2, "scalar reference")
+        total = 3 if lut is not None else 2
+        yield (0, total, "scalar reference")
         reference = scalar.reference(problem)
-        yield (1, 2, "tiled lane model")
+        yield (1, total, "tiled lane model")
         model = tiled.model(problem, mutant=mutant)
-        yield (problem, mutant, reference, model, cmp.max_errors(model.y, reference.y))
+        errors = cmp.max_errors(model.y, reference.y)
+        image = None
+        if lut is not None:
+            yield (2, total, "lane grid image")
+            from inspector.widgets import data
+
+            image = data.lane_image(model, lut)
+        yield (problem, mutant, reference, model, errors, image)
 
     return job
 

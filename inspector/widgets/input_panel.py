@@ -187,8 +187,14 @@ class InputPanel(QWidget):
         rows: Any = None,
         width: Any = None,
         label: str = "",
+        validated: Problem | None = None,
     ) -> None:
-        """Fill every field (arrays above :data:`TEXT_LIMIT` stay arrays) and validate now."""
+        """Fill every field (arrays above :data:`TEXT_LIMIT` stay arrays) and validate now.
+
+        Args:
+            validated: the oracle's problem for exactly these values, when the caller has it
+                already (an opened session): accepted without validating 4M values again.
+        """
         self._loading = True
         try:
             x_array = None if isinstance(x, str) or x is None else _try_array(x, 2)
@@ -226,6 +232,11 @@ class InputPanel(QWidget):
             self.text_button.setVisible(self._source == "array")
         finally:
             self._loading = False
+        if validated is not None:
+            self._debounce.stop()
+            self._clear_marks()
+            self._accept(validated)
+            return
         self.validate()
 
     def _show_array_summary(self, label: str) -> None:
@@ -379,6 +390,10 @@ class InputPanel(QWidget):
             self._problem = None
             self.problem_changed.emit(None)
             return None
+        self._accept(problem)
+        return problem
+
+    def _accept(self, problem: Problem) -> None:
         self._problem = problem
         self._error = None
         block = problem.block
@@ -390,7 +405,6 @@ class InputPanel(QWidget):
         self.message.setProperty("state", "ok")
         _repolish(self.message)
         self.problem_changed.emit(problem)
-        return problem
 
     def _clear_marks(self) -> None:
         for widget in self._edits.values():

@@ -1,9 +1,19 @@
 """Row-intermediate table and kill-matrix view: ``QTableView``s over the models in
-:mod:`inspector.models`, sortable through a ``QSortFilterProxyModel``, copyable as TSV."""
+:mod:`inspector.models`, sortable (numpy argsort behind a proxy), copyable as TSV."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, QTransposeProxyModel, Signal
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractProxyModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTransposeProxyModel,
+    Signal,
+)
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -19,6 +29,93 @@ from PySide6.QtWidgets import (
 from inspector.models import KillMatrixModel, RowTableModel, rows_as_tsv
 from oracle.matrix import KillMatrix
 
+Index = QModelIndex | QPersistentModelIndex
+
+
+class NumericSortProxy(QAbstractProxyModel):
+    """Sorts a :class:`RowTableModel` by one column with ``numpy.argsort``.
+
+    A ``QSortFilterProxyModel`` compares rows through Python ``data()`` calls: ~60,000 of them
+    for 4096 rows, a 0.3 s freeze of the window on every reset. Here a reset or a header click
+    costs one argsort of the column's array. NaN sorts as -inf (as the model's ``UserRole``).
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._order = np.zeros(0, dtype=np.int64)  # proxy row -> source row
+        self._rank = np.zeros(0, dtype=np.int64)  # source row -> proxy row
+        self._column = 0
+        self._descending = False
+
+    def setSourceModel(self, model: RowTableModel) -> None:
+        super().setSourceModel(model)
+        model.modelAboutToBeReset.connect(self.beginResetModel)
+        model.modelReset.connect(self._after_source_reset)
+        self._compute()
+
+    def _after_source_reset(self) -> None:
+        self._compute()
+        self.endResetModel()
+
+    def _compute(self) -> None:
+        model = self.sourceModel()
+        count = model.rowCount() if model is not None else 0
+        order = np.arange(count, dtype=np.int64)
+        names = model.column_names if model is not None else []
+        if count and 0 <= self._column < len(names):
+            keys = np.asarray(model.column_values(names[self._column]), dtype=np.float64)
+            keys = np.where(np.isnan(keys), -np.inf, keys)
+            order = np.argsort(-keys if self._descending else keys, kind="stable")
+        self._order = order.astype(np.int64)
+        self._rank = np.empty_like(self._order)
+        self._rank[self._order] = np.arange(count, dtype=np.int64)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        sources = [self.mapToSource(index) for index in persistent]
+        self._column = column
+        self._descending = order == Qt.SortOrder.DescendingOrder
+        self._compute()
+        self.changePersistentIndexList(persistent, [self.mapFromSource(s) for s in sources])
+        self.layoutChanged.emit()
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if parent.isValid() or not (
+            0 <= row < self.rowCount() and 0 <= column < self.columnCount()
+        ):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        return QModelIndex()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._order)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        model = self.sourceModel()
+        return 0 if parent.isValid() or model is None else model.columnCount()
+
+    def mapToSource(self, proxy_index: Index) -> QModelIndex:
+        if not proxy_index.isValid() or not 0 <= proxy_index.row() < len(self._order):
+            return QModelIndex()
+        return self.sourceModel().index(int(self._order[proxy_index.row()]), proxy_index.column())
+
+    def mapFromSource(self, source_index: Index) -> QModelIndex:
+        if not source_index.isValid() or not 0 <= source_index.row() < len(self._rank):
+            return QModelIndex()
+        return self.index(int(self._rank[source_index.row()]), source_index.column())
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal:
+            return self.sourceModel().headerData(section, orientation, role)
+        if role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self._order):
+            return int(self._order[section]) + 1
+        return None
+
 
 class RowTable(QWidget):
     """Per-row intermediates; click a row to select it everywhere."""
@@ -28,9 +125,8 @@ class RowTable(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = RowTableModel(self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = NumericSortProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
         self.view = QTableView(objectName="row_table")
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
