@@ -8,6 +8,7 @@ as Qt-free jobs on the :class:`~inspector.worker.JobRunner`, files go through ``
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import gc
 import sys
@@ -99,13 +100,21 @@ class NoneRefcountGuard:
     PySide6 6.12 on CPython < 3.12 (where ``None`` is not immortal) drops one reference to
     ``None`` too many in ``processEvents()``, ``QEventLoop.exec()`` and some signal deliveries
     (a model-only check run costs ~300). After ~10^5 of them CPython aborts with
-    "Fatal Python error: none_dealloc". :meth:`top_up` (on a timer) adds back exactly the
-    references that went missing since :meth:`__init__`; the cost is 8 bytes per lost one.
+    "Fatal Python error: none_dealloc". The guard holds :attr:`MARGIN` references from the
+    start, and :meth:`top_up` (on a timer) adds back exactly the references that went missing
+    since :meth:`__init__`; the cost is 8 bytes per lost one.
     """
 
+    #: References held from the start: absorbs what is lost between two top-ups and during
+    #: interpreter shutdown, when no timer runs any more (0.8 MB).
+    MARGIN = 100_000
+
     def __init__(self) -> None:
+        self._ballast: list[None] = [None] * self.MARGIN
+        # The list itself is never freed (one extra reference on it): at shutdown, module
+        # globals are cleared, and the references it holds must outlive everything else.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self._ballast))
         self.baseline = sys.getrefcount(None)
-        self._ballast: list[None] = []
 
     def top_up(self) -> int:
         """Restore ``None``'s reference count to the baseline; returns how many were added."""
@@ -151,6 +160,7 @@ class InspectorWindow(QMainWindow):
         self.session_path: str | None = None
         self.dirty = False
         self._pending_analysis = False
+        self._analysis_scheduled = False
         self._bench_records: list[dict[str, Any]] = []
         self._closed = False
         self.autosave_dir = autosave_dir
@@ -377,6 +387,22 @@ class InspectorWindow(QMainWindow):
             self._pending_analysis = True
             self.status_line.setText("Large input: analysis waits for the running job.")
             return
+        # Start it once the current GUI work is done (opening a session still fills the kill
+        # matrix): Qt calls back into Python for every cell, and each callback would wait for
+        # the GIL while the worker computes (0.6 s for a 48 x 15 table, measured).
+        if not self._analysis_scheduled:
+            self._analysis_scheduled = True
+            QTimer.singleShot(0, self._start_scheduled_analysis)
+
+    def _start_scheduled_analysis(self) -> None:
+        self._analysis_scheduled = False
+        problem = self.problem
+        if self._closed or problem is None:
+            return
+        if self.runner.busy:
+            self._pending_analysis = True
+            return
+        mutant = self._model_mutant()
         self.runner.start("analyze", jobs.analysis_job(problem, mutant, self.grid.lut))
 
     def _model_mutant(self) -> str | None:

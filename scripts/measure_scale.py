@@ -10,6 +10,7 @@ in a second window. Each stage reports its wall time, the process's peak RSS aft
 Usage::
 
     python scripts/measure_scale.py [--shapes 4096x1024,64x65536] [--out DIR] [--json FILE]
+                                    [--no-style]
 """
 
 from __future__ import annotations
@@ -207,13 +208,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default=",".join(f"{r}x{w}" for r, w in DEFAULT_SHAPES))
     parser.add_argument("--out", default=None, help="folder for the session files (temp)")
     parser.add_argument("--json", default=None, help="write the figures here as JSON")
+    parser.add_argument(
+        "--no-style", action="store_true", help="Qt's default look (as the tests run)"
+    )
     args = parser.parse_args(argv)
     shapes = [tuple(int(n) for n in item.split("x")) for item in args.shapes.split(",")]
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    if not args.no_style:
+        from inspector.app import apply_style
+
+        apply_style(app)  # what the user sees: stylesheet and antialiased plots (slower paint)
     with tempfile.TemporaryDirectory(prefix="measure_scale_") as scratch:
         folder = Path(args.out or scratch)
         folder.mkdir(parents=True, exist_ok=True)
         report = {
+            "style": "Qt default" if args.no_style else "the application's (apply_style)",
             "machine": {
                 "cpus": os.cpu_count(),
                 "platform": platform.platform(),

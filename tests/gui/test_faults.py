@@ -273,3 +273,25 @@ def test_none_refcount_guard_gives_back_what_the_binding_loses(qtbot) -> None:
         QApplication.processEvents()
     guard.top_up()
     assert sys.getrefcount(None) >= guard.baseline
+
+
+def test_step_plot_draws_at_most_max_lanes_bars_keeping_spikes() -> None:
+    from inspector.widgets.stepper import MAX_DRAWN_LANES, drawn_lanes
+
+    small = np.arange(70, dtype=np.float64)
+    active = np.arange(128) < 70
+    edges, heights, idle = drawn_lanes(np.where(active, np.arange(128.0), 0.0), active)
+    assert edges.size == 129
+    np.testing.assert_array_equal(idle, np.arange(70, 128) + 0.5)
+    assert heights[:70].tolist() == small.tolist()
+    values = np.zeros(65536)
+    values[40_000] = -7.0  # one spike among 65,536 lanes stays visible
+    active = np.arange(65536) < 65000
+    edges, heights, idle = drawn_lanes(values, active)
+    assert heights.size <= MAX_DRAWN_LANES
+    assert edges.size == heights.size + 1
+    assert edges[0] == 0
+    assert edges[-1] == 65536
+    assert heights.min() == -7.0
+    assert idle.size >= 1
+    assert (idle > 65000 - 64).all()
