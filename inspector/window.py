@@ -39,6 +39,7 @@ from inspector.models import kill_matrix_from_table
 from inspector.widgets import data, dialogs
 from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
 from inspector.widgets.compiler_view import CompilerView
+from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
 from inspector.widgets.lane_grid import LaneGrid
 from inspector.widgets.mutants import KERNEL_ONLY, MutantPanel
@@ -199,6 +200,7 @@ class InspectorWindow(QMainWindow):
         self.kill_view = KillMatrixView()
         self.compiler_view = CompilerView()
         self.bench_view = BenchView()
+        self.history_view = HistoryView()
         self.summary = QPlainTextEdit(objectName="summary")
         self.summary.setReadOnly(True)
 
@@ -270,6 +272,7 @@ class InspectorWindow(QMainWindow):
         self.tabs.addTab(self.compiler_view, "Compiler")
         self.tabs.addTab(self.bench_view, "Benchmark")
         self.tabs.addTab(self.summary, "Check log")
+        self.tabs.addTab(self.history_view, "History")
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.grid)
@@ -693,6 +696,8 @@ class InspectorWindow(QMainWindow):
         if not self._confirm_discard():
             return
         self.session_path = None
+        self._session = None  # a new inspection starts without the old receipt history
+        self.refresh_history()
         self.mutant_panel.set_current(None)
         self.input_panel.load_fixture(DEMO_FIXTURE)
         self.dirty = False
@@ -759,6 +764,7 @@ class InspectorWindow(QMainWindow):
             }
             self.bench_view.set_records(list(bench_rows))
         self._session = session
+        self.refresh_history()
         self.session_path = None if as_template else path
         self.dirty = False
         if not as_template:
@@ -936,10 +942,19 @@ class InspectorWindow(QMainWindow):
             session = getattr(self, "_session", None) or self.current_session()
             session.record_receipts(json_text, csv_text, passed=self.check_result.passed)
             self._session = session
+            self.refresh_history()
             self._mark_dirty()
         except Exception as exc:  # the files are written; keeping them in the session is a bonus
             self.summary.appendPlainText(f"(receipts not kept in the session: {exc})")
         return ok
+
+    def refresh_history(self) -> None:
+        """Show the held session's receipt history (first pass + counterexamples)."""
+        session = getattr(self, "_session", None)
+        if session is None:
+            self.history_view.set_history([])
+            return
+        self.history_view.set_history(list(session.receipt_history), session.receipt_json)
 
     def _recent(self) -> list[str]:
         value = self.settings.value("recent", [])

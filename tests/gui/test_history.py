@@ -1,0 +1,75 @@
+"""History tab: the session's first passing receipt and counterexamples, and their diff."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector.widgets import dialogs
+
+
+def test_history_lists_receipts_and_diffs_two_of_them(
+    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = window.history_view
+    assert view.entries == []
+    window.kernel_in_check.setChecked(False)
+    with qtbot.waitSignal(window.runner.result, timeout=30000):
+        assert window.run_check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
+    folder = tmp_path / "receipts"
+    folder.mkdir()
+    monkeypatch.setattr(dialogs, "choose_directory", lambda *a: str(folder))
+    assert window.export_receipts()
+    # The first passing receipt is kept and shown.
+    assert len(view.entries) == 1
+    assert "first" in view.a_combo.itemText(0) or "pass" in view.a_combo.itemText(0)
+    assert "the same receipt" in view.diff_text.toPlainText()
+
+    # A later counterexample (a different kernel source and a surviving mutant, injected).
+    receipt = json.loads((folder / "receipt.json").read_text(encoding="utf-8"))
+    changed = json.loads(json.dumps(receipt))
+    changed["input"]["eps"] = receipt["input"]["eps"] * 2
+    changed["errors"]["passed"] = False
+    session = window._session
+    session.record_receipts(json.dumps(changed), "", passed=False, reason="injected regression")
+    window.refresh_history()
+    assert len(view.entries) == 2
+    assert "counterexample" in view.b_combo.itemText(1)
+    assert "injected regression" in view.b_combo.itemText(1)
+    assert view.a_combo.currentIndex() == 0
+    assert view.b_combo.currentIndex() == 1
+    text = view.diff_text.toPlainText()
+    assert "difference(s) between A and B" in text
+    assert "eps" in text
+    assert view.compare(0, 1) == text.splitlines()[1:]
+    # Picking the same entry twice: no differences.
+    view.b_combo.setCurrentIndex(0)
+    assert view.compare(0, 0) == []
+    assert "the same receipt" in view.diff_text.toPlainText()
+
+    # Saved and reopened, the history comes back in the tab.
+    path = tmp_path / "history.h5"
+    monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
+    assert window.save_session_as()
+    window.new_session()
+    assert view.entries == []
+    assert window.open_session(str(path))
+    assert len(view.entries) == 2
+    assert "eps" in view.diff_text.toPlainText()
+
+
+def test_history_reports_a_damaged_stored_receipt(qtbot) -> None:
+    from inspector.session import ReceiptRecord
+    from inspector.widgets.history_view import HistoryView
+
+    view = HistoryView()
+    qtbot.addWidget(view)
+    view.set_history(
+        [
+            ReceiptRecord("first_pass", "t0", "passed", "{not json", ""),
+            ReceiptRecord("counterexample", "t1", "failed", "{}", ""),
+        ]
+    )
+    assert "cannot compare" in view.diff_text.toPlainText()
