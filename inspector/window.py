@@ -8,10 +8,8 @@ as Qt-free jobs on the :class:`~inspector.worker.JobRunner`, files go through ``
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import gc
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,41 +93,6 @@ def _bench_available() -> tuple[bool, str]:
     return True, env["device"]
 
 
-class NoneRefcountGuard:
-    """Keeps ``None`` alive under a binding that releases it too often.
-
-    PySide6 6.12 on CPython < 3.12 (where ``None`` is not immortal) drops one reference to
-    ``None`` too many in ``processEvents()``, ``QEventLoop.exec()`` and some signal deliveries
-    (a model-only check run costs ~300). After ~10^5 of them CPython aborts with
-    "Fatal Python error: none_dealloc". The guard holds :attr:`MARGIN` references from the
-    start, and :meth:`top_up` (on a timer) adds back exactly the references that went missing
-    since :meth:`__init__`; the cost is 8 bytes per lost one.
-    """
-
-    #: References held from the start: absorbs what is lost between two top-ups and during
-    #: interpreter shutdown, when no timer runs any more (0.8 MB).
-    MARGIN = 100_000
-
-    def __init__(self) -> None:
-        self._ballast: list[None] = [None] * self.MARGIN
-        # The list itself is never freed (one extra reference on it): at shutdown, module
-        # globals are cleared, and the references it holds must outlive everything else.
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self._ballast))
-        self.baseline = sys.getrefcount(None)
-
-    def top_up(self) -> int:
-        """Restore ``None``'s reference count to the baseline; returns how many were added."""
-        missing = self.baseline - sys.getrefcount(None)
-        if missing > 0:
-            self._ballast.extend([None] * missing)
-            return missing
-        return 0
-
-
-#: One guard per process (``None`` is process-wide); only needed before CPython 3.12.
-NONE_GUARD = NoneRefcountGuard() if sys.version_info < (3, 12) else None
-
-
 class InspectorWindow(QMainWindow):
     """RMSNorm Kernel Inspector main window."""
 
@@ -179,11 +142,6 @@ class InspectorWindow(QMainWindow):
         self._autosave_timer.timeout.connect(self.autosave)
         if autosave_ms > 0:
             self._autosave_timer.start()
-        if NONE_GUARD is not None:
-            self._none_guard_timer = QTimer(self)
-            self._none_guard_timer.setInterval(500)
-            self._none_guard_timer.timeout.connect(NONE_GUARD.top_up)
-            self._none_guard_timer.start()
         if demo:
             self.input_panel.load_fixture(DEMO_FIXTURE)
             self.dirty = False

@@ -85,8 +85,6 @@ def _wait(loop: QEventLoop, done: Callable[[], bool], timeout_s: float) -> None:
     while not done():
         if time.monotonic() > deadline:
             raise TimeoutError("stage did not finish in time")
-        # QEventLoop.processEvents, not QApplication's: on PySide6 6.12 + CPython 3.11 the
-        # latter drops a reference to None per call (see inspector.window.NoneRefcountGuard).
         loop.processEvents()
         time.sleep(0.002)
 

@@ -33,17 +33,6 @@ def _dangling_qthreads(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(autouse=True)
-def _none_refcount_topped_up():
-    """PySide6 6.12 on CPython 3.11 loses references to None in event-loop calls (see
-    ``inspector.window.NoneRefcountGuard``); give them back after every GUI test."""
-    yield
-    from inspector.window import NONE_GUARD
-
-    if NONE_GUARD is not None:
-        NONE_GUARD.top_up()
-
-
-@pytest.fixture(autouse=True)
 def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
     """Dialogs would block offscreen: every test that needs one patches it explicitly."""
 

@@ -257,24 +257,6 @@ def test_fault_in_the_job_factory_is_reported(
     _assert_survived(qtbot, window, before)
 
 
-def test_none_refcount_guard_gives_back_what_the_binding_loses(qtbot) -> None:
-    """PySide6 6.12 + CPython 3.11: processEvents() drops a reference to None each call; enough
-    of them abort the interpreter. The window's guard tops the count back up."""
-    import sys
-
-    from PySide6.QtWidgets import QApplication
-
-    from inspector.window import NONE_GUARD, NoneRefcountGuard
-
-    if NONE_GUARD is None:
-        pytest.skip("None is immortal on this CPython")
-    guard = NoneRefcountGuard()
-    for _ in range(300):
-        QApplication.processEvents()
-    guard.top_up()
-    assert sys.getrefcount(None) >= guard.baseline
-
-
 def test_step_plot_draws_at_most_max_lanes_bars_keeping_spikes() -> None:
     from inspector.widgets.stepper import MAX_DRAWN_LANES, drawn_lanes
 
