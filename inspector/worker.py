@@ -292,22 +292,16 @@ class KernelOutcome:
 
 
 def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) -> Job:
-    """A job running ``kernels.run_checked`` once and judging it against ``reference_y``."""
+    """A job running the kernel once (``pipeline.run_kernel_on``), judged against reference_y."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         yield (0, 2, "loading the kernel (torch + triton)")
         import kernels
 
         yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
-        run = kernels.run_checked(
-            np.array(problem.x),
-            np.array(problem.weight),
-            eps=problem.eps,
-            dtype=problem.dtype,
-            row_stride=problem.row_stride,
-            mutant=mutant,
-            device="auto",
-        )
+        from inspector.pipeline import run_kernel_on
+
+        run = run_kernel_on(problem, mutant=mutant)
         row_abs, row_rel = cmp.max_errors(run.y, reference_y)
         guard = int(getattr(run, "guard", 0))
         yield KernelOutcome(
