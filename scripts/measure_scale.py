@@ -33,38 +33,12 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import numpy as np  # noqa: E402
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from inspector.stall import GapMeter  # noqa: E402
+
 DEFAULT_SHAPES = ((4096, 1024), (64, 65536))
-
-
-class GapMeter:
-    """The longest pause of the GUI event loop, measured with a 5 ms timer."""
-
-    def __init__(self) -> None:
-        self.clock = QElapsedTimer()
-        self.timer = QTimer()
-        self.timer.setInterval(5)
-        self.timer.timeout.connect(self._tick)
-        self.last = 0
-        self.max_gap_ms = 0
-
-    def start(self) -> None:
-        self.clock.start()
-        self.last = 0
-        self.max_gap_ms = 0
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = self.clock.elapsed()
-        self.max_gap_ms = max(self.max_gap_ms, now - self.last)
-        self.last = now
-
-    def stop(self) -> int:
-        self._tick()  # a stall right before stop counts too
-        self.timer.stop()
-        return int(self.max_gap_ms)
 
 
 def _peak_rss_mib() -> float:

@@ -7,10 +7,10 @@ import threading
 import time
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, QTimer
 
 from inspector import pipeline
 from inspector import worker as jobs
+from inspector.stall import GapMeter
 from oracle import fixtures, scalar
 from oracle.mutants import MODEL_MUTANTS
 
@@ -102,31 +102,6 @@ def test_shutdown_drops_late_results(qtbot) -> None:
     qtbot.wait(50)
     assert results == []
     assert not runner.busy
-
-
-class GapMeter:
-    """Measures the longest pause of the GUI event loop with a 5 ms QTimer."""
-
-    def __init__(self) -> None:
-        self.clock = QElapsedTimer()
-        self.timer = QTimer()
-        self.timer.setInterval(5)
-        self.timer.timeout.connect(self._tick)
-        self.last = 0
-        self.max_gap_ms = 0
-
-    def start(self) -> None:
-        self.clock.start()
-        self.last = 0
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = self.clock.elapsed()
-        self.max_gap_ms = max(self.max_gap_ms, now - self.last)
-        self.last = now
-
-    def stop(self) -> None:
-        self.timer.stop()
 
 
 def test_window_check_with_kernel_on_a_thread_never_stalls_the_gui(qtbot, window) -> None:

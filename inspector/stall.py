@@ -1,0 +1,37 @@
+"""Event-loop stall meter: how long the GUI thread could not repaint or take input.
+
+Used by the GUI tests (a run must never stall the window for long) and by
+``scripts/measure_scale.py`` (the figures in docs/SCALE.md).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QElapsedTimer, QTimer
+
+
+class GapMeter:
+    """The longest pause of the GUI event loop, by a 5 ms timer (needs a QApplication)."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.last = 0
+        self.max_gap_ms = 0
+
+    def start(self) -> None:
+        self.clock.start()
+        self.last = 0
+        self.max_gap_ms = 0
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = self.clock.elapsed()
+        self.max_gap_ms = max(self.max_gap_ms, now - self.last)
+        self.last = now
+
+    def stop(self) -> int:
+        self._tick()  # a stall right before stop counts too
+        self.timer.stop()
+        return int(self.max_gap_ms)
