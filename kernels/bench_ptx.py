@@ -17,7 +17,8 @@ import re
 from kernels import bench
 from kernels.compile_info import compile_fields
 
-_WIDTH = re.compile(r"(ld|st)\.global(?:\.\w+)*?(\.v\d)?\.(b|f|u|s)(\d+)")
+# ld.global[.L1::evict_last][.L2::cache_hint][.v4].b32 and st.global[.cs][.v4].b16, ...
+_WIDTH = re.compile(r"(ld|st)\.global(?:\.[\w:]+)*?(\.v\d)?\.(b|f|u|s)(\d+)")
 
 
 def access_widths(ptx: str, kind: str) -> list[str]:

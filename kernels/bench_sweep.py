@@ -29,13 +29,30 @@ from kernels.rmsnorm import LaunchConfig, launch, validate
 
 
 def _tile(
-    block: int, rows_per_program: int, num_warps: int, *, w_early: bool = True
+    block: int, rows_per_program: int, num_warps: int, *, w_early: bool = True, regs: int = 0
 ) -> LaunchConfig:
-    return LaunchConfig(False, block, num_warps, rows_per_program, 0, w_early)
+    return LaunchConfig(False, block, num_warps, rows_per_program, 0, w_early, max_registers=regs)
 
 
-def _loop(chunk: int, num_warps: int, programs: int = 0) -> LaunchConfig:
-    return LaunchConfig(True, chunk, num_warps, 1, programs)
+def _loop(
+    chunk: int,
+    num_warps: int,
+    programs: int = 0,
+    *,
+    unroll: bool = True,
+    stream: bool = False,
+    regs: int = 0,
+) -> LaunchConfig:
+    return LaunchConfig(
+        True,
+        chunk,
+        num_warps,
+        1,
+        programs,
+        unroll=unroll,
+        stream_store=stream,
+        max_registers=regs,
+    )
 
 
 # Reference implementations measured next to the candidates of every case.
@@ -43,22 +60,82 @@ REFERENCES = ("copy", "ours", "torch_compile")
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]]:
-    """The shapes still behind torch.compile or under target after the record of 2026-11-30."""
+    """Sweep 7: the open choices left after sweep 6 (fp32 at 65536, 8192, 2048 and 16384
+    lanes; streaming stores elsewhere)."""
     s = bench.Shape
+    lp = _loop
+
+    def rt(chunk: int, warps: int, programs: int = 0, **kw: Any) -> LaunchConfig:
+        return lp(chunk, warps, programs, unroll=False, **kw)
+
     return [
-        (s(2048, 32768), "bfloat16", [_tile(32768, 1, 16, w_early=False), _loop(16384, 32)], ()),
-        (s(4096, 5125), "float32", [_tile(8192, 1, 8), _loop(2048, 8), _loop(4096, 16)], ()),
-        (s(4096, 255), "bfloat16", [_tile(256, 2, 1), _tile(256, 4, 1), _tile(256, 8, 2)], ()),
-        (s(1, 4096), "float32", [_tile(4096, 1, 4), _tile(4096, 1, 16)], ("liger",)),
-        (s(2048, 65536), "bfloat16", [_loop(16384, 32, 132), _loop(8192, 32, 264)], ()),
+        (
+            s(2048, 65536),
+            "float32",
+            [
+                rt(32768, 32, stream=True),
+                rt(16384, 32, stream=True),
+                lp(16384, 32, stream=True),
+                rt(16384, 16, stream=True),
+            ],
+            (),
+        ),
+        (
+            s(2048, 65536),
+            "bfloat16",
+            [rt(32768, 32, stream=True), lp(32768, 32, stream=True), rt(16384, 16, stream=True)],
+            (),
+        ),
+        (
+            s(32768, 8192),
+            "float32",
+            [
+                lp(4096, 16),
+                rt(2048, 16),
+                lp(2048, 8),
+                lp(8192, 16),
+                lp(8192, 32),
+                lp(4096, 16, stream=True),
+            ],
+            (),
+        ),
+        (
+            s(32768, 2048),
+            "float32",
+            [lp(2048, 8), lp(2048, 4), rt(1024, 8, stream=True), lp(2048, 8, stream=True)],
+            (),
+        ),
+        (
+            s(16384, 16384),
+            "float32",
+            [
+                lp(8192, 16),
+                rt(4096, 32),
+                rt(8192, 32, stream=True),
+                lp(16384, 32),
+                lp(8192, 16, stream=True),
+            ],
+            (),
+        ),
+        (s(16384, 16384), "bfloat16", [lp(8192, 16), lp(8192, 16, stream=True), lp(16384, 32)], ()),
+        (s(32768, 8192), "bfloat16", [lp(8192, 16), lp(8192, 16, stream=True)], ()),
+        (
+            s(2048, 32768),
+            "bfloat16",
+            [rt(16384, 32, stream=True), rt(16384, 32), lp(16384, 32, stream=True)],
+            (),
+        ),
     ]
 
 
 def _label(config: LaunchConfig) -> str:
+    regs = f"_r{config.max_registers}" if config.max_registers else ""
     if config.loop:
-        return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}"
+        rt = "" if config.unroll else "_rt"
+        cs = "_cs" if config.stream_store else ""
+        return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}"
     late = "" if config.w_early else "_wlate"
-    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}"
+    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{regs}"
 
 
 def _preparer(
@@ -78,13 +155,16 @@ def _preparer(
     return prepare
 
 
-def run_sweep(rep_ms: float, budget_s: float) -> list[dict[str, Any]]:
+def run_sweep(rep_ms: float, budget_s: float, only: str = "") -> list[dict[str, Any]]:
     device = bench.require_cuda()
     l2_bytes, _ = bench._l2_bytes(device)
     generator = torch.Generator(device=device)
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
+    wanted = {item.strip() for item in only.split(",") if item.strip()}
     for shape, dtype_key, candidates, extra in sweep_cases():
+        if wanted and f"{shape.rows}x{shape.width}:{dtype_key}" not in wanted:
+            continue
         if time.perf_counter() - started > budget_s:
             print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
             continue
@@ -124,9 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="JSON file for the sweep results")
     parser.add_argument("--rep-ms", type=float, default=25.0)
     parser.add_argument("--budget-s", type=float, default=150.0)
+    parser.add_argument("--only", default="", help="comma-separated RxW:dtype cases to run")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    results = run_sweep(args.rep_ms, args.budget_s)
+    results = run_sweep(args.rep_ms, args.budget_s, args.only)
     report = {
         "schema_version": "rmsnorm-bench-sweep/1",
         "environment": bench.environment(bench.require_cuda()),

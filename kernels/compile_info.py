@@ -347,7 +347,14 @@ def compile_fields(
     except TypeError:  # an attrs format this Triton does not take: compile unspecialized
         source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
     try:
-        compiled = triton.compile(source, target=target, options={"num_warps": config.num_warps})
+        compiled = triton.compile(
+            source,
+            target=target,
+            options={
+                "num_warps": config.num_warps,
+                **({"maxnreg": config.max_registers} if config.max_registers else {}),
+            },
+        )
     except Exception as err:  # surfaced with context, never swallowed
         raise RuntimeError(f"triton.compile failed for {dtype}/{width}/sm_{arch}: {err}") from err
 

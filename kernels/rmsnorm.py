@@ -49,14 +49,17 @@ import triton.language as tl
 
 from kernels.mode import INTERPRETER, MODE
 
-# Widest row the launcher accepts. Up to SINGLE_TILE_MAX a row is one register tile; beyond it
-# (32769..65536) the column loop handles it. 65536 covers every transformer hidden size in use
-# (<= 16384 today) with 4x margin. The loop would take wider rows (NUM_CHUNKS grows by one per
-# chunk), but the product shape sets stop here and nothing wider has been measured.
+# Widest row the launcher accepts. choose_config keeps rows of up to 8192 lanes in one register
+# tile and sends wider ones (and some full power-of-two rows) to the column loop, which was
+# faster on the H200 from 16384 lanes up (docs/benchmarks/NOTES.md, sweeps 4-7). 65536 covers
+# every transformer hidden size in use (<= 16384 today) with 4x margin. The loop would take wider
+# rows (NUM_CHUNKS grows by one per chunk), but the product shape sets stop here and nothing
+# wider has been measured.
 MAX_WIDTH = 65536
 
-# Widest row kept in registers as one tile. The single tile of 65536 fp32 lanes spilled 364 bytes
-# per thread at 16 warps (ptxas, sm_90); 32768 lanes at 32 warps does not spill.
+# Widest row a tile layout may hold in registers (forced one_row / multi_row and explicit
+# configs). The single tile of 65536 fp32 lanes spilled 364 bytes per thread at 16 warps
+# (ptxas, sm_90); 32768 lanes at 32 warps does not spill.
 SINGLE_TILE_MAX = 32768
 
 EPS_MIN = 1e-12
@@ -230,6 +233,153 @@ def rms_norm_tile_kernel(
 
 
 @triton.jit
+def _loop_square_chunk(
+    acc,
+    x_row,
+    offsets,
+    width,
+    NUM_CHUNKS: tl.constexpr,
+    CHUNK: tl.constexpr,
+    EVEN: tl.constexpr,
+    MISSING_SQUARE: tl.constexpr,
+    MASKED_TAIL_INCLUSION: tl.constexpr,
+):
+    """Pass 1 of :func:`rms_norm_loop_kernel` on one chunk: ``acc + x^2`` lane-wise (float32)."""
+    # Evict-last: pass 2 reads this chunk again, from L2 if it is still there.
+    if EVEN:
+        # width == NUM_CHUNKS * CHUNK: every lane is in the row, no mask to compute.
+        x = tl.load(x_row + offsets, eviction_policy="evict_last")
+    else:
+        if MASKED_TAIL_INCLUSION:
+            load_mask = offsets < NUM_CHUNKS * CHUNK
+        else:
+            load_mask = offsets < width
+        x = tl.load(x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_last")
+    x = x.to(tl.float32)
+    if MISSING_SQUARE:
+        return acc + x
+    return acc + x * x
+
+
+@triton.jit
+def _loop_store_chunk(
+    x_row,
+    w_ptr,
+    y_row,
+    offsets,
+    width,
+    rrms,
+    NUM_CHUNKS: tl.constexpr,
+    CHUNK: tl.constexpr,
+    EVEN: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    MASKED_TAIL_INCLUSION: tl.constexpr,
+    MISSING_WEIGHT: tl.constexpr,
+    UNMASKED_STORE: tl.constexpr,
+):
+    """Pass 2 of :func:`rms_norm_loop_kernel` on one chunk: normalize, weight, round, store."""
+    in_row = offsets < width
+    if EVEN:
+        x = tl.load(x_row + offsets, eviction_policy="evict_first")
+    else:
+        if MASKED_TAIL_INCLUSION:
+            load_mask = offsets < NUM_CHUNKS * CHUNK
+        else:
+            load_mask = in_row
+        x = tl.load(x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_first")
+    x = x.to(tl.float32)
+    if MISSING_WEIGHT:
+        y = x * rrms
+    else:
+        if EVEN:
+            w = tl.load(w_ptr + offsets, eviction_policy="evict_last")
+        else:
+            w = tl.load(w_ptr + offsets, mask=in_row, other=0.0, eviction_policy="evict_last")
+        y = x * rrms * w.to(tl.float32)
+    y = y.to(y_row.dtype.element_ty)
+    # Streaming stores (.cs): y is not read again, so its lines should not push x out of L2.
+    if EVEN:
+        if STREAM_STORE:
+            tl.store(y_row + offsets, y, cache_modifier=".cs")
+        else:
+            tl.store(y_row + offsets, y)
+    else:
+        if UNMASKED_STORE:
+            store_mask = offsets < NUM_CHUNKS * CHUNK
+        else:
+            store_mask = in_row
+        if STREAM_STORE:
+            tl.store(y_row + offsets, y, mask=store_mask, cache_modifier=".cs")
+        else:
+            tl.store(y_row + offsets, y, mask=store_mask)
+
+
+@triton.jit
+def _loop_row(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    row,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    CHUNK: tl.constexpr,
+    NUM_CHUNKS: tl.constexpr,
+    UNROLL: tl.constexpr,
+    EVEN: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    SUM_INSTEAD_OF_MEAN: tl.constexpr,
+    MISSING_SQUARE: tl.constexpr,
+    MISSING_EPSILON: tl.constexpr,
+    MASKED_TAIL_INCLUSION: tl.constexpr,
+    MISSING_WEIGHT: tl.constexpr,
+    UNMASKED_STORE: tl.constexpr,
+):
+    """One row of :func:`rms_norm_loop_kernel` (``row`` is int64)."""
+    cols = tl.arange(0, CHUNK)
+    x_row = x_ptr + row * x_row_stride
+    y_row = y_ptr + row * y_row_stride
+    # Pass 1: float32 square sums, lane-wise over the chunks, then one tree reduction.
+    acc = tl.zeros([CHUNK], dtype=tl.float32)
+    if UNROLL:
+        for chunk in tl.static_range(NUM_CHUNKS):
+            acc = _loop_square_chunk(
+                acc, x_row, chunk * CHUNK + cols, width, NUM_CHUNKS, CHUNK, EVEN,
+                MISSING_SQUARE, MASKED_TAIL_INCLUSION,
+            )  # fmt: skip
+    else:
+        for chunk in range(NUM_CHUNKS):
+            acc = _loop_square_chunk(
+                acc, x_row, chunk * CHUNK + cols, width, NUM_CHUNKS, CHUNK, EVEN,
+                MISSING_SQUARE, MASKED_TAIL_INCLUSION,
+            )  # fmt: skip
+    sum_squares = tl.sum(acc, axis=0)
+    # The TRUE width, eps inside the square root (see the tile kernel).
+    if SUM_INSTEAD_OF_MEAN:
+        mean_square = sum_squares
+    else:
+        mean_square = sum_squares / width
+    if MISSING_EPSILON:
+        rrms = tl.rsqrt(mean_square)
+    else:
+        rrms = tl.rsqrt(mean_square + eps)
+    # Pass 2: normalize, weight, one rounding at the store.
+    if UNROLL:
+        for chunk in tl.static_range(NUM_CHUNKS):
+            _loop_store_chunk(
+                x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, NUM_CHUNKS, CHUNK,
+                EVEN, STREAM_STORE, MASKED_TAIL_INCLUSION, MISSING_WEIGHT, UNMASKED_STORE,
+            )  # fmt: skip
+    else:
+        for chunk in range(NUM_CHUNKS):
+            _loop_store_chunk(
+                x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, NUM_CHUNKS, CHUNK,
+                EVEN, STREAM_STORE, MASKED_TAIL_INCLUSION, MISSING_WEIGHT, UNMASKED_STORE,
+            )  # fmt: skip
+
+
+@triton.jit
 def rms_norm_loop_kernel(
     x_ptr,
     w_ptr,
@@ -242,6 +392,10 @@ def rms_norm_loop_kernel(
     CHUNK: tl.constexpr,
     NUM_CHUNKS: tl.constexpr,
     VEC: tl.constexpr,
+    UNROLL: tl.constexpr,
+    EVEN: tl.constexpr,
+    PER_ROW: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
     MISSING_EPSILON: tl.constexpr,
@@ -258,13 +412,23 @@ def rms_norm_loop_kernel(
     second pass reads the row from L2, not HBM. Pointers and runtime scalars as in
     :func:`rms_norm_tile_kernel` (``width_v`` and the strides divided by ``VEC``).
 
-    Constexpr: ``CHUNK`` lanes per chunk (a power of two), ``NUM_CHUNKS`` = cdiv(width, CHUNK),
-    the launcher's value (both column loops are unrolled at compile time, so every chunk load is
-    independent and in flight together; a new width recompiles only when its chunk count
-    changes), ``VEC`` as in the tile kernel, and the seven mutant flags.
+    Constexpr:
+      CHUNK: lanes per chunk (a power of two).
+      NUM_CHUNKS: cdiv(width, CHUNK), the launcher's value (a new width recompiles only when
+        its chunk count, or EVEN, changes).
+      VEC: as in the tile kernel.
+      UNROLL: True: both column loops unrolled at compile time, so every chunk load of a pass
+        is independent and in flight together; False: a runtime loop, one chunk in flight per
+        iteration, fewer registers (so more programs fit an SM).
+      EVEN: width == NUM_CHUNKS * CHUNK (the launcher checks): no lane is outside the row, so
+        loads and stores carry no mask.
+      PER_ROW: the grid has one program per row (P == rows): no loop over rows.
+      STREAM_STORE: stores marked streaming (``.cs``).
+      The seven mutant flags (MASKED_TAIL_INCLUSION and UNMASKED_STORE change nothing when
+      EVEN: there is no tail to include).
 
     Pass 1 loads are marked evict-last (the row is read again in pass 2), pass 2 loads
-    evict-first (the row is done).
+    evict-first (the row is done), the weight evict-last (every row reads it).
     """
     width = width_v * VEC
     x_row_stride = x_stride_v * VEC
@@ -272,63 +436,33 @@ def rms_norm_loop_kernel(
     if WRONG_ROW_STRIDE:
         x_row_stride = width
         y_row_stride = width
-    cols = tl.arange(0, CHUNK)
-    # int64 loop bounds make the row index int64: rows * stride can pass 2**31 elements.
+    # int64 row index: rows * stride can pass 2**31 elements.
     first_row = tl.program_id(0).to(tl.int64)
-    row_step = tl.num_programs(0).to(tl.int64)
-    for row in range(first_row, rows, row_step):
-        x_row = x_ptr + row * x_row_stride
-        y_row = y_ptr + row * y_row_stride
-        # Pass 1: float32 square sums, lane-wise over the chunks, then one tree reduction.
-        acc = tl.zeros([CHUNK], dtype=tl.float32)
-        for chunk in tl.static_range(NUM_CHUNKS):
-            offsets = chunk * CHUNK + cols
-            if MASKED_TAIL_INCLUSION:
-                load_mask = offsets < NUM_CHUNKS * CHUNK
-            else:
-                load_mask = offsets < width
-            x = tl.load(
-                x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_last"
-            ).to(tl.float32)
-            if MISSING_SQUARE:
-                acc += x
-            else:
-                acc += x * x
-        sum_squares = tl.sum(acc, axis=0)
-        # The TRUE width, eps inside the square root (see the tile kernel).
-        if SUM_INSTEAD_OF_MEAN:
-            mean_square = sum_squares
-        else:
-            mean_square = sum_squares / width
-        if MISSING_EPSILON:
-            rrms = tl.rsqrt(mean_square)
-        else:
-            rrms = tl.rsqrt(mean_square + eps)
-        # Pass 2: normalize, weight, one rounding at the store.
-        for chunk in tl.static_range(NUM_CHUNKS):
-            offsets = chunk * CHUNK + cols
-            in_row = offsets < width
-            if MASKED_TAIL_INCLUSION:
-                load_mask = offsets < NUM_CHUNKS * CHUNK
-            else:
-                load_mask = in_row
-            if UNMASKED_STORE:
-                store_mask = offsets < NUM_CHUNKS * CHUNK
-            else:
-                store_mask = in_row
-            x = tl.load(
-                x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_first"
-            ).to(tl.float32)
-            if MISSING_WEIGHT:
-                y = x * rrms
-            else:
-                w = tl.load(w_ptr + offsets, mask=in_row, other=0.0).to(tl.float32)
-                y = x * rrms * w
-            tl.store(y_row + offsets, y.to(y_row.dtype.element_ty), mask=store_mask)
+    if PER_ROW:
+        _loop_row(
+            x_ptr, w_ptr, y_ptr, first_row, width, x_row_stride, y_row_stride, eps,
+            CHUNK, NUM_CHUNKS, UNROLL, EVEN, STREAM_STORE, SUM_INSTEAD_OF_MEAN, MISSING_SQUARE,
+            MISSING_EPSILON, MASKED_TAIL_INCLUSION, MISSING_WEIGHT, UNMASKED_STORE,
+        )  # fmt: skip
+    else:
+        row_step = tl.num_programs(0).to(tl.int64)
+        for row in range(first_row, rows, row_step):
+            _loop_row(
+                x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps,
+                CHUNK, NUM_CHUNKS, UNROLL, EVEN, STREAM_STORE, SUM_INSTEAD_OF_MEAN,
+                MISSING_SQUARE, MISSING_EPSILON, MASKED_TAIL_INCLUSION, MISSING_WEIGHT,
+                UNMASKED_STORE,
+            )  # fmt: skip
 
 
 # The kernel family, in the order their source enters the receipt's source hash.
-KERNEL_FUNCTIONS = (rms_norm_tile_kernel, rms_norm_loop_kernel)
+KERNEL_FUNCTIONS = (
+    rms_norm_tile_kernel,
+    _loop_square_chunk,
+    _loop_store_chunk,
+    _loop_row,
+    rms_norm_loop_kernel,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,6 +476,10 @@ class LaunchConfig:
         rows_per_program: tile kernel's ROWS (1: ``one_row``, > 1: ``multi_row``).
         programs: loop kernel's grid size (0: one program per row).
         w_early: tile kernel: weight loaded together with x, before the reduction.
+        unroll: loop kernel: chunk loops unrolled at compile time (False: a runtime loop).
+        stream_store: loop kernel: stores marked streaming (``.cs``).
+        max_registers: registers per thread the compiler may use (ptxas ``.maxnreg``); 0 leaves
+            it to the compiler. A cap can fit one more program per SM at the price of spills.
     """
 
     loop: bool
@@ -350,6 +488,9 @@ class LaunchConfig:
     rows_per_program: int = 1
     programs: int = 0
     w_early: bool = False
+    unroll: bool = True
+    stream_store: bool = False
+    max_registers: int = 0
 
     @property
     def path(self) -> str:
@@ -381,50 +522,67 @@ def _warps_for_bytes(tile_bytes: int, most: int = 16) -> int:
     return min(most, max(1, tile_bytes // 1024))
 
 
+def _stream_loop(chunk: int, num_warps: int, *, unroll: bool = True) -> LaunchConfig:
+    """The column loop, one program per row, streaming stores."""
+    return LaunchConfig(True, chunk, num_warps, unroll=unroll, stream_store=True)
+
+
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> LaunchConfig:
     """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
 
-    From the H200 sweeps recorded in docs/benchmarks/NOTES.md (times are bf16 unless noted):
+    From the H200 sweeps recorded in docs/benchmarks/NOTES.md (sweeps 4-7 for the column loop;
+    times are bf16 unless noted):
 
-    * Rows of under 1024 lanes: several rows per program so a tile holds ~4 KiB, halved until
-      there are >= 4 programs per SM (65536x128 41 -> 9.8 us); one warp per KiB of tile; the weight
-      loaded with x (launch-bound 1x4096 1.94 -> 1.89 us).
-    * Rows of 1024-4096 lanes: one row per program, one warp per KiB, 4..8 warps
-      (4096x1000 bf16 R1/4 warps 6.11 us vs R2 6.41 in sweep 3; 8 warps is Liger's choice at
-      4096 lanes, which was 3% ahead of our 16 on launch-bound fp32 1x4096 and 8x4096).
-    * 8192 lanes: 4 warps, early weight for 2-byte types (4096x5125 40.9 us vs 42.0 at 8 warps
-      in sweep 2); fp32 16 warps, late weight. 16384 / 32768 lanes: 16 / 32 warps, late weight.
-    * Full power-of-two rows of fp32 4096-16384 or 2-byte 8192 lanes with >= 4096 rows: the
-      column loop, one program per row, two chunks (32768x8192 bf16 261 -> 253 us, 16384x16384
-      fp32 529 -> 503 us, 32768x4096 fp32 260 -> 256 us in sweep 3).
-    * Wider than 32768 lanes: the column loop on a persistent grid, 32 warps; 2-byte types
-      CHUNK 16384 with 2 programs per SM, fp32 CHUNK 8192 with 1 per SM (2048x65536 bf16
-      166 -> 161 us, fp32 336 -> 323 us in sweep 3).
+    * Rows of more than 8192 lanes: the column loop, one program per row, streaming stores,
+      16-32 warps so the row's chunks are in flight while only 2-4 rows per SM sit in L2 for
+      pass 2 (2048x65536 bf16 160.5 -> 134.7 us, fp32 324 -> 293 us; 2048x32768 bf16 72.4 ->
+      66.4 us, torch.compile 66.9). 2-byte types: two unrolled chunks of half the tile;
+      fp32: a runtime loop over chunks of up to 32768 lanes (16384 lanes: 8192).
+    * Full rows of 8192 lanes (2-byte: one 8192 chunk, 16 warps; fp32: two 4096 chunks),
+      full fp32 rows of 4096 (runtime loop of 2048, 16 warps) and 2048 (one chunk, 8 warps)
+      with >= 4096 rows, full 2-byte rows of 4096 with >= 16384 rows (two 2048 chunks, 8
+      warps): the same loop (32768x8192 bf16 253.3 -> 251.6 us, 32768x4096 fp32 256 -> 252).
+    * fp32 rows of 4097-8191 lanes with >= 16384 rows: a runtime loop of 2048-lane chunks,
+      16 warps (32768x5120 fp32 324 -> 315 us).
+    * Other rows of 8192 lanes: one tile, 4 warps, early weight for 2-byte types (4096x5125
+      40.9 us vs 42.0 at 8 warps in sweep 2); fp32 16 warps, late weight.
+    * Rows of 1024-4096 lanes otherwise: one row per program, one warp per KiB, 4..8 warps;
+      2-byte rows of 1024 lanes 2 warps, late weight (4096x1000 bf16 6.07 -> 6.01 us).
+    * Rows of under 1024 lanes: several rows per program. Up to 16384 rows (latency-bound): a
+      512-lane tile (4096x255 bf16 R4 3.55 -> R2 3.13 us, 4096x70 R4 2.30 us); more rows: a
+      ~4 KiB tile (65536x128 41 -> 9.8 us); halved until there are >= 4 programs per SM; one
+      warp per KiB of tile; the weight loaded with x (launch-bound 1x4096 1.94 -> 1.89 us).
     """
     block = block_for(width)
-    if block > SINGLE_TILE_MAX:
-        if itemsize <= 2:
-            return LaunchConfig(True, 16384, 32, programs=max(1, min(rows, 2 * sm_count)))
-        return LaunchConfig(True, 8192, 32, programs=max(1, min(rows, sm_count)))
     full_row = width == block
-    if (
-        rows >= 4096
-        and full_row
-        and ((itemsize >= 4 and 4096 <= block <= 16384) or (itemsize <= 2 and block == 8192))
-    ):
-        chunk = block // 2
-        return LaunchConfig(True, chunk, _warps_for_bytes(chunk * itemsize), programs=0)
-    if block >= 16384:
-        return LaunchConfig(False, block, block // 1024)
+    if block > 8192:
+        if itemsize <= 2:
+            return _stream_loop(block // 2, min(32, block // 1024))
+        return _stream_loop(8192 if block == 16384 else 32768, 32, unroll=False)
+    if full_row and block == 8192:
+        return _stream_loop(8192, 16) if itemsize <= 2 else _stream_loop(4096, 16)
+    if full_row and itemsize >= 4 and rows >= 4096 and block in (2048, 4096):
+        if block == 4096:
+            return _stream_loop(2048, 16, unroll=False)
+        return _stream_loop(2048, 8)
+    if full_row and itemsize <= 2 and rows >= 16384 and block == 4096:
+        return _stream_loop(2048, 8)
     if block == 8192:
         if itemsize <= 2:
             return LaunchConfig(False, block, 4, w_early=True)
+        if rows >= 16384:
+            return _stream_loop(2048, 16, unroll=False)
         return LaunchConfig(False, block, 16)
     if block >= 1024:
+        if block == 1024 and itemsize <= 2:
+            return LaunchConfig(False, block, 2)
         # A row of >= 1024 lanes is 2-16 KiB already: one row per program, 4..8 warps.
         warps = max(4, _warps_for_bytes(block * itemsize, 8))
         return LaunchConfig(False, block, warps, w_early=True)
-    rows_per_program = max(1, 4096 // (block * itemsize))
+    if rows <= 16384:
+        rows_per_program = max(1, 512 // block)
+    else:
+        rows_per_program = max(1, 4096 // (block * itemsize))
     while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
         rows_per_program //= 2
     tile_bytes = rows_per_program * block * itemsize
@@ -447,7 +605,12 @@ def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConf
     if path == "column_loop":
         chunk = max(1, block // 4)
         return LaunchConfig(
-            True, chunk, _warps_for_bytes(chunk * itemsize, 8), programs=triton.cdiv(rows, 2)
+            True,
+            chunk,
+            _warps_for_bytes(chunk * itemsize, 8),
+            programs=triton.cdiv(rows, 2),
+            unroll=False,
+            stream_store=True,
         )
     raise ValueError(f"path must be 'auto' or one of {', '.join(KERNEL_PATHS)}; got {path!r}")
 
@@ -478,7 +641,15 @@ def kernel_constexprs(config: LaunchConfig, width: int, vec: int) -> dict[str, o
                 f"config.block (CHUNK) {config.block} gives {chunks} chunks for width {width}; "
                 f"at most {MAX_CHUNKS}"
             )
-        return {"CHUNK": config.block, "NUM_CHUNKS": chunks, "VEC": vec}
+        return {
+            "CHUNK": config.block,
+            "NUM_CHUNKS": chunks,
+            "VEC": vec,
+            "UNROLL": config.unroll,
+            "EVEN": width == chunks * config.block,
+            "PER_ROW": config.programs == 0,
+            "STREAM_STORE": config.stream_store,
+        }
     if config.block < width:
         raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
     return {
@@ -526,6 +697,10 @@ def _check_config(config: object) -> LaunchConfig:
             raise ValueError(f"config.{name} must be a power of two >= 1; got {value}")
     if config.programs < 0:
         raise ValueError(f"config.programs must be >= 0; got {config.programs}")
+    if config.max_registers and not 24 <= config.max_registers <= 255:
+        raise ValueError(
+            f"config.max_registers must be 0 or in [24, 255]; got {config.max_registers}"
+        )
     if config.loop and config.rows_per_program != 1:
         raise ValueError("config.rows_per_program must be 1 for the column loop")
     return config
@@ -570,6 +745,7 @@ def launch(
             y_stride // vec,
             float(eps),
             num_warps=config.num_warps,
+            **({"maxnreg": config.max_registers} if config.max_registers else {}),
             **constexprs,
             **flags,
         )

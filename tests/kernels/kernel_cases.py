@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from kernels.rmsnorm import LaunchConfig
+
 # (dtype, mode, atol, rtol): |kernel - reference| <= atol + rtol * |reference|, element-wise.
 # The reference is torch.nn.functional.rms_norm in float64 on the same dtype-rounded inputs, so
 # the budget is the kernel's float32 arithmetic plus its single rounding to the output dtype.
@@ -150,6 +152,16 @@ CASES: dict[str, NamedCase] = {
         NamedCase("ones_weight", _ones_weight_rows),
         NamedCase("power_of_two_width_256", _power_of_two_width),
     )
+}
+
+# The column-loop variants choose_config launches on wide rows, at CHUNK 32 so the named cases
+# exercise them: width 70 is 3 chunks with a masked tail, width 256 is 8 full chunks (EVEN: the
+# kernel drops every mask). One program per row (PER_ROW) unrolled with streaming stores, one
+# per row with the runtime chunk loop, and one program striding over all rows.
+LOOP_VARIANTS: dict[str, LaunchConfig] = {
+    "per_row_unrolled_streaming": LaunchConfig(True, 32, 1, stream_store=True),
+    "per_row_runtime_loop": LaunchConfig(True, 32, 1, unroll=False),
+    "one_program_strides_rows": LaunchConfig(True, 32, 1, programs=1),
 }
 
 # mutant -> the case that must kill it

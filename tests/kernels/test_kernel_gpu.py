@@ -13,6 +13,7 @@ from kernel_cases import (
     CASES,
     DTYPES,
     KILLED_BY,
+    LOOP_VARIANTS,
     ODD_WIDTHS,
     TORCH_DTYPES,
     assert_close,
@@ -175,6 +176,31 @@ def test_each_mutant_killed_on_cuda(mutant: str, dtype: str, path: str) -> None:
     assert verdict(run, x, weight, eps, dtype), (
         f"{mutant} SURVIVED {KILLED_BY[mutant]} on cuda, path {run.path}"
     )
+
+
+@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("mutant", [None, *sorted(KILLED_BY)])
+def test_loop_variants_real_and_mutants_on_cuda(mutant: str | None, variant: str) -> None:
+    # The column-loop variants of choose_config, compiled: the real kernel passes every named
+    # case; each mutant is killed by its case.
+    cases = sorted(CASES) if mutant is None else [KILLED_BY[mutant]]
+    for case in cases:
+        x, weight, row_stride, eps = case_inputs(case, "float32")
+        run = kernels.run_checked(
+            x,
+            weight,
+            eps=eps,
+            dtype="float32",
+            row_stride=row_stride,
+            mutant=mutant,
+            device="cuda",
+            config=LOOP_VARIANTS[variant],
+        )
+        reasons = verdict(run, x, weight, eps, "float32")
+        if mutant is None:
+            assert not reasons, f"real kernel fails {case} on {variant}: {reasons}"
+        else:
+            assert reasons, f"{mutant} SURVIVED {case} on {variant} (cuda)"
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -10,6 +10,7 @@ from kernel_cases import (
     CASES,
     DTYPES,
     KILLED_BY,
+    LOOP_VARIANTS,
     SURVIVES,
     case_inputs,
     expected_unmasked_overflow,
@@ -17,6 +18,7 @@ from kernel_cases import (
 )
 
 import kernels
+from kernels.rmsnorm import LaunchConfig
 
 DEVICE = "auto"
 PATHS = ("auto", *kernels.KERNEL_PATHS)
@@ -39,6 +41,39 @@ def _run(
     if path != "auto":
         assert run.path == path
     return run, verdict(run, x, weight, eps, dtype)
+
+
+def _run_config(case: str, dtype: str, config: LaunchConfig, mutant: str | None = None):
+    x, weight, row_stride, eps = case_inputs(case, dtype)
+    run = kernels.run_checked(
+        x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, config=config
+    )
+    assert (run.path, run.block) == ("column_loop", 32)
+    return run, verdict(run, x, weight, eps, dtype)
+
+
+@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_real_kernel_passes_every_case_on_each_loop_variant(case: str, variant: str) -> None:
+    _, reasons = _run_config(case, "bfloat16", LOOP_VARIANTS[variant])
+    assert not reasons, f"real kernel fails {case} on {variant}:\n" + "\n".join(reasons)
+
+
+@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("mutant", sorted(KILLED_BY))
+def test_each_mutant_is_killed_on_each_loop_variant(mutant: str, variant: str) -> None:
+    case = KILLED_BY[mutant]
+    _, reasons = _run_config(case, "float32", LOOP_VARIANTS[variant], mutant)
+    assert reasons, f"kernel mutant {mutant} SURVIVED case {case} on loop variant {variant}"
+
+
+@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("mutant", ["masked_tail_inclusion", "unmasked_store"])
+def test_tail_mutants_cannot_act_on_even_chunks(mutant: str, variant: str) -> None:
+    # Width 256 = 8 chunks of 32: the EVEN kernel has no tail, so both tail mutants are the
+    # real kernel there (and the real kernel carries no mask to get wrong).
+    _, reasons = _run_config("power_of_two_width_256", "float32", LOOP_VARIANTS[variant], mutant)
+    assert not reasons, f"{mutant} changed an EVEN launch on {variant}: {reasons}"
 
 
 def _lanes(run) -> int:

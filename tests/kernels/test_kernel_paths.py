@@ -19,22 +19,50 @@ from kernels.rmsnorm import LaunchConfig
 # What choose_config picks on an H200 (132 SMs) for the product shapes, bf16 and fp32.
 EXPECTED_PATHS = {
     (4096, 70, 2): ("multi_row", 4, 1),
+    (4096, 255, 2): ("multi_row", 2, 1),
+    (4096, 255, 4): ("multi_row", 2, 2),
     (65536, 128, 2): ("multi_row", 16, 4),
     (65536, 512, 4): ("multi_row", 2, 4),
     (1, 4096, 2): ("one_row", 1, 8),
     (1, 4096, 4): ("one_row", 1, 8),
-    (4096, 1000, 2): ("one_row", 1, 4),
+    (4096, 1000, 2): ("one_row", 1, 2),
+    (4096, 1000, 4): ("one_row", 1, 4),
     (4096, 5125, 2): ("one_row", 1, 4),
     (4096, 5125, 4): ("one_row", 1, 16),
-    (16384, 4096, 2): ("one_row", 1, 8),
-    (16384, 4096, 4): ("column_loop", 1, 8),
-    (32768, 8192, 2): ("column_loop", 1, 8),
-    (32768, 16384, 2): ("one_row", 1, 16),
-    (16384, 16384, 4): ("column_loop", 1, 16),
-    (2048, 32768, 2): ("one_row", 1, 32),
+    (32768, 5120, 2): ("one_row", 1, 4),
+    (32768, 5120, 4): ("column_loop", 1, 16),
+    (4096, 4096, 2): ("one_row", 1, 8),
+    (16384, 4096, 2): ("column_loop", 1, 8),
+    (16384, 4096, 4): ("column_loop", 1, 16),
+    (32768, 2048, 4): ("column_loop", 1, 8),
+    (32768, 8192, 2): ("column_loop", 1, 16),
+    (32768, 16384, 2): ("column_loop", 1, 16),
+    (16384, 16384, 4): ("column_loop", 1, 32),
+    (2048, 32768, 2): ("column_loop", 1, 32),
     (2048, 65536, 2): ("column_loop", 1, 32),
     (2048, 65536, 4): ("column_loop", 1, 32),
 }
+
+# The column-loop variants choose_config picks (CHUNK, unrolled, one program per row, streaming).
+EXPECTED_LOOPS = {
+    (2048, 65536, 2): (32768, True),
+    (2048, 65536, 4): (32768, False),
+    (2048, 32768, 2): (16384, True),
+    (2048, 32768, 4): (32768, False),
+    (16384, 16384, 4): (8192, False),
+    (32768, 8192, 2): (8192, True),
+    (32768, 5120, 4): (2048, False),
+    (16384, 4096, 4): (2048, False),
+}
+
+
+@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_LOOPS))
+def test_choose_config_column_loops_are_per_row_and_streaming(rows, width, itemsize) -> None:
+    config = kernels.choose_config(rows, width, itemsize, 132)
+    assert (config.block, config.unroll) == EXPECTED_LOOPS[(rows, width, itemsize)]
+    assert config.loop
+    assert config.stream_store
+    assert config.grid(rows) == rows  # one program per row: the PER_ROW kernel, no row loop
 
 
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PATHS))
@@ -89,6 +117,11 @@ def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
         (6, 255, LaunchConfig(True, 64, 2, 1, 4)),  # 4 chunks, 1-lane hole; 4 programs
         (4, 130, LaunchConfig(True, 32, 1, 1, 1)),  # 5 chunks, one program for all rows
         (2, 64, LaunchConfig(True, 64, 2)),  # one chunk, one program per row
+        (3, 128, LaunchConfig(True, 32, 1, stream_store=True)),  # EVEN: 4 full chunks, no mask
+        (3, 128, LaunchConfig(True, 32, 1, unroll=False)),  # EVEN, runtime chunk loop
+        (5, 100, LaunchConfig(True, 32, 1, unroll=False, stream_store=True)),  # tail, runtime
+        (5, 96, LaunchConfig(True, 32, 2, 1, 2, unroll=False)),  # EVEN, 2 programs stride rows
+        (2, 70, LaunchConfig(True, 32, 1, max_registers=64)),  # a register cap
     ],
 )
 def test_forced_layouts_agree_with_torch(rows, width, config, dtype) -> None:
@@ -106,10 +139,16 @@ def test_auto_multi_row_through_the_public_launcher() -> None:
 
 
 def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
-    # Width 40000 > SINGLE_TILE_MAX: the persistent column loop (5 chunks of 8192 for fp32).
+    # Width 40000 fp32: the column loop, one program per row, a runtime loop over 2 chunks of
+    # 32768 lanes, the second one masked (7232 lanes in the row).
     width = 40000
     config = kernels.choose_config(2, width, 4)
-    assert (config.path, config.block, triton.cdiv(width, config.block)) == ("column_loop", 8192, 5)
+    assert (config.path, config.block, triton.cdiv(width, config.block)) == (
+        "column_loop",
+        32768,
+        2,
+    )
+    assert not config.unroll
     x = torch.randn(2, width, generator=torch.Generator().manual_seed(4))
     weight = torch.randn(width, generator=torch.Generator().manual_seed(5))
     expected = torch_reference(x, weight, 1e-6)
@@ -141,6 +180,11 @@ def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, 
         (LaunchConfig(False, 128, 4, 3), ValueError, r"rows_per_program must be a power"),
         (LaunchConfig(True, 1, 4), ValueError, r"gives 70 chunks for width 70; at most 64"),
         (LaunchConfig(True, 32, 4, 2), ValueError, r"rows_per_program must be 1 for the column"),
+        (
+            LaunchConfig(True, 32, 4, max_registers=16),
+            ValueError,
+            r"config\.max_registers must be 0 or in \[24, 255\]; got 16",
+        ),
         ("tile", TypeError, r"config must be a LaunchConfig or None"),
     ],
 )
