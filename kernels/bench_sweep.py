@@ -11,7 +11,10 @@ table on stdout.
 
 Sweeps 1-3 (docs/benchmarks/sweeps/) were run with the former ``kernels.rmsnorm_fast``; their
 labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile kernel) and
-``cols_C{chunk}_w{num_warps}_P{programs}`` (column loop; ``_ev``/``_unroll`` are now always on).
+``cols_C{chunk}_w{num_warps}_P{programs}`` (column loop). Sweeps 4-7 label the product kernel's
+configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
+``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
+one program per row. The cases below are the last sweep run (7); earlier ones are in git history.
 """
 
 from __future__ import annotations
