@@ -63,49 +63,71 @@ REFERENCES = ("copy", "ours", "torch_compile")
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]]:
-    """Sweep 8: blocks of 2-8 rows per program in the column loop (Inductor runs XBLOCK = 2 at
-    32768x2048 fp32) on the fp32 shapes where torch.compile was still ahead in the record."""
+    """Sweep 7: the open choices left after sweep 6 (fp32 at 65536, 8192, 2048 and 16384
+    lanes; streaming stores elsewhere)."""
     s = bench.Shape
-    t = _tile
+    lp = _loop
 
-    def rt(chunk: int, warps: int, rows: int = 1, **kw: Any) -> LaunchConfig:
-        return LaunchConfig(True, chunk, warps, rows, unroll=False, stream_store=True, **kw)
-
-    def un(chunk: int, warps: int, rows: int = 1) -> LaunchConfig:
-        return LaunchConfig(True, chunk, warps, rows, stream_store=True)
+    def rt(chunk: int, warps: int, programs: int = 0, **kw: Any) -> LaunchConfig:
+        return lp(chunk, warps, programs, unroll=False, **kw)
 
     return [
         (
-            s(32768, 2048),
+            s(2048, 65536),
             "float32",
             [
-                un(2048, 8),
-                rt(1024, 16, 2),
-                un(1024, 16, 2),
-                un(2048, 16, 2),
-                un(2048, 8, 2),
-                rt(512, 8, 2),
-                rt(1024, 8, 2),
+                rt(32768, 32, stream=True),
+                rt(16384, 32, stream=True),
+                lp(16384, 32, stream=True),
+                rt(16384, 16, stream=True),
             ],
             (),
         ),
         (
-            s(16384, 4096),
-            "float32",
-            [rt(2048, 16), rt(2048, 16, 2), un(2048, 16, 2), rt(1024, 16, 2), un(4096, 16, 2)],
+            s(2048, 65536),
+            "bfloat16",
+            [rt(32768, 32, stream=True), lp(32768, 32, stream=True), rt(16384, 16, stream=True)],
             (),
         ),
         (
             s(32768, 8192),
             "float32",
-            [un(4096, 16), un(4096, 16, 2), rt(2048, 16, 2), rt(4096, 32, 2)],
+            [
+                lp(4096, 16),
+                rt(2048, 16),
+                lp(2048, 8),
+                lp(8192, 16),
+                lp(8192, 32),
+                lp(4096, 16, stream=True),
+            ],
             (),
         ),
-        (s(4096, 4096), "float32", [rt(2048, 16), rt(2048, 16, 2), un(2048, 16, 2)], ()),
-        (s(32768, 4096), "float32", [rt(2048, 16), rt(2048, 16, 2), un(2048, 16, 2)], ()),
-        (s(65536, 512), "float32", [t(512, 2, 4), un(512, 4, 4), un(512, 2, 2), un(512, 8, 8)], ()),
-        (s(65536, 512), "bfloat16", [t(512, 4, 4), un(512, 4, 8), un(512, 2, 4)], ()),
-        (s(65536, 256), "bfloat16", [t(256, 8, 4), un(256, 4, 16), un(256, 2, 8)], ()),
+        (
+            s(32768, 2048),
+            "float32",
+            [lp(2048, 8), lp(2048, 4), rt(1024, 8, stream=True), lp(2048, 8, stream=True)],
+            (),
+        ),
+        (
+            s(16384, 16384),
+            "float32",
+            [
+                lp(8192, 16),
+                rt(4096, 32),
+                rt(8192, 32, stream=True),
+                lp(16384, 32),
+                lp(8192, 16, stream=True),
+            ],
+            (),
+        ),
+        (s(16384, 16384), "bfloat16", [lp(8192, 16), lp(8192, 16, stream=True), lp(16384, 32)], ()),
+        (s(32768, 8192), "bfloat16", [lp(8192, 16), lp(8192, 16, stream=True)], ()),
+        (
+            s(2048, 32768),
+            "bfloat16",
+            [rt(16384, 32, stream=True), rt(16384, 32), lp(16384, 32, stream=True)],
+            (),
+        ),
     ]
 
 
@@ -113,7 +135,6 @@ def _label(config: LaunchConfig) -> str:
     regs = f"_r{config.max_registers}" if config.max_registers else ""
     if config.loop:
         rt = "" if config.unroll else "_rt"
-        regs += f"_R{config.rows_per_program}" if config.rows_per_program > 1 else ""
         cs = "_cs" if config.stream_store else ""
         return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}"
     late = "" if config.w_early else "_wlate"
