@@ -7,16 +7,7 @@
 # Writes under $OUT: log.txt (everything), check/receipt.{json,csv}, full/results.{json,csv},
 # full/bench.png. Knobs: CHECK_TIMEOUT, TESTS_TIMEOUT, BENCH_BUDGET_S.
 set -u
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-out/device}
-mkdir -p "$OUT"
-LOG="$OUT/log.txt"
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
-export TRITON_CACHE_DIR=/tmp/rmsnorm-triton-cache
+. scripts/device_env.sh
 
 log env
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,temperature.gpu \

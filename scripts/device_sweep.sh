@@ -3,16 +3,7 @@
 # launch (kernels.bench_alternatives). Carry .whl (liger). Writes $OUT/log.txt,
 # $OUT/sweep.json, $OUT/alternatives.json. Knobs: SWEEP_BUDGET_S, SWEEP_ONLY, ALTS_TIMEOUT.
 set -u
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-out/device}
-mkdir -p "$OUT"
-LOG="$OUT/log.txt"
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
-export TRITON_CACHE_DIR=/tmp/rmsnorm-triton-cache
+. scripts/device_env.sh
 log "sweep"
 timeout $((${SWEEP_BUDGET_S:-300} + 90)) python3 -m kernels.bench_sweep --out "$OUT/sweep.json" \
   --budget-s "${SWEEP_BUDGET_S:-300}" --only "${SWEEP_ONLY:-}" 2>&1 | grep -v '^\[' | tail -150 | tee -a "$LOG"
