@@ -18,7 +18,6 @@ import glob
 import json
 import os
 import tempfile
-import time
 from typing import Any
 
 import torch
@@ -46,15 +45,36 @@ def inductor_code(shape: bench.Shape, dtype: torch.dtype, eps: float) -> str:
     )
     x = torch.randn(shape.rows, shape.width, device="cuda", dtype=dtype)
     w = torch.randn(shape.width, device="cuda", dtype=dtype)
-    started = time.time()
     _, codes = run_and_get_code(compiled, x, w)
-    # The config Inductor's autotuner picked, from its local cache (.best_config files).
-    picked = []
-    for path in glob.glob("/tmp/torchinductor_*/**/*.best_config", recursive=True):
-        if os.path.getmtime(path) >= started - 1:
-            with open(path, encoding="utf-8") as handle:
-                picked.append(f"# {path}\n# {handle.read()}")
+    picked = best_configs(
+        "\n".join(codes), glob.glob("/tmp/torchinductor_*/**/*.best_config", recursive=True)
+    )
     return "\n".join(picked) + "\n\n# ----\n\n" + "\n\n# ----\n\n".join(codes)
+
+
+def best_configs(generated: str, paths: list[str]) -> list[str]:
+    """The autotuner's picks (``.best_config`` files) for the kernels in ``generated``.
+
+    Inductor writes ``<hash>.best_config`` next to the kernel's ``<hash>.py``. A file belongs to
+    this compile only if that kernel's ``def triton_...`` text is in the generated code: the
+    cache holds every shape compiled so far, and file times do not tell them apart (a cache hit
+    can touch an older file).
+    """
+    picked = []
+    for path in sorted(paths):
+        source_path = path.removesuffix(".best_config") + ".py"
+        try:
+            with open(source_path, encoding="utf-8") as handle:
+                source = handle.read()
+            with open(path, encoding="utf-8") as handle:
+                config = handle.read()
+        except OSError:
+            continue
+        start = source.find("def triton_")
+        if start < 0 or source[start : start + 2000] not in generated:
+            continue
+        picked.append(f"# {path}\n# {config}")
+    return picked
 
 
 def launches(impl: str, shape: bench.Shape, dtype: torch.dtype, eps: float) -> list[dict[str, Any]]:

@@ -209,3 +209,22 @@ def test_committed_record_tables_regenerate_from_its_json():
     assert module.reproduction(record, repro["results"]) in readme
     assert all(r["status"] == "ok" for r in record)  # 330 results, parity passed
     assert len(record) == 330
+
+
+def test_best_configs_belong_to_the_kernels_of_this_compile(tmp_path):
+    from kernels.bench_alternatives import best_configs
+
+    kernel_a = "import triton\n\ndef triton_red_fused_a(in_ptr0, XBLOCK):\n    pass\n"
+    kernel_b = "import triton\n\ndef triton_red_fused_b(in_ptr0, XBLOCK):\n    pass\n"
+    paths = []
+    for name, source, config in (("aa", kernel_a, '{"R0_BLOCK": 16384}'), ("bb", kernel_b, "{}")):
+        (tmp_path / f"{name}.py").write_text(source)
+        (tmp_path / f"{name}.best_config").write_text(config)
+        paths.append(str(tmp_path / f"{name}.best_config"))
+    (tmp_path / "orphan.best_config").write_text("{}")  # no kernel source beside it
+    paths.append(str(tmp_path / "orphan.best_config"))
+    generated = (
+        "async_compile.triton('a', '''\ndef triton_red_fused_a(in_ptr0, XBLOCK):\n    pass\n''')"
+    )
+    picked = best_configs(generated, paths)
+    assert picked == [f'# {tmp_path / "aa.best_config"}\n# {{"R0_BLOCK": 16384}}']
