@@ -97,6 +97,14 @@ _INTERPRETER_LOCK = threading.Lock()
 
 
 @triton.jit
+def _tile_weight(w_ptr, cols, in_row, STREAM_STORE: tl.constexpr):
+    """The weight's tile lanes (0.0 past the row), evict-last when x and y stream past L2."""
+    if STREAM_STORE:
+        return tl.load(w_ptr + cols, mask=in_row, other=0.0, eviction_policy="evict_last")
+    return tl.load(w_ptr + cols, mask=in_row, other=0.0)
+
+
+@triton.jit
 def rms_norm_tile_kernel(
     x_ptr,
     w_ptr,
@@ -110,6 +118,7 @@ def rms_norm_tile_kernel(
     ROWS: tl.constexpr,
     VEC: tl.constexpr,
     W_EARLY: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
     MISSING_EPSILON: tl.constexpr,
@@ -144,6 +153,8 @@ def rms_norm_tile_kernel(
         Triton's own divisible-by-16 specialization of integer arguments misses.
       W_EARLY: load the weight together with x, before the reduction, so a latency-bound launch
         waits for one memory round trip instead of two (costs registers during the reduction).
+      STREAM_STORE: x loaded evict-first (it is read once) and y stored streaming (``.cs``),
+        so neither lingers in L2; the weight is then loaded evict-last (every row reads it).
       The seven upper-case mutant flags of docs/INTERFACES.md; all False is the real kernel.
     """
     width = width_v * VEC
@@ -167,7 +178,7 @@ def rms_norm_tile_kernel(
         store_cols = in_row
 
     if W_EARLY:
-        w = tl.load(w_ptr + cols, mask=in_row, other=0.0)
+        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
 
     # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
     # 65536 columns), and a wrapped offset reads another row silently.
@@ -187,7 +198,11 @@ def rms_norm_tile_kernel(
         store_mask = row_ok & store_cols[None, :]
 
     # Masked lanes load 0.0, so they add nothing to the square sum: lanes >= width never exist.
-    x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0).to(tl.float32)
+    if STREAM_STORE:
+        x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0, eviction_policy="evict_first")
+    else:
+        x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0)
+    x = x.to(tl.float32)
 
     # Accumulate in float32 even for fp16/bf16 input: squares of a wide row span many binades
     # and an fp16 sum overflows at 65504 (a row of 4096 values of magnitude 4 already does).
@@ -219,7 +234,7 @@ def rms_norm_tile_kernel(
         rrms = rrms[:, None]
 
     if not W_EARLY:
-        w = tl.load(w_ptr + cols, mask=in_row, other=0.0)
+        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
     if MISSING_WEIGHT:
         y = x * rrms
     elif ROWS == 1:
@@ -229,7 +244,11 @@ def rms_norm_tile_kernel(
 
     # One rounding to the output dtype (x's dtype, torch.nn.functional.rms_norm's rule), at the
     # very end: normalizing and weighting both happen in float32.
-    tl.store(y_ptr + y_offsets, y.to(y_ptr.dtype.element_ty), mask=store_mask)
+    y = y.to(y_ptr.dtype.element_ty)
+    if STREAM_STORE:
+        tl.store(y_ptr + y_offsets, y, mask=store_mask, cache_modifier=".cs")
+    else:
+        tl.store(y_ptr + y_offsets, y, mask=store_mask)
 
 
 @triton.jit
@@ -457,6 +476,7 @@ def rms_norm_loop_kernel(
 
 # The kernel family, in the order their source enters the receipt's source hash.
 KERNEL_FUNCTIONS = (
+    _tile_weight,
     rms_norm_tile_kernel,
     _loop_square_chunk,
     _loop_store_chunk,
@@ -477,7 +497,8 @@ class LaunchConfig:
         programs: loop kernel's grid size (0: one program per row).
         w_early: tile kernel: weight loaded together with x, before the reduction.
         unroll: loop kernel: chunk loops unrolled at compile time (False: a runtime loop).
-        stream_store: loop kernel: stores marked streaming (``.cs``).
+        stream_store: stores marked streaming (``.cs``); the tile kernel also loads x
+            evict-first and the weight evict-last.
         max_registers: registers per thread the compiler may use (ptxas ``.maxnreg``); 0 leaves
             it to the compiler. A cap can fit one more program per SM at the price of spills.
     """
@@ -657,6 +678,7 @@ def kernel_constexprs(config: LaunchConfig, width: int, vec: int) -> dict[str, o
         "ROWS": config.rows_per_program,
         "VEC": vec,
         "W_EARLY": config.w_early,
+        "STREAM_STORE": config.stream_store,
     }
 
 

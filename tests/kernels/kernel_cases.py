@@ -164,6 +164,18 @@ LOOP_VARIANTS: dict[str, LaunchConfig] = {
     "one_program_strides_rows": LaunchConfig(True, 32, 1, programs=1),
 }
 
+# The tile kernel with streaming hints (x evict-first, weight evict-last, y .cs), one and two
+# rows per program, on a 256-lane tile (width 70: a masked tail of 186 lanes; width 256: none).
+STREAM_TILE_VARIANTS: dict[str, LaunchConfig] = {
+    "one_row_streaming": LaunchConfig(False, 256, 1, stream_store=True),
+    "two_rows_streaming_early_weight": LaunchConfig(
+        False, 256, 1, 2, w_early=True, stream_store=True
+    ),
+}
+
+# Every explicit layout the matrix runs besides the forced paths.
+LAYOUT_VARIANTS: dict[str, LaunchConfig] = {**LOOP_VARIANTS, **STREAM_TILE_VARIANTS}
+
 # mutant -> the case that must kill it
 KILLED_BY: dict[str, str] = {
     "sum_instead_of_mean": "random_rows_width_70",

@@ -13,7 +13,7 @@ from kernel_cases import (
     CASES,
     DTYPES,
     KILLED_BY,
-    LOOP_VARIANTS,
+    LAYOUT_VARIANTS,
     ODD_WIDTHS,
     TORCH_DTYPES,
     assert_close,
@@ -178,11 +178,11 @@ def test_each_mutant_killed_on_cuda(mutant: str, dtype: str, path: str) -> None:
     )
 
 
-@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("variant", sorted(LAYOUT_VARIANTS))
 @pytest.mark.parametrize("mutant", [None, *sorted(KILLED_BY)])
-def test_loop_variants_real_and_mutants_on_cuda(mutant: str | None, variant: str) -> None:
-    # The column-loop variants of choose_config, compiled: the real kernel passes every named
-    # case; each mutant is killed by its case.
+def test_layout_variants_real_and_mutants_on_cuda(mutant: str | None, variant: str) -> None:
+    # The column-loop and streaming-tile variants of choose_config, compiled: the real kernel
+    # passes every named case; each mutant is killed by its case.
     cases = sorted(CASES) if mutant is None else [KILLED_BY[mutant]]
     for case in cases:
         x, weight, row_stride, eps = case_inputs(case, "float32")
@@ -194,7 +194,7 @@ def test_loop_variants_real_and_mutants_on_cuda(mutant: str | None, variant: str
             row_stride=row_stride,
             mutant=mutant,
             device="cuda",
-            config=LOOP_VARIANTS[variant],
+            config=LAYOUT_VARIANTS[variant],
         )
         reasons = verdict(run, x, weight, eps, "float32")
         if mutant is None:

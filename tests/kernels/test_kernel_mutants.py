@@ -10,6 +10,7 @@ from kernel_cases import (
     CASES,
     DTYPES,
     KILLED_BY,
+    LAYOUT_VARIANTS,
     LOOP_VARIANTS,
     SURVIVES,
     case_inputs,
@@ -48,23 +49,23 @@ def _run_config(case: str, dtype: str, config: LaunchConfig, mutant: str | None 
     run = kernels.run_checked(
         x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, config=config
     )
-    assert (run.path, run.block) == ("column_loop", 32)
+    assert (run.path, run.block) == (config.path, config.block)
     return run, verdict(run, x, weight, eps, dtype)
 
 
-@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("variant", sorted(LAYOUT_VARIANTS))
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_real_kernel_passes_every_case_on_each_loop_variant(case: str, variant: str) -> None:
-    _, reasons = _run_config(case, "bfloat16", LOOP_VARIANTS[variant])
+def test_real_kernel_passes_every_case_on_each_layout_variant(case: str, variant: str) -> None:
+    _, reasons = _run_config(case, "bfloat16", LAYOUT_VARIANTS[variant])
     assert not reasons, f"real kernel fails {case} on {variant}:\n" + "\n".join(reasons)
 
 
-@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
+@pytest.mark.parametrize("variant", sorted(LAYOUT_VARIANTS))
 @pytest.mark.parametrize("mutant", sorted(KILLED_BY))
-def test_each_mutant_is_killed_on_each_loop_variant(mutant: str, variant: str) -> None:
+def test_each_mutant_is_killed_on_each_layout_variant(mutant: str, variant: str) -> None:
     case = KILLED_BY[mutant]
-    _, reasons = _run_config(case, "float32", LOOP_VARIANTS[variant], mutant)
-    assert reasons, f"kernel mutant {mutant} SURVIVED case {case} on loop variant {variant}"
+    _, reasons = _run_config(case, "float32", LAYOUT_VARIANTS[variant], mutant)
+    assert reasons, f"kernel mutant {mutant} SURVIVED case {case} on layout variant {variant}"
 
 
 @pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
