@@ -14,7 +14,6 @@ Needs a CUDA device; writes one JSON file (code as text) and prints the launch t
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import tempfile
@@ -45,35 +44,38 @@ def inductor_code(shape: bench.Shape, dtype: torch.dtype, eps: float) -> str:
     )
     x = torch.randn(shape.rows, shape.width, device="cuda", dtype=dtype)
     w = torch.randn(shape.width, device="cuda", dtype=dtype)
+    from torch._inductor.codecache import PyCodeCache
+
     _, codes = run_and_get_code(compiled, x, w)
-    picked = best_configs(
-        "\n".join(codes), glob.glob("/tmp/torchinductor_*/**/*.best_config", recursive=True)
-    )
+    picked = autotune_picks(codes, PyCodeCache.modules)
     return "\n".join(picked) + "\n\n# ----\n\n" + "\n\n# ----\n\n".join(codes)
 
 
-def best_configs(generated: str, paths: list[str]) -> list[str]:
-    """The autotuner's picks (``.best_config`` files) for the kernels in ``generated``.
+def autotune_picks(codes: list[str], modules: list[Any]) -> list[str]:
+    """The config Inductor's autotuner launched, per Triton kernel of this compile.
 
-    Inductor writes ``<hash>.best_config`` next to the kernel's ``<hash>.py``. A file belongs to
-    this compile only if that kernel's ``def triton_...`` text is in the generated code: the
-    cache holds every shape compiled so far, and file times do not tell them apart (a cache hit
-    can touch an older file).
+    ``modules`` are the output modules Inductor loaded (``PyCodeCache.modules``: every compile
+    of the process); one belongs to this compile when its source file is one of ``codes``. Its
+    kernels are the ``triton_*`` globals; after a call each keeps only the launcher it picked,
+    whose ``config`` holds the block sizes (``kwargs``), ``num_warps`` and ``num_stages``.
     """
     picked = []
-    for path in sorted(paths):
-        source_path = path.removesuffix(".best_config") + ".py"
+    for module in modules:
         try:
-            with open(source_path, encoding="utf-8") as handle:
-                source = handle.read()
-            with open(path, encoding="utf-8") as handle:
-                config = handle.read()
-        except OSError:
+            with open(module.__file__, encoding="utf-8") as handle:
+                if handle.read() not in codes:
+                    continue
+        except (AttributeError, OSError, TypeError):
             continue
-        start = source.find("def triton_")
-        if start < 0 or source[start : start + 2000] not in generated:
-            continue
-        picked.append(f"# {path}\n# {config}")
+        for name, kernel in sorted(vars(module).items()):
+            launchers = getattr(kernel, "launchers", None)
+            if not name.startswith("triton_") or not launchers:
+                continue
+            config = launchers[0].config
+            picked.append(
+                f"# autotuner pick: {name} {dict(config.kwargs)} num_warps={config.num_warps} "
+                f"num_stages={config.num_stages} (of {len(getattr(kernel, 'configs', []))})"
+            )
     return picked
 
 

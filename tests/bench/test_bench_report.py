@@ -211,20 +211,35 @@ def test_committed_record_tables_regenerate_from_its_json():
     assert len(record) == 330
 
 
-def test_best_configs_belong_to_the_kernels_of_this_compile(tmp_path):
-    from kernels.bench_alternatives import best_configs
+def test_autotune_picks_come_from_the_modules_of_this_compile(tmp_path):
+    import types
 
-    kernel_a = "import triton\n\ndef triton_red_fused_a(in_ptr0, XBLOCK):\n    pass\n"
-    kernel_b = "import triton\n\ndef triton_red_fused_b(in_ptr0, XBLOCK):\n    pass\n"
-    paths = []
-    for name, source, config in (("aa", kernel_a, '{"R0_BLOCK": 16384}'), ("bb", kernel_b, "{}")):
-        (tmp_path / f"{name}.py").write_text(source)
-        (tmp_path / f"{name}.best_config").write_text(config)
-        paths.append(str(tmp_path / f"{name}.best_config"))
-    (tmp_path / "orphan.best_config").write_text("{}")  # no kernel source beside it
-    paths.append(str(tmp_path / "orphan.best_config"))
-    generated = (
-        "async_compile.triton('a', '''\ndef triton_red_fused_a(in_ptr0, XBLOCK):\n    pass\n''')"
+    from kernels.bench_alternatives import autotune_picks
+
+    def module(name: str, source: str, **kernels) -> types.ModuleType:
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        mod = types.ModuleType(name)
+        mod.__file__ = str(path)
+        vars(mod).update(kernels)
+        return mod
+
+    def autotuner(kwargs: dict, warps: int, candidates: int) -> types.SimpleNamespace:
+        config = types.SimpleNamespace(kwargs=kwargs, num_warps=warps, num_stages=1)
+        launcher = types.SimpleNamespace(config=config)
+        return types.SimpleNamespace(launchers=[launcher], configs=[None] * candidates)
+
+    ours = module(
+        "ours",
+        "code of this compile",
+        triton_red_fused_0=autotuner({"XBLOCK": 2, "R0_BLOCK": 1024}, 16, 5),
+        triton_not_run=types.SimpleNamespace(launchers=[]),  # never launched: no pick
+        helper=autotuner({"XBLOCK": 1}, 4, 1),  # not a triton_ kernel global
     )
-    picked = best_configs(generated, paths)
-    assert picked == [f'# {tmp_path / "aa.best_config"}\n# {{"R0_BLOCK": 16384}}']
+    older = module("older", "code of another shape", triton_red_fused_0=autotuner({}, 8, 1))
+    no_file = types.ModuleType("no_file")
+    picked = autotune_picks(["code of this compile"], [older, no_file, ours])
+    assert picked == [
+        "# autotuner pick: triton_red_fused_0 {'XBLOCK': 2, 'R0_BLOCK': 1024} num_warps=16 "
+        "num_stages=1 (of 5)"
+    ]
