@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: the launch-layout sweep (kernels.bench_sweep) and what the alternatives
 # launch (kernels.bench_alternatives). Carry .whl (liger). Writes $OUT/log.txt,
-# $OUT/sweep.json, $OUT/alternatives.json. Knobs: SWEEP_BUDGET_S, SWEEP_ONLY, ALTS_TIMEOUT.
+# $OUT/sweep.json, $OUT/alternatives.json. Knobs: SWEEP_BUDGET_S, SWEEP_ONLY, ALTS_TIMEOUT,
+# ALTS_CASES (RxW:dtype,... for bench_alternatives --cases).
 set -u
 . scripts/device_env.sh
 log "sweep"
@@ -11,6 +12,7 @@ log "sweep exit code: ${PIPESTATUS[0]}"
 if [ "${ALTS_TIMEOUT:-150}" -gt 0 ]; then
   log "alternatives"
   timeout "${ALTS_TIMEOUT:-150}" python3 -m kernels.bench_alternatives --out "$OUT/alternatives.json" \
+    ${ALTS_CASES:+--cases "$ALTS_CASES"} \
     2>&1 | tail -60 | tee -a "$LOG"
   log "alternatives exit code: ${PIPESTATUS[0]}"
 fi
