@@ -74,7 +74,7 @@ def autotune_picks(codes: list[str], modules: list[Any]) -> list[str]:
             config = launchers[0].config
             picked.append(
                 f"# autotuner pick: {name} {dict(config.kwargs)} num_warps={config.num_warps} "
-                f"num_stages={config.num_stages} (of {len(getattr(kernel, 'configs', []))})"
+                f"num_stages={config.num_stages} (of {len(getattr(kernel, 'configs', None) or [])})"
             )
     return picked
 

@@ -234,12 +234,16 @@ def test_autotune_picks_come_from_the_modules_of_this_compile(tmp_path):
         "code of this compile",
         triton_red_fused_0=autotuner({"XBLOCK": 2, "R0_BLOCK": 1024}, 16, 5),
         triton_not_run=types.SimpleNamespace(launchers=[]),  # never launched: no pick
+        triton_no_list=types.SimpleNamespace(
+            launchers=[autotuner({}, 2, 0).launchers[0]], configs=None
+        ),
         helper=autotuner({"XBLOCK": 1}, 4, 1),  # not a triton_ kernel global
     )
     older = module("older", "code of another shape", triton_red_fused_0=autotuner({}, 8, 1))
     no_file = types.ModuleType("no_file")
     picked = autotune_picks(["code of this compile"], [older, no_file, ours])
     assert picked == [
+        "# autotuner pick: triton_no_list {} num_warps=2 num_stages=1 (of 0)",
         "# autotuner pick: triton_red_fused_0 {'XBLOCK': 2, 'R0_BLOCK': 1024} num_warps=16 "
-        "num_stages=1 (of 5)"
+        "num_stages=1 (of 5)",
     ]

@@ -32,6 +32,8 @@ EXPECTED_PATHS = {
     (32768, 5120, 2): ("one_row", 1, 4),
     (32768, 5120, 4): ("column_loop", 1, 16),
     (4096, 4096, 2): ("one_row", 1, 8),
+    (4096, 4096, 4): ("one_row", 1, 16),
+    (8192, 4096, 4): ("column_loop", 1, 16),
     (16384, 4096, 2): ("column_loop", 1, 8),
     (16384, 4096, 4): ("column_loop", 1, 16),
     (32768, 2048, 4): ("column_loop", 1, 8),
@@ -54,6 +56,32 @@ EXPECTED_LOOPS = {
     (32768, 5120, 4): (2048, False),
     (16384, 4096, 4): (2048, False),
 }
+
+
+# Tile layouts with streaming hints (sweeps 9-10): on, except many rows of 256-512 lanes and
+# the unaligned 4096x5125 rows, where they measured no gain.
+EXPECTED_STREAM_TILES = {
+    (1, 4096, 2): True,
+    (512, 4096, 4): True,
+    (4096, 70, 2): True,
+    (4096, 255, 4): True,
+    (65536, 128, 2): True,
+    (4096, 1000, 2): True,
+    (4096, 4096, 4): True,
+    (32768, 2048, 2): True,
+    (32768, 5120, 2): True,
+    (65536, 256, 2): False,
+    (65536, 512, 4): False,
+    (4096, 5125, 2): False,
+    (4096, 5125, 4): False,
+}
+
+
+@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_STREAM_TILES))
+def test_choose_config_streams_tiles_where_measured(rows, width, itemsize) -> None:
+    config = kernels.choose_config(rows, width, itemsize, 132)
+    assert not config.loop
+    assert config.stream_store is EXPECTED_STREAM_TILES[(rows, width, itemsize)]
 
 
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_LOOPS))
