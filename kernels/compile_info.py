@@ -332,7 +332,7 @@ def compile_fields(
         "eps": "fp32",
     }
     constexprs: dict[str, object] = {
-        **kernel_constexprs(config, rows, width, vec),
+        **kernel_constexprs(config, width, vec),
         **mutant_flags(mutant),
     }
     signature.update(dict.fromkeys(constexprs, "constexpr"))

@@ -97,42 +97,11 @@ _INTERPRETER_LOCK = threading.Lock()
 
 
 @triton.jit
-def _tile_load(ptrs, mask, EVEN: tl.constexpr, STREAM_STORE: tl.constexpr):
-    """x's tile (0.0 where ``mask`` is off; no mask when EVEN), evict-first when streaming."""
-    if EVEN:
-        if STREAM_STORE:
-            return tl.load(ptrs, eviction_policy="evict_first")
-        return tl.load(ptrs)
-    if STREAM_STORE:
-        return tl.load(ptrs, mask=mask, other=0.0, eviction_policy="evict_first")
-    return tl.load(ptrs, mask=mask, other=0.0)
-
-
-@triton.jit
-def _tile_weight(w_ptr, cols, in_row, EVEN: tl.constexpr, STREAM_STORE: tl.constexpr):
+def _tile_weight(w_ptr, cols, in_row, STREAM_STORE: tl.constexpr):
     """The weight's tile lanes (0.0 past the row), evict-last when x and y stream past L2."""
-    if EVEN:
-        if STREAM_STORE:
-            return tl.load(w_ptr + cols, eviction_policy="evict_last")
-        return tl.load(w_ptr + cols)
     if STREAM_STORE:
         return tl.load(w_ptr + cols, mask=in_row, other=0.0, eviction_policy="evict_last")
     return tl.load(w_ptr + cols, mask=in_row, other=0.0)
-
-
-@triton.jit
-def _tile_store(ptrs, y, mask, EVEN: tl.constexpr, STREAM_STORE: tl.constexpr):
-    """y's tile where ``mask`` is on (everywhere when EVEN), streaming (``.cs``) or not."""
-    if EVEN:
-        if STREAM_STORE:
-            tl.store(ptrs, y, cache_modifier=".cs")
-        else:
-            tl.store(ptrs, y)
-    else:
-        if STREAM_STORE:
-            tl.store(ptrs, y, mask=mask, cache_modifier=".cs")
-        else:
-            tl.store(ptrs, y, mask=mask)
 
 
 @triton.jit
@@ -150,7 +119,6 @@ def rms_norm_tile_kernel(
     VEC: tl.constexpr,
     W_EARLY: tl.constexpr,
     STREAM_STORE: tl.constexpr,
-    EVEN: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
     MISSING_EPSILON: tl.constexpr,
@@ -187,10 +155,11 @@ def rms_norm_tile_kernel(
         waits for one memory round trip instead of two (costs registers during the reduction).
       STREAM_STORE: x loaded evict-first (it is read once) and y stored streaming (``.cs``),
         so neither lingers in L2; the weight is then loaded evict-last (every row reads it).
-      EVEN: width == BLOCK and ``rows`` a multiple of ROWS (the launcher checks): every lane of
-        every program's tile is in the problem, so loads and stores carry no mask (and the tail
-        mutants have no tail to act on).
       The seven upper-case mutant flags of docs/INTERFACES.md; all False is the real kernel.
+
+    Unlike the column loop, this kernel has no EVEN switch: it keeps its masks even where every
+    lane is in the problem, because unmasked tiles measured 3-8% slower on the H200 (sweeps
+    12-13, docs/benchmarks/NOTES.md).
     """
     width = width_v * VEC
     x_row_stride = x_stride_v * VEC
@@ -213,7 +182,7 @@ def rms_norm_tile_kernel(
         store_cols = in_row
 
     if W_EARLY:
-        w = _tile_weight(w_ptr, cols, in_row, EVEN, STREAM_STORE)
+        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
 
     # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
     # 65536 columns), and a wrapped offset reads another row silently.
@@ -233,7 +202,11 @@ def rms_norm_tile_kernel(
         store_mask = row_ok & store_cols[None, :]
 
     # Masked lanes load 0.0, so they add nothing to the square sum: lanes >= width never exist.
-    x = _tile_load(x_ptr + x_offsets, load_mask, EVEN, STREAM_STORE).to(tl.float32)
+    if STREAM_STORE:
+        x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0, eviction_policy="evict_first")
+    else:
+        x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0)
+    x = x.to(tl.float32)
 
     # Accumulate in float32 even for fp16/bf16 input: squares of a wide row span many binades
     # and an fp16 sum overflows at 65504 (a row of 4096 values of magnitude 4 already does).
@@ -265,7 +238,7 @@ def rms_norm_tile_kernel(
         rrms = rrms[:, None]
 
     if not W_EARLY:
-        w = _tile_weight(w_ptr, cols, in_row, EVEN, STREAM_STORE)
+        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
     if MISSING_WEIGHT:
         y = x * rrms
     elif ROWS == 1:
@@ -275,7 +248,11 @@ def rms_norm_tile_kernel(
 
     # One rounding to the output dtype (x's dtype, torch.nn.functional.rms_norm's rule), at the
     # very end: normalizing and weighting both happen in float32.
-    _tile_store(y_ptr + y_offsets, y.to(y_ptr.dtype.element_ty), store_mask, EVEN, STREAM_STORE)
+    y = y.to(y_ptr.dtype.element_ty)
+    if STREAM_STORE:
+        tl.store(y_ptr + y_offsets, y, mask=store_mask, cache_modifier=".cs")
+    else:
+        tl.store(y_ptr + y_offsets, y, mask=store_mask)
 
 
 @triton.jit
@@ -503,9 +480,7 @@ def rms_norm_loop_kernel(
 
 # The kernel family, in the order their source enters the receipt's source hash.
 KERNEL_FUNCTIONS = (
-    _tile_load,
     _tile_weight,
-    _tile_store,
     rms_norm_tile_kernel,
     _loop_square_chunk,
     _loop_store_chunk,
@@ -530,9 +505,9 @@ class LaunchConfig:
             evict-first and the weight evict-last.
         max_registers: registers per thread the compiler may use (ptxas ``.maxnreg``); 0 leaves
             it to the compiler. A cap can fit one more program per SM at the price of spills.
-        even: drop every mask when the problem fills the tiles exactly (tile kernel: width ==
-            block and rows a multiple of rows_per_program; loop: width a multiple of the
-            chunk): the kernels' EVEN. False keeps the masks (to measure what EVEN buys).
+        even: column loop: drop every mask when the width is a multiple of the chunk (the
+            kernel's EVEN); False keeps the masks (to measure what EVEN buys). The tile kernel
+            always masks (unmasked tiles measured 3-8% slower, sweeps 12-13).
     """
 
     loop: bool
@@ -704,8 +679,8 @@ def mutant_flags(mutant: str | None) -> dict[str, bool]:
     return {name.upper(): name == mutant for name in KERNEL_MUTANTS}
 
 
-def kernel_constexprs(config: LaunchConfig, rows: int, width: int, vec: int) -> dict[str, object]:
-    """The layout constexprs (mutant flags excluded) of ``config`` for ``rows`` x ``width``."""
+def kernel_constexprs(config: LaunchConfig, width: int, vec: int) -> dict[str, object]:
+    """The layout constexprs (mutant flags excluded) of ``config`` for rows of ``width``."""
     if config.loop:
         chunks = triton.cdiv(width, config.block)
         if chunks > MAX_CHUNKS:
@@ -730,7 +705,6 @@ def kernel_constexprs(config: LaunchConfig, rows: int, width: int, vec: int) -> 
         "VEC": vec,
         "W_EARLY": config.w_early,
         "STREAM_STORE": config.stream_store,
-        "EVEN": config.even and width == config.block and rows % config.rows_per_program == 0,
     }
 
 
@@ -805,7 +779,7 @@ def launch(
     config = _check_config(config)
     x_stride, y_stride = x2d.stride(0), y2d.stride(0)
     vec = vector_width(width, x_stride, y_stride, itemsize)
-    constexprs = kernel_constexprs(config, rows, width, vec)
+    constexprs = kernel_constexprs(config, width, vec)
     flags = mutant_flags(mutant)
     kernel = rms_norm_loop_kernel if config.loop else rms_norm_tile_kernel
     with _launch_guard(x2d.device):

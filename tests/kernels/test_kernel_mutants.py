@@ -11,6 +11,7 @@ from kernel_cases import (
     DTYPES,
     KILLED_BY,
     LAYOUT_VARIANTS,
+    LOOP_VARIANTS,
     SURVIVES,
     case_inputs,
     expected_unmasked_overflow,
@@ -67,14 +68,13 @@ def test_each_mutant_is_killed_on_each_layout_variant(mutant: str, variant: str)
     assert reasons, f"kernel mutant {mutant} SURVIVED case {case} on layout variant {variant}"
 
 
-@pytest.mark.parametrize("variant", sorted(LAYOUT_VARIANTS))
+@pytest.mark.parametrize("variant", sorted(LOOP_VARIANTS))
 @pytest.mark.parametrize("mutant", ["masked_tail_inclusion", "unmasked_store"])
-def test_tail_mutants_cannot_act_on_even_layouts(mutant: str, variant: str) -> None:
-    # Width 256 = 8 chunks of 32, or one 256-lane tile, and 2 rows (a multiple of 1 and 2 rows
-    # per program): the EVEN kernels have no tail, so both tail mutants are the real kernel
-    # there (and the real kernel carries no mask to get wrong).
-    config = LAYOUT_VARIANTS[variant]
-    assert kernel_constexprs(config, 2, 256, 8)["EVEN"]
+def test_tail_mutants_cannot_act_on_even_chunks(mutant: str, variant: str) -> None:
+    # Width 256 = 8 chunks of 32: the EVEN kernel has no tail, so both tail mutants are the
+    # real kernel there (and the real kernel carries no mask to get wrong).
+    config = LOOP_VARIANTS[variant]
+    assert kernel_constexprs(config, 256, 8)["EVEN"]
     _, reasons = _run_config("power_of_two_width_256", "float32", config, mutant)
     assert not reasons, f"{mutant} changed an EVEN launch on {variant}: {reasons}"
 
