@@ -551,6 +551,10 @@ def _warps_for_bytes(tile_bytes: int, most: int = 16) -> int:
     return min(most, max(1, tile_bytes // 1024))
 
 
+# Largest x (bytes) whose tile launches stream: see choose_config.
+STREAM_TILE_BYTES = 8 * 2**20
+
+
 def _stream_loop(chunk: int, num_warps: int, *, unroll: bool = True) -> LaunchConfig:
     """The column loop, one program per row, streaming stores."""
     return LaunchConfig(True, chunk, num_warps, unroll=unroll, stream_store=True)
@@ -560,7 +564,7 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
 
     From the H200 sweeps recorded in docs/benchmarks/NOTES.md (sweeps 4-7 for the column loop,
-    9-10 for the tile kernel's streaming hints; times are bf16 unless noted):
+    9-13 and the 16:37 record for the tile kernel's streaming hints; times are bf16 unless noted):
 
     * Rows of more than 8192 lanes: the column loop, one program per row, streaming stores,
       16-32 warps so the row's chunks are in flight while only 2-4 rows per SM sit in L2 for
@@ -568,22 +572,20 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
       66.4 us, torch.compile 66.9). 2-byte types: two unrolled chunks of half the tile;
       fp32: a runtime loop over chunks of up to 32768 lanes (16384 lanes: 8192).
     * Full rows of 8192 lanes (2-byte: one 8192 chunk, 16 warps; fp32: two 4096 chunks),
-      full fp32 rows of 4096 with >= 8192 rows (runtime loop of 2048, 16 warps) and of 2048
-      with >= 4096 rows (one chunk, 8 warps), full 2-byte rows of 4096 with >= 16384 rows
-      (two 2048 chunks, 8 warps): the same loop (32768x8192 bf16 253.3 -> 251.6 us,
-      32768x4096 fp32 256 -> 252). Full fp32 rows of 4096 with 4096-8191 rows: one streaming
-      tile, 16 warps (4096x4096 fp32 33.82 -> 33.46 us; at 8192 rows the loop is ahead).
+      full fp32 rows of 4096 (runtime loop of 2048, 16 warps) and 2048 (one chunk, 8 warps)
+      with >= 4096 rows, full 2-byte rows of 4096 with >= 16384 rows (two 2048 chunks, 8
+      warps): the same loop (32768x8192 bf16 253.3 -> 251.6 us, 32768x4096 fp32 256 -> 252).
     * fp32 rows of 4097-8191 lanes with >= 16384 rows: a runtime loop of 2048-lane chunks,
       16 warps (32768x5120 fp32 324 -> 315 us).
     * Other rows of 8192 lanes: one tile, 4 warps, early weight for 2-byte types (4096x5125
-      40.9 us vs 42.0 at 8 warps in sweep 2), streaming with >= 16384 rows (32768x5120 bf16
-      171.8 -> 170.7 us; 4096x5125 gained nothing); fp32 16 warps, late weight.
+      40.9 us vs 42.0 at 8 warps in sweep 2); fp32 16 warps, late weight.
     * Rows of 1024-4096 lanes otherwise: one row per program, one warp per KiB, 4..8 warps;
       2-byte rows of 1024 lanes 2 warps, late weight (4096x1000 bf16 6.07 -> 6.01 us).
-    * Tiles of rows of <= 4096 lanes stream (x evict-first, y ``.cs``): 5-10% on the
-      launch-bound 1-512x4096 (1x4096 bf16 1.91 -> 1.73 us), 6-8% on the tails 4096x70-255,
-      1-5% on 4096x1000, 4096x4096 2-byte, 32768x2048 2-byte and 65536x128 - except many rows
-      of 256-512 lanes (65536x256/512), where sweeps 9 and 10 disagreed by +-1.5%.
+    * Tiles stream (x evict-first, weight evict-last, y ``.cs``) when x is at most
+      STREAM_TILE_BYTES (8 MiB): in the 16:37 record 3-8% faster on the launch-bound
+      1-512x4096 (1x4096 bf16 1.89 -> 1.76 us) and 5-9% on the tails 4096x70/127 (bf16 2.30 ->
+      2.09 us); on larger x it measured no gain or a loss (4096x1000 fp32 +1.5%, 32768x2048
+      bf16 +1.5%, 4096x4096 fp32 +2.6%, with round-to-round swings of up to 7%).
     * Rows of under 1024 lanes: several rows per program. Up to 16384 rows (latency-bound): a
       512-lane tile (4096x255 bf16 R4 3.55 -> R2 3.13 us, 4096x70 R4 2.30 us); more rows: a
       ~4 KiB tile (65536x128 41 -> 9.8 us); halved until there are >= 4 programs per SM; one
@@ -597,26 +599,26 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
         return _stream_loop(8192 if block == 16384 else 32768, 32, unroll=False)
     if full_row and block == 8192:
         return _stream_loop(8192, 16) if itemsize <= 2 else _stream_loop(4096, 16)
-    if full_row and itemsize >= 4 and block == 4096 and rows >= 4096:
-        if rows >= 8192:
+    if full_row and itemsize >= 4 and rows >= 4096 and block in (2048, 4096):
+        if block == 4096:
             return _stream_loop(2048, 16, unroll=False)
-        return LaunchConfig(False, block, 16, w_early=True, stream_store=True)
-    if full_row and itemsize >= 4 and block == 2048 and rows >= 4096:
         return _stream_loop(2048, 8)
     if full_row and itemsize <= 2 and rows >= 16384 and block == 4096:
         return _stream_loop(2048, 8)
+    # Tiles stream (x evict-first, y .cs) when x is small, i.e. when the launch is latency-bound.
+    stream = rows * width * itemsize <= STREAM_TILE_BYTES
     if block == 8192:
         if itemsize <= 2:
-            return LaunchConfig(False, block, 4, w_early=True, stream_store=rows >= 16384)
+            return LaunchConfig(False, block, 4, w_early=True, stream_store=stream)
         if rows >= 16384:
             return _stream_loop(2048, 16, unroll=False)
-        return LaunchConfig(False, block, 16)
+        return LaunchConfig(False, block, 16, stream_store=stream)
     if block >= 1024:
         if block == 1024 and itemsize <= 2:
-            return LaunchConfig(False, block, 2, stream_store=True)
+            return LaunchConfig(False, block, 2, stream_store=stream)
         # A row of >= 1024 lanes is 2-16 KiB already: one row per program, 4..8 warps.
         warps = max(4, _warps_for_bytes(block * itemsize, 8))
-        return LaunchConfig(False, block, warps, w_early=True, stream_store=True)
+        return LaunchConfig(False, block, warps, w_early=True, stream_store=stream)
     if rows <= 16384:
         rows_per_program = max(1, 512 // block)
     else:
@@ -624,8 +626,6 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:
         rows_per_program //= 2
     tile_bytes = rows_per_program * block * itemsize
-    # Streaming hints measured mixed (+-1.5%) on many rows of 256-512 lanes in 4 KiB tiles.
-    stream = rows <= 16384 or block < 256
     return LaunchConfig(
         False,
         block,
