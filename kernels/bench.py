@@ -612,6 +612,7 @@ def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
         + (", early weight" if config.w_early and not config.loop else "")
         + (", runtime chunk loop" if config.loop and not config.unroll else "")
         + (", streaming stores" if config.loop and config.stream_store else "")
+        + (", streaming x and y" if not config.loop and config.stream_store else "")
     )
     return Prepared(call=call, note=f"kernels.rms_norm ({layout})")
 

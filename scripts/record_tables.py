@@ -1,7 +1,7 @@
 """Markdown for docs/benchmarks/README.md, read from the record (and its reproduction) only.
 
     python scripts/record_tables.py docs/benchmarks/results.json \
-        docs/benchmarks/repro_1551/results.json > /tmp/tables.md
+        docs/benchmarks/repro_1647/results.json > /tmp/tables.md
 
 Prints: the headline table (bf16 and fp32), the reproduction table (ours and the fastest
 alternative in both runs), the issue-5 target verdicts (kernels.bench_targets, with the second
@@ -42,7 +42,8 @@ def _layout(note: str) -> str:
         text += " rt" if "runtime chunk loop" in note else ""
         text += " cs" if "streaming stores" in note else ""
         return text
-    return f"{path} R{rows} w{warps}" + (" early-w" if "early weight" in note else "")
+    text = f"{path} R{rows} w{warps}" + (" early-w" if "early weight" in note else "")
+    return text + (" cs" if "streaming x and y" in note else "")
 
 
 def _cell(row: dict[str, Any] | None) -> str:
