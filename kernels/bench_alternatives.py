@@ -35,6 +35,7 @@ _ARGS = ("grid", "block", "registers per thread", "shared memory", "est. achieve
 def inductor_code(shape: bench.Shape, dtype: torch.dtype, eps: float) -> str:
     """The Triton source Inductor generates for this shape (fresh compile)."""
     import torch._dynamo
+    from torch._inductor.codecache import PyCodeCache
     from torch._inductor.utils import run_and_get_code
     from torch.nn import functional
 
@@ -44,8 +45,6 @@ def inductor_code(shape: bench.Shape, dtype: torch.dtype, eps: float) -> str:
     )
     x = torch.randn(shape.rows, shape.width, device="cuda", dtype=dtype)
     w = torch.randn(shape.width, device="cuda", dtype=dtype)
-    from torch._inductor.codecache import PyCodeCache
-
     _, codes = run_and_get_code(compiled, x, w)
     picked = autotune_picks(codes, PyCodeCache.modules)
     return "\n".join(picked) + "\n\n# ----\n\n" + "\n\n# ----\n\n".join(codes)
