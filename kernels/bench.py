@@ -934,8 +934,9 @@ def _bench_one_shape(
     """Measure every implementation of ``config.impls`` on one shape and dtype.
 
     Every implementation is first prepared, checked for parity and measured for memory; then
-    ``config.rounds`` timing rounds each time all of them in order (copy first), so the
-    run-to-run spread of each implementation is measured in the same run (``round_medians_us``).
+    ``config.rounds`` timing rounds each time all of them, in :func:`round_order` (copy first in
+    even rounds, last in odd ones), so the run-to-run spread of each implementation is measured
+    in the same run (``round_medians_us``).
 
     ``preparers`` maps implementation names to their factories (default :data:`PREPARERS`);
     the tuning sweep passes its own (one per candidate launch configuration).
@@ -985,8 +986,11 @@ def _bench_one_shape(
         except Exception as err:
             _record_failure(row, err, device)
         row["wall_s"] = time.perf_counter() - started
-    for _round in range(config.rounds):
-        for impl, item in list(ready.items()):
+    for round_index in range(config.rounds):
+        for impl in round_order(list(ready), round_index):
+            item = ready.get(impl)
+            if item is None:
+                continue
             row = rows[impl]
             started = time.perf_counter()
             try:
@@ -1016,6 +1020,19 @@ def _bench_one_shape(
         _progress_line(row)
     del xs, ready
     return list(rows.values())
+
+
+def round_order(impls: Sequence[str], round_index: int) -> list[str]:
+    """The order in which timing round ``round_index`` times ``impls``: as given in even
+    rounds, reversed in odd ones.
+
+    Alternating the order (A B C, then C B A) gives every implementation the same mean position
+    over two rounds, so a drift of the machine during one shape's rounds (clocks, temperature)
+    and whatever the implementation timed just before leaves behind do not always favour the
+    same one; with a fixed order ``ours`` always ran right after the copy.
+    """
+    order = list(impls)
+    return order[::-1] if round_index % 2 else order
 
 
 @dataclasses.dataclass
@@ -1404,8 +1421,9 @@ def build_report(
                 "launches; launches >= buffers and >= 2 ms of work. events_per_call (larger "
                 "calls): one call per sample, inputs rotated, a GPU sleep queued before each "
                 "start event. Every implementation is prepared, parity-checked and warmed up "
-                "first; then `rounds` rounds time all implementations in order, and the "
-                "statistics pool the rounds (round_medians_us, round_spread_pct keep them apart)."
+                "first; then `rounds` rounds time all implementations, in the order of `impls` in "
+                "even rounds and reversed in odd ones (round_order), and the statistics pool "
+                "the rounds (round_medians_us, round_spread_pct keep them apart)."
             ),
             "parity": (
                 "fresh random input (row scales 0.1..10), output compared elementwise with a "
