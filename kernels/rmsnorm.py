@@ -181,25 +181,8 @@ def rms_norm_tile_kernel(
     else:
         store_cols = in_row
 
-    # The weight's lanes. A ROWS x BLOCK tile reads the weight once per row (the repeats hit
-    # L1) when x moves in full 16-byte vectors and the weight has x's dtype: the weight tile
-    # then gets x's register layout, where a 1-D weight needs a shared-memory layout conversion
-    # with barriers to be broadcast over the rows (ttgir convert_layout; 65536x512 bf16: 1 KiB of
-    # shared memory and two more barriers per program). With narrower vectors the weight's own
-    # 16-byte loads would set the layout and x's would be converted instead, so it stays 1-D.
-    if (
-        ROWS > 1
-        and VEC * x_ptr.dtype.element_ty.primitive_bitwidth == 128
-        and w_ptr.dtype.element_ty == x_ptr.dtype.element_ty
-    ):
-        w_rows = tl.zeros([ROWS, 1], dtype=tl.int32)
-        w_cols = cols[None, :] + w_rows
-        w_in_row = in_row[None, :] & (w_rows == 0)
-    else:
-        w_cols = cols
-        w_in_row = in_row
     if W_EARLY:
-        w = _tile_weight(w_ptr, w_cols, w_in_row, STREAM_STORE)
+        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
 
     # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
     # 65536 columns), and a wrapped offset reads another row silently.
@@ -255,13 +238,13 @@ def rms_norm_tile_kernel(
         rrms = rrms[:, None]
 
     if not W_EARLY:
-        w = _tile_weight(w_ptr, w_cols, w_in_row, STREAM_STORE)
+        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
     if MISSING_WEIGHT:
         y = x * rrms
-    elif ROWS > 1 and len(w.shape) == 1:
-        y = x * rrms * w.to(tl.float32)[None, :]
-    else:
+    elif ROWS == 1:
         y = x * rrms * w.to(tl.float32)
+    else:
+        y = x * rrms * w.to(tl.float32)[None, :]
 
     # One rounding to the output dtype (x's dtype, torch.nn.functional.rms_norm's rule), at the
     # very end: normalizing and weighting both happen in float32.
