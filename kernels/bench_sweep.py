@@ -15,7 +15,7 @@ labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile 
 configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
 ``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
-(sweeps 12-13) is ``even=False``. The cases below are the last sweep run (14); earlier ones are in
+(sweeps 12-13) is ``even=False``. The cases below are the last sweep run (15); earlier ones are in
 git history.
 """
 
@@ -73,12 +73,13 @@ def _tile_cs(config: LaunchConfig) -> LaunchConfig:
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]]:
-    """Sweep 14: the narrow set (65536 x 128/256/512) after the weight's layout conversion left
-    the multi-row tiles (the weight is read as a ROWS x BLOCK tile in x's register layout).
-    Predicted: the narrow 2-byte 512-lane rows, 0.4-0.5% behind torch.compile in both runs of
-    the 16:44 record, come level or ahead; tiles whose rows fit in one warp (``_w1``, ``R2_w2``
-    at 256) need no shared-memory reduction either. ``ours`` is choose_config's layout with the
-    new weight load; each candidate is also measured streaming (``_cs``)."""
+    """Sweeps 14 and 15: the narrow set (65536 x 128/256/512), 3 rounds each. Sweep 14 ran these
+    cases on the weight-as-tile kernel of commit c84f961 (reverted: 3-10% slower at 128/256
+    lanes); sweep 15 runs them again on the product kernel (1-D weight). Predicted: tiles whose
+    rows fit in one warp (Inductor's pick at 65536x512 is XBLOCK 2 on 1 warp) need no
+    shared-memory reduction and bring the 2-byte 512-lane rows level with torch.compile or
+    ahead. ``ours`` is choose_config's layout; every candidate is also measured streaming
+    (``_cs``)."""
     candidates: dict[tuple[int, int], list[LaunchConfig]] = {
         # (width, itemsize): rows per program x warps beside choose_config's own layout
         (512, 2): [_tile(512, 2, 1), _tile(512, 4, 1), _tile(512, 2, 2)],
