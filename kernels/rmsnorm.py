@@ -590,6 +590,8 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
       512-lane tile (4096x255 bf16 R4 3.55 -> R2 3.13 us, 4096x70 R4 2.30 us); more rows: a
       ~4 KiB tile (65536x128 41 -> 9.8 us); halved until there are >= 4 programs per SM; one
       warp per KiB of tile; the weight loaded with x (launch-bound 1x4096 1.94 -> 1.89 us).
+      Rows of 1-2 KiB with more than 16384 rows (fp32 256/512, 2-byte 512) instead get a 2 KiB
+      tile on one warp, each row whole in that warp (sweeps 14-15).
     """
     block = block_for(width)
     full_row = width == block
@@ -621,6 +623,13 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
         return LaunchConfig(False, block, warps, w_early=True, stream_store=stream)
     if rows <= 16384:
         rows_per_program = max(1, 512 // block)
+    elif block * itemsize >= 1024:
+        # Rows of 1-2 KiB (fp32 256/512, 2-byte 512 lanes): a 2 KiB tile on ONE warp, so the
+        # square sums need no shared memory or barrier (sweeps 14-15: fp32 65536x512 64.8 us
+        # against 65.1 for the 2-row 4-warp tile and torch.compile; Inductor's own pick at
+        # 65536x512 is 2 rows on 1 warp).
+        rows_per_program = 2048 // (block * itemsize)
+        return LaunchConfig(False, block, 1, rows_per_program, w_early=True, stream_store=stream)
     else:
         rows_per_program = max(1, 4096 // (block * itemsize))
     while rows_per_program > 1 and triton.cdiv(rows, rows_per_program) < 4 * sm_count:

@@ -64,6 +64,23 @@ def test_summarize_statistics():
         bench.summarize([1.0, float("nan")])
 
 
+def test_timing_rounds_alternate_the_order_of_implementations():
+    impls = ["copy", "ours", "torch_eager", "torch_compile", "liger"]
+    assert bench.round_order(impls, 0) == impls
+    assert bench.round_order(impls, 1) == impls[::-1]
+    assert bench.round_order(impls, 2) == impls
+    # Over a pair of rounds every implementation has the same mean position, and ours no
+    # longer always runs right after the copy.
+    positions = {
+        impl: sum(bench.round_order(impls, k).index(impl) for k in (0, 1)) for impl in impls
+    }
+    assert set(positions.values()) == {len(impls) - 1}
+    before_ours = [
+        bench.round_order(impls, k)[bench.round_order(impls, k).index("ours") - 1] for k in (0, 1)
+    ]
+    assert before_ours == ["copy", "torch_eager"]
+
+
 def test_finalize_percent_of_copy_and_best_alternative():
     results = {r["impl"]: r for r in _results()}
     assert "pct_of_copy" not in results["copy"] or results["copy"]["pct_of_copy"] == 100.0
