@@ -571,10 +571,11 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
       pass 2 (2048x65536 bf16 160.5 -> 134.7 us, fp32 324 -> 293 us; 2048x32768 bf16 72.4 ->
       66.4 us, torch.compile 66.9). 2-byte types: two unrolled chunks of half the tile;
       fp32: a runtime loop over chunks of up to 32768 lanes (16384 lanes: 8192).
-    * Full rows of 8192 lanes (2-byte: one 8192 chunk, 16 warps; fp32: two 4096 chunks),
-      full fp32 rows of 4096 (runtime loop of 2048, 16 warps) and 2048 (one chunk, 8 warps)
-      with >= 4096 rows, full 2-byte rows of 4096 with >= 16384 rows (two 2048 chunks, 8
-      warps): the same loop (32768x8192 bf16 253.3 -> 251.6 us, 32768x4096 fp32 256 -> 252).
+    * Full rows of 8192 lanes (2-byte: one 8192 chunk, 16 warps; fp32: two 4096 chunks on 32
+      warps, 32768x8192 fp32 500.5 -> 498.2 us in sweep 16, torch.compile 499.0), full fp32
+      rows of 4096 (runtime loop of 2048, 16 warps) and 2048 (one chunk, 8 warps) with >= 4096
+      rows, full 2-byte rows of 4096 with >= 16384 rows (two 2048 chunks, 8 warps): the same
+      loop (32768x8192 bf16 253.3 -> 251.6 us, 32768x4096 fp32 256 -> 252).
     * fp32 rows of 4097-8191 lanes with >= 16384 rows: a runtime loop of 2048-lane chunks,
       16 warps (32768x5120 fp32 324 -> 315 us).
     * Other rows of 8192 lanes: one tile, 4 warps, early weight for 2-byte types (4096x5125
@@ -600,7 +601,7 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
             return _stream_loop(block // 2, min(32, block // 1024))
         return _stream_loop(8192 if block == 16384 else 32768, 32, unroll=False)
     if full_row and block == 8192:
-        return _stream_loop(8192, 16) if itemsize <= 2 else _stream_loop(4096, 16)
+        return _stream_loop(8192, 16) if itemsize <= 2 else _stream_loop(4096, 32)
     if full_row and itemsize >= 4 and rows >= 4096 and block in (2048, 4096):
         if block == 4096:
             return _stream_loop(2048, 16, unroll=False)
