@@ -67,9 +67,10 @@ REFERENCES = ("copy", "ours", "torch_compile")
 def sweep_cases() -> list[tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]]:
     """Sweep 16: the four fp32 LLM shapes where torch.compile stayed 0.1-0.2% ahead in both runs
     of the 17:20 record (32768x2048, 16384x4096, 32768x8192; 4096x4096 in the reproduction).
-    Predicted: Inductor's persistent layout at 32768x2048 (2 rows of 2048 on 16 warps, x kept
-    in registers, no second read) and one-chunk loops of the whole row at 4096/8192 lanes close
-    the gap. Sweeps 14 and 15 (the narrow set) are in git history (commit a9bd8e7)."""
+    Predicted: Inductor's grid at 32768x2048 (2 rows of 2048 on 16 warps) as a one-pass tile
+    (x kept in registers) and one-chunk loops of the whole row at 4096/8192 lanes close the gap.
+    (Inductor's kernel there is in fact a two-pass loop over the 2-row blocks.) Sweeps 14 and 15
+    (the narrow set) are in git history (commit a9bd8e7)."""
     candidates = {
         (32768, 2048): [
             _tile(2048, 2, 16),
