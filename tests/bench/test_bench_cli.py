@@ -80,3 +80,30 @@ def test_module_imports_no_qt_and_nothing_of_oracle_or_inspector():
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module.split(".")[0])
     assert not names & {"PySide6", "pyqtgraph", "oracle", "inspector", "PyQt5", "PyQt6"}
+
+
+def test_sweep_rejects_rounds_out_of_range_before_touching_a_device(tmp_path, capsys):
+    from kernels import bench_sweep
+
+    with pytest.raises(SystemExit) as info:
+        bench_sweep.main(["--out", str(tmp_path / "s.json"), "--rounds", "0"])
+    assert info.value.code == 2
+    assert "--rounds must be in [1, 10]; got 0" in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_sweep_cases_are_launchable_layouts():
+    # Every candidate of the current sweep is a layout the launcher accepts for its shape
+    # (tile at least as wide as the row, at most MAX_CHUNKS chunks), with unique labels.
+    from kernels import bench_sweep
+    from kernels.rmsnorm import kernel_constexprs
+
+    cases = bench_sweep.sweep_cases()
+    assert cases
+    for shape, dtype_key, configs, _ in cases:
+        assert dtype_key in bench.DTYPES
+        labels = [bench_sweep._label(config) for config in configs]
+        assert len(set(labels)) == len(labels), labels
+        for config in configs:
+            constexprs = kernel_constexprs(config, shape.width, 4)
+            assert constexprs["VEC"] == 4
