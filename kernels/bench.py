@@ -1462,18 +1462,68 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+# Largest results.json read_json opens (the full H200 record is under 1 MiB).
+MAX_REPORT_BYTES = 64 * 2**20
+
+# Fields every result row carries, and their types.
+_ROW_FIELDS: dict[str, type] = {
+    "set": str,
+    "rows": int,
+    "width": int,
+    "dtype": str,
+    "impl": str,
+    "status": str,
+}
+# Numbers an "ok" row must carry (finite, > 0) and ones it may carry (finite, >= 0).
+_OK_ROW_NUMBERS = ("median_us", "gbps")
+_OPTIONAL_ROW_NUMBERS = ("gbps_p20_time", "gbps_p80_time", "pct_of_copy")
+
+
 def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a ``results.json`` back and check its schema version.
+    """Read a ``results.json`` back: schema version, and every result row's fields and numbers.
 
     Raises:
-        ValueError: not a benchmark report of this schema.
+        ValueError: not a benchmark report of this schema, larger than ``MAX_REPORT_BYTES``, or
+            a row with a missing or wrong field (the message names ``results[i].field``).
+        OSError: the file cannot be read.
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    size = Path(path).stat().st_size
+    if size > MAX_REPORT_BYTES:
+        raise ValueError(
+            f"{path}: {size} bytes; a benchmark report is at most {MAX_REPORT_BYTES} bytes"
+        )
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason})") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"{path}: not a {SCHEMA_VERSION} report")
     if not isinstance(data.get("results"), list):
         raise ValueError(f"{path}: results must be a list")
+    for index, row in enumerate(data["results"]):
+        _check_row(row, f"{path}: results[{index}]")
     return data
+
+
+def _check_row(row: object, where: str) -> None:
+    if not isinstance(row, dict):
+        raise ValueError(f"{where} must be an object; got {type(row).__name__}")
+    for field, kind in _ROW_FIELDS.items():
+        value = row.get(field)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"{where}.{field} must be a {kind.__name__}; got {value!r}")
+    for field in ("rows", "width"):
+        if row[field] < 1:
+            raise ValueError(f"{where}.{field} must be >= 1; got {row[field]}")
+    for field in (*_OK_ROW_NUMBERS, *_OPTIONAL_ROW_NUMBERS):
+        value = row.get(field)
+        if value is None and (row["status"] != "ok" or field in _OPTIONAL_ROW_NUMBERS):
+            continue
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{where}.{field} must be a finite number >= 0; got {value!r}")
+        if field in _OK_ROW_NUMBERS and row["status"] == "ok" and value <= 0:
+            raise ValueError(f"{where}.{field} must be > 0 in an ok row; got {value!r}")
 
 
 def markdown_table(results: list[dict[str, Any]], *, dtypes: Sequence[str] | None = None) -> str:

@@ -119,12 +119,59 @@ def test_json_round_trip(tmp_path):
 
 def test_json_writes_nan_as_null(tmp_path):
     path = tmp_path / "results.json"
-    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": [{"x": math.nan}]}, path)
-    assert bench.read_json(path)["results"] == [{"x": None}]
+    row = {**_fake_row("ours", 1.1), "compile_s": math.nan}
+    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": [row]}, path)
+    assert bench.read_json(path)["results"][0]["compile_s"] is None
     bad = tmp_path / "other.json"
     bad.write_text('{"schema_version": "nope", "results": []}')
     with pytest.raises(ValueError, match="not a"):
         bench.read_json(bad)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"width": None}, r"results\[1\]\.width must be a int; got None"),
+        ({"rows": 0}, r"results\[1\]\.rows must be >= 1; got 0"),
+        ({"rows": True}, r"results\[1\]\.rows must be a int; got True"),
+        ({"impl": 3}, r"results\[1\]\.impl must be a str; got 3"),
+        ({"gbps": -1.0}, r"results\[1\]\.gbps must be a finite number >= 0; got -1\.0"),
+        ({"gbps": None}, r"results\[1\]\.gbps must be a finite number >= 0; got None"),
+        ({"median_us": 0.0}, r"results\[1\]\.median_us must be > 0 in an ok row; got 0\.0"),
+        ({"pct_of_copy": "99%"}, r"results\[1\]\.pct_of_copy must be a finite number"),
+    ],
+)
+def test_read_json_names_the_row_and_field_it_refuses(tmp_path, change, message):
+    rows = _results()
+    rows[1] = {**rows[1], **change}
+    path = tmp_path / "results.json"
+    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": rows}, path)
+    with pytest.raises(ValueError, match=message):
+        bench.read_json(path)
+
+
+def test_read_json_refuses_a_file_past_its_size_bound_and_non_utf8(tmp_path, monkeypatch):
+    path = tmp_path / "results.json"
+    skipped = {
+        "set": "tails",
+        "rows": 4096,
+        "width": 70,
+        "dtype": "float32",
+        "impl": "ours",
+        "status": "skipped",
+        "note": "time budget spent",
+    }
+    report = {"schema_version": bench.SCHEMA_VERSION, "results": [*_results(), skipped]}
+    bench.write_json(report, path)
+    assert len(bench.read_json(path)["results"]) == 6  # a skipped row carries no numbers
+    monkeypatch.setattr(bench, "MAX_REPORT_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ValueError, match="a benchmark report is at most"):
+        bench.read_json(path)
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="not UTF-8"):
+        bench.read_json(binary)
 
 
 def test_csv_round_trip(tmp_path):
