@@ -271,6 +271,7 @@ class InspectorWindow(QMainWindow):
         self.save_action = QAction("&Save", self, shortcut=QKeySequence.StandardKey.Save)
         self.save_as_action = QAction("Save &As…", self, shortcut=QKeySequence.StandardKey.SaveAs)
         self.export_action = QAction("&Export receipts…", self)
+        self.open_bench_action = QAction("Open &benchmark record…", self)
         self.quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         self.recent_menu = file_menu.addMenu("Open &recent")
         for action in (self.new_action, self.open_action):
@@ -279,6 +280,7 @@ class InspectorWindow(QMainWindow):
         for action in (self.save_action, self.save_as_action):
             file_menu.addAction(action)
         file_menu.addSeparator()
+        file_menu.addAction(self.open_bench_action)
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
@@ -301,6 +303,8 @@ class InspectorWindow(QMainWindow):
         self.run_check_button.clicked.connect(self.run_check)
         self.run_kernel_button.clicked.connect(self.run_kernel)
         self.bench_button.clicked.connect(self.run_benchmark)
+        self.bench_view.open_button.clicked.connect(self.open_bench_record_dialog)
+        self.open_bench_action.triggered.connect(self.open_bench_record_dialog)
         self.cancel_button.clicked.connect(self.runner.cancel)
         self.check_action.triggered.connect(self.run_check)
         self.kernel_action.triggered.connect(self.run_kernel)
@@ -472,6 +476,8 @@ class InspectorWindow(QMainWindow):
         self.run_check_button.setEnabled(idle and valid)
         self.check_action.setEnabled(idle and valid)
         self.bench_button.setEnabled(idle and self.bench_view.available)
+        self.bench_view.open_button.setEnabled(idle)
+        self.open_bench_action.setEnabled(idle)
         can_kernel = idle and valid and self.env["available"]
         self.run_kernel_button.setEnabled(can_kernel)
         self.kernel_action.setEnabled(can_kernel)
@@ -507,6 +513,45 @@ class InspectorWindow(QMainWindow):
                 [self.bench_view.dtype_combo.currentText()],
             ),
         )
+
+    def open_bench_record_dialog(self) -> None:
+        path = dialogs.choose_open_file(self, "Open benchmark record", "Benchmark results (*.json)")
+        if path:
+            self.open_bench_record(path)
+
+    def open_bench_record(self, path: str) -> bool:
+        """Show a ``results.json`` of ``python main.py bench`` (a record from a GPU machine).
+
+        The file is read and checked by ``kernels.bench.read_json`` (schema, and every row's
+        fields and numbers); on any error the view keeps what it showed and the error names the
+        file and the field. The rows go into the session like a run of this machine, with the
+        record's device, start time and file name as their source.
+        """
+        if self.runner.busy:
+            return False
+        try:
+            from kernels.bench import read_json
+
+            data = read_json(path)
+        except Exception as exc:
+            dialogs.show_error(self, "Cannot open benchmark record", str(exc))
+            self.status_line.setText(f"open record failed: {exc}")
+            return False
+        device = (data.get("environment") or {}).get("device") or {}
+        name = device.get("name", "an unnamed device") if isinstance(device, dict) else device
+        source = f"{name}, {data.get('started_utc', 'unknown time')} ({Path(path).name})"
+        rows = data["results"]
+        self.bench_results = {
+            "shapes": "record",
+            "dtypes": list(data.get("dtypes") or sorted({r["dtype"] for r in rows})),
+            "rows": rows,
+            "source": source,
+        }
+        self.tabs.setCurrentWidget(self.bench_view)
+        self.bench_view.set_records(rows, source)
+        self.status_line.setText(f"bench record: {len(rows)} measurements on {source}.")
+        self._mark_dirty()
+        return True
 
     def request_compile(self, target: str) -> bool:
         if self.problem is None or self.runner.busy:
@@ -719,8 +764,9 @@ class InspectorWindow(QMainWindow):
                 "shapes": session.bench_meta.get("shapes", ""),
                 "dtypes": session.bench_meta.get("dtypes", []),
                 "rows": list(bench_rows),
+                "source": session.bench_meta.get("source"),
             }
-            self.bench_view.set_records(list(bench_rows))
+            self.bench_view.set_records(list(bench_rows), session.bench_meta.get("source"))
         self._session = session
         self.refresh_history()
         self.session_path = None if as_template else path
@@ -779,6 +825,8 @@ class InspectorWindow(QMainWindow):
                 "dtypes": self.bench_results["dtypes"],
                 "rows": [{k: v for k, v in r.items() if k != "samples_us"} for r in rows],
             }
+            if self.bench_results.get("source"):
+                session.bench_meta["source"] = self.bench_results["source"]
             session.bench_samples = {
                 f"{r['impl']}/{r['rows']}x{r['width']}/{r['dtype']}": np.asarray(
                     r["samples_us"], dtype=np.float64

@@ -2,8 +2,11 @@
 
 Timing needs a CUDA device. In interpreter mode the view says so and the window keeps the
 Benchmark button disabled: the interpreter makes no timing claims. Results come from
-``kernels.bench`` rows (``impl``, ``rows``, ``width``, ``dtype``, ``status``, ``gbps``,
-``gbps_p20_time``, ``gbps_p80_time``, ``pct_of_copy``).
+``kernels.bench`` rows (``set``, ``impl``, ``rows``, ``width``, ``dtype``, ``status``, ``gbps``,
+``gbps_p20_time``, ``gbps_p80_time``, ``pct_of_copy``): either this machine's run or a
+``results.json`` recorded elsewhere (**Open record…**, e.g. ``docs/benchmarks/results.json`` from
+an H200), whose device and time the summary names. The shape-set and dtype pickers choose which
+rows are drawn; the metric picker switches between GB/s and % of the copy's GB/s.
 """
 
 from __future__ import annotations
@@ -13,10 +16,18 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 INTERPRETER_NOTE = "interpreter mode — no timing claims"
 SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "all")
+METRICS = ("GB/s", "% of copy")
 PALETTE = {
     "copy": (200, 200, 200),
     "ours": (110, 170, 255),
@@ -39,13 +50,19 @@ class BenchView(QWidget):
         self.shape_combo.addItems(list(SHAPE_SETS))
         self.dtype_combo = QComboBox(objectName="bench_dtype")
         self.dtype_combo.addItems(["bfloat16", "float16", "float32"])
+        self.metric_combo = QComboBox(objectName="bench_metric")
+        self.metric_combo.addItems(list(METRICS))
+        self.open_button = QPushButton("Open record…", objectName="bench_open")
+        self.open_button.setToolTip(
+            "Show a results.json written by `python main.py bench` on a GPU machine"
+        )
         self.summary = QLabel(objectName="bench_summary")
         self.summary.setWordWrap(True)
         self.plot = pg.PlotWidget(objectName="bench_plot")
         self.plot.setBackground(None)
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "shape (rows × width)")
-        item.setLabel("left", "GB/s (median; bars: p20–p80 of time)")
+        item.setLabel("left", "GB/s (median; bars: p20–p80 of time)")  # see _draw
         item.showGrid(x=True, y=True, alpha=0.2)
         item.addLegend(offset=(10, 10))
         top = QHBoxLayout()
@@ -54,6 +71,8 @@ class BenchView(QWidget):
         top.addWidget(self.shape_combo)
         top.addWidget(QLabel("dtype"))
         top.addWidget(self.dtype_combo)
+        top.addWidget(self.metric_combo)
+        top.addWidget(self.open_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -62,7 +81,10 @@ class BenchView(QWidget):
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.bars: dict[str, pg.ErrorBarItem] = {}
         self.records: list[dict[str, Any]] = []
+        self.source: str | None = None
         self.set_available(False, INTERPRETER_NOTE)
+        for combo in (self.shape_combo, self.dtype_combo, self.metric_combo):
+            combo.currentTextChanged.connect(self._draw)
 
     def set_available(self, available: bool, reason: str) -> None:
         self.available = available
@@ -74,18 +96,49 @@ class BenchView(QWidget):
                 "button or <code>python main.py bench --out DIR</code>."
             )
 
-    def set_records(self, records: list[dict[str, Any]]) -> None:
-        """Draw the rows of one run (wrong or failed measurements are listed, not drawn)."""
+    def set_records(self, records: list[dict[str, Any]], source: str | None = None) -> None:
+        """Show the rows of one run (wrong or failed measurements are listed, not drawn).
+
+        ``source`` names where the rows were measured when it is not this machine's run (a
+        loaded record: device, time, file). When the pickers' shape set and dtype select none of
+        the rows, they move to the first row's.
+        """
         self.records = list(records)
+        self.source = source
+        if self.records and not self.visible():
+            first = self.records[0]
+            for combo, value in (
+                (self.shape_combo, first.get("set")),
+                (self.dtype_combo, first.get("dtype")),
+            ):
+                if combo.findText(str(value)) >= 0:
+                    combo.blockSignals(True)
+                    combo.setCurrentText(str(value))
+                    combo.blockSignals(False)
+        self._draw()
+
+    def visible(self) -> list[dict[str, Any]]:
+        """The rows of the picked shape set ("all": every set) and dtype."""
+        shapes, dtype = self.shape_combo.currentText(), self.dtype_combo.currentText()
+        return [
+            row
+            for row in self.records
+            if row.get("dtype", dtype) == dtype and shapes in ("all", row.get("set", shapes))
+        ]
+
+    def _draw(self) -> None:
+        rows_shown = self.visible()
+        percent = self.metric_combo.currentText() == "% of copy"
         shapes: list[tuple[int, int]] = []
-        for row in self.records:
+        for row in rows_shown:
             key = (int(row.get("rows", 0)), int(row.get("width", 0)))
             if key not in shapes:
                 shapes.append(key)
         index = {shape: i for i, shape in enumerate(shapes)}
         by_impl: dict[str, list[dict[str, Any]]] = {}
-        for row in self.records:
-            if row.get("status") == "ok" and row.get("gbps") is not None:
+        for row in rows_shown:
+            value = row.get("pct_of_copy") if percent else row.get("gbps")
+            if row.get("status") == "ok" and value is not None:
                 by_impl.setdefault(str(row.get("impl")), []).append(row)
         for impl in list(self.curves):
             if impl not in by_impl:
@@ -93,9 +146,11 @@ class BenchView(QWidget):
                 self.bars[impl].setData(x=np.zeros(0), y=np.zeros(0), top=None, bottom=None)
         for impl, rows in by_impl.items():
             x = np.array([index[(int(r["rows"]), int(r["width"]))] for r in rows], dtype=float)
-            y = np.array([float(r["gbps"]) for r in rows])
-            high = np.array([float(r.get("gbps_p20_time", r["gbps"])) for r in rows])
-            low = np.array([float(r.get("gbps_p80_time", r["gbps"])) for r in rows])
+            gbps = np.array([float(r["gbps"]) for r in rows])
+            # Bars: the p20 and p80 of time as GB/s (or as % of copy, scaled alike).
+            high = np.array([float(r.get("gbps_p20_time") or r["gbps"]) for r in rows]) / gbps
+            low = np.array([float(r.get("gbps_p80_time") or r["gbps"]) for r in rows]) / gbps
+            y = np.array([float(r["pct_of_copy"]) for r in rows]) if percent else gbps
             color = PALETTE.get(impl, (180, 180, 180))
             if impl not in self.curves:
                 style = Qt.PenStyle.DashLine if impl == "copy" else Qt.PenStyle.SolidLine
@@ -113,14 +168,33 @@ class BenchView(QWidget):
             order = np.argsort(x)
             self.curves[impl].setData(x[order], y[order])
             self.bars[impl].setData(
-                x=x[order], y=y[order], top=(high - y)[order], bottom=(y - low)[order]
+                x=x[order],
+                y=y[order],
+                top=(y * (high - 1.0))[order],
+                bottom=(y * (1.0 - low))[order],
             )
-        axis = self.plot.getPlotItem().getAxis("bottom")
-        axis.setTicks([[(i, f"{r}×{w}") for (r, w), i in index.items()], []])
-        wrong = [r for r in self.records if r.get("status") == "wrong"]
-        failed = [r for r in self.records if r.get("status") not in ("ok", "wrong")]
+        item = self.plot.getPlotItem()
+        item.setLabel(
+            "left",
+            "% of copy GB/s (median; bars: p20–p80 of time)"
+            if percent
+            else "GB/s (median; bars: p20–p80 of time)",
+        )
+        item.getAxis("bottom").setTicks([[(i, f"{r}×{w}") for (r, w), i in index.items()], []])
+        self.summary.setText(self._summary(rows_shown, by_impl))
+
+    def _summary(
+        self, rows_shown: list[dict[str, Any]], by_impl: dict[str, list[dict[str, Any]]]
+    ) -> str:
+        wrong = [r for r in rows_shown if r.get("status") == "wrong"]
+        failed = [r for r in rows_shown if r.get("status") not in ("ok", "wrong")]
         ours = [r for r in by_impl.get("ours", []) if r.get("pct_of_copy") is not None]
-        text = f"{len(self.records)} measurements"
+        text = f"{len(rows_shown)} of {len(self.records)} measurements shown"
+        if self.source:
+            text = f"Recorded on {self.source} · " + text
+        if self.records and not rows_shown:
+            picked = f"{self.shape_combo.currentText()} / {self.dtype_combo.currentText()}"
+            text += f" · none for {picked}: pick another shape set or dtype"
         if ours:
             pct = [float(r["pct_of_copy"]) for r in ours]
             text += f" · ours: {min(pct):.0f}–{max(pct):.0f}% of copy bandwidth"
@@ -130,7 +204,7 @@ class BenchView(QWidget):
             )
         if failed:
             text += f" · {len(failed)} skipped/unsupported/failed"
-        self.summary.setText(text)
+        return text
 
     def plotted(self, impl: str) -> tuple[np.ndarray, np.ndarray]:
         x, y = self.curves[impl].getData()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,3 +104,85 @@ def test_benchmark_in_the_window_and_in_the_session(
     other.dirty = False
     other.shutdown()
     other.close()
+
+
+RECORD = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "results.json"
+
+
+def _record_rows(shapes: str, dtype: str, impl: str) -> list[dict]:
+    data = json.loads(RECORD.read_text(encoding="utf-8"))
+    return [
+        r
+        for r in data["results"]
+        if r["set"] == shapes and r["dtype"] == dtype and r["impl"] == impl
+    ]
+
+
+def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
+    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    monkeypatch.setattr(dialogs, "choose_open_file", lambda *a: str(RECORD))
+    window.open_bench_record_dialog()
+    view = window.bench_view
+    assert window.tabs.currentWidget() is view
+    assert view.source.startswith("NVIDIA H200, 2026-11-30T17:28")
+    assert view.summary.text().startswith("Recorded on NVIDIA H200")
+    assert len(view.records) == 330
+    view.shape_combo.setCurrentText("narrow")
+    view.dtype_combo.setCurrentText("float32")
+    ours = _record_rows("narrow", "float32", "ours")  # 65536 x 128, 256, 512
+    x, y = view.plotted("ours")
+    np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(y, [r["gbps"] for r in ours])
+    assert "15 of 330 measurements shown" in view.summary.text()  # 3 shapes x 5 implementations
+    view.metric_combo.setCurrentText("% of copy")
+    np.testing.assert_allclose(view.plotted("ours")[1], [r["pct_of_copy"] for r in ours])
+    np.testing.assert_allclose(view.plotted("copy")[1], [100.0, 100.0, 100.0])
+    # Saved and reopened: the rows and where they were measured.
+    path = tmp_path / "record.h5"
+    monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
+    assert window.dirty
+    assert window.save_session_as()
+    from inspector.window import InspectorWindow
+
+    other = InspectorWindow(demo=True, settings=settings)
+    qtbot.addWidget(other)
+    assert other.open_session(str(path))
+    assert other.bench_view.source == view.source
+    other.bench_view.shape_combo.setCurrentText("narrow")
+    other.bench_view.dtype_combo.setCurrentText("float32")
+    np.testing.assert_allclose(other.bench_view.plotted("ours")[1], [r["gbps"] for r in ours])
+    other.dirty = False
+    other.shutdown()
+    other.close()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json at all", "Expecting value"),
+        ('{"schema_version": "rmsnorm-bench/0", "results": []}', "not a rmsnorm-bench/1 report"),
+        (None, "results[7].width must be a int; got None"),
+    ],
+)
+def test_a_bad_benchmark_record_is_refused_and_the_view_keeps_its_rows(
+    qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, content, message
+) -> None:
+    assert window.open_bench_record(str(RECORD))
+    window.dirty = False
+    before = list(window.bench_view.records)
+    bad = tmp_path / "bad.json"
+    if content is None:  # the real record with one field broken
+        data = json.loads(RECORD.read_text(encoding="utf-8"))
+        data["results"][7]["width"] = None
+        content = json.dumps(data)
+    bad.write_text(content, encoding="utf-8")
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "show_error", lambda parent, title, text: errors.append(text))
+    assert window.open_bench_record(str(bad)) is False
+    assert len(errors) == 1
+    assert message in errors[0]
+    assert window.bench_view.records == before
+    assert window.bench_results["source"].endswith("(results.json)")
+    assert not window.dirty
+    assert message in window.status_line.text()
