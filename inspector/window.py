@@ -537,13 +537,18 @@ class InspectorWindow(QMainWindow):
             dialogs.show_error(self, "Cannot open benchmark record", str(exc))
             self.status_line.setText(f"open record failed: {exc}")
             return False
-        device = (data.get("environment") or {}).get("device") or {}
-        name = device.get("name", "an unnamed device") if isinstance(device, dict) else device
-        source = f"{name}, {data.get('started_utc', 'unknown time')} ({Path(path).name})"
+        environment = data.get("environment")
+        device = environment.get("device") if isinstance(environment, dict) else None
+        name = device.get("name") if isinstance(device, dict) else None
+        started = data.get("started_utc")
+        source = (
+            f"{name if isinstance(name, str) else 'an unnamed device'}, "
+            f"{started if isinstance(started, str) else 'an unknown time'} ({Path(path).name})"
+        )
         rows = data["results"]
         self.bench_results = {
             "shapes": "record",
-            "dtypes": list(data.get("dtypes") or sorted({r["dtype"] for r in rows})),
+            "dtypes": sorted({r["dtype"] for r in rows}),
             "rows": rows,
             "source": source,
         }

@@ -101,19 +101,22 @@ class BenchView(QWidget):
 
         ``source`` names where the rows were measured when it is not this machine's run (a
         loaded record: device, time, file). When the pickers' shape set and dtype select none of
-        the rows, they move to the first row's.
+        the rows, they move to the first row's (the shape set to "all" if it is not one of the
+        picker's).
         """
         self.records = list(records)
         self.source = source
         if self.records and not self.visible():
             first = self.records[0]
+            shapes = str(first.get("set"))
             for combo, value in (
-                (self.shape_combo, first.get("set")),
-                (self.dtype_combo, first.get("dtype")),
+                # A set the picker does not list (a sweep's rows): "all" shows every set.
+                (self.shape_combo, shapes if self.shape_combo.findText(shapes) >= 0 else "all"),
+                (self.dtype_combo, str(first.get("dtype"))),
             ):
-                if combo.findText(str(value)) >= 0:
+                if combo.findText(value) >= 0:
                     combo.blockSignals(True)
-                    combo.setCurrentText(str(value))
+                    combo.setCurrentText(value)
                     combo.blockSignals(False)
         self._draw()
 

@@ -186,3 +186,18 @@ def test_a_bad_benchmark_record_is_refused_and_the_view_keeps_its_rows(
     assert window.bench_results["source"].endswith("(results.json)")
     assert not window.dirty
     assert message in window.status_line.text()
+
+
+def test_a_record_with_odd_metadata_and_an_unlisted_shape_set_still_shows(
+    qtbot, window, tmp_path
+) -> None:
+    rows = [{**r, "set": "sweep"} for r in _rows() if r["status"] == "ok"]
+    path = tmp_path / "odd.json"
+    report = {"schema_version": "rmsnorm-bench/1", "environment": ["x"], "started_utc": 5}
+    path.write_text(json.dumps({**report, "results": rows}), encoding="utf-8")
+    assert window.open_bench_record(str(path))
+    view = window.bench_view
+    assert view.source == "an unnamed device, an unknown time (odd.json)"
+    assert view.shape_combo.currentText() == "all"  # "sweep" is not a set the picker lists
+    np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
+    window.dirty = False
