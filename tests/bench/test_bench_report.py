@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernels import bench
 
@@ -311,3 +314,57 @@ def test_autotune_picks_come_from_the_modules_of_this_compile(tmp_path):
         "# autotuner pick: triton_red_fused_0 {'XBLOCK': 2, 'R0_BLOCK': 1024} num_warps=16 "
         "num_stages=1 (of 5)",
     ]
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    field=st.sampled_from(
+        [
+            "set",
+            "rows",
+            "width",
+            "dtype",
+            "impl",
+            "status",
+            "gbps",
+            "median_us",
+            "pct_of_copy",
+            "gbps_p20_time",
+            "gbps_p80_time",
+        ]
+    ),
+    value=_JSON_VALUES,
+)
+def test_read_json_refuses_any_damaged_row_with_a_value_error(tmp_path_factory, field, value):
+    # Whatever one field of one row holds, read_json returns a report whose rows the window can
+    # draw, or raises ValueError (never TypeError, KeyError...).
+    rows = _results()
+    rows[2] = {**rows[2], field: value}
+    path = tmp_path_factory.mktemp("fuzz") / "results.json"
+    path.write_text(
+        json.dumps({"schema_version": bench.SCHEMA_VERSION, "results": rows}), encoding="utf-8"
+    )
+    try:
+        back = bench.read_json(path)
+    except ValueError as err:
+        assert "results[2]" in str(err)
+        return
+    row = back["results"][2]
+    assert isinstance(row["rows"], int)
+    assert row["rows"] >= 1
+    if row["status"] == "ok":
+        assert math.isfinite(row["gbps"])
+        assert row["gbps"] > 0
