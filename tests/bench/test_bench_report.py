@@ -332,19 +332,7 @@ _JSON_VALUES = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(
     field=st.sampled_from(
-        [
-            "set",
-            "rows",
-            "width",
-            "dtype",
-            "impl",
-            "status",
-            "gbps",
-            "median_us",
-            "pct_of_copy",
-            "gbps_p20_time",
-            "gbps_p80_time",
-        ]
+        [*bench._ROW_FIELDS, *bench._OK_ROW_NUMBERS, *bench._OPTIONAL_ROW_NUMBERS]
     ),
     value=_JSON_VALUES,
 )
