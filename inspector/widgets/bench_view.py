@@ -62,7 +62,6 @@ class BenchView(QWidget):
         self.plot.setBackground(None)
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "shape (rows × width)")
-        item.setLabel("left", "GB/s (median; bars: p20–p80 of time)")  # see _draw
         item.showGrid(x=True, y=True, alpha=0.2)
         item.addLegend(offset=(10, 10))
         top = QHBoxLayout()
@@ -85,6 +84,7 @@ class BenchView(QWidget):
         self.set_available(False, INTERPRETER_NOTE)
         for combo in (self.shape_combo, self.dtype_combo, self.metric_combo):
             combo.currentTextChanged.connect(self._draw)
+        self._draw()  # the axis labels (no rows yet: empty plot and summary)
 
     def set_available(self, available: bool, reason: str) -> None:
         self.available = available
@@ -189,6 +189,8 @@ class BenchView(QWidget):
     def _summary(
         self, rows_shown: list[dict[str, Any]], by_impl: dict[str, list[dict[str, Any]]]
     ) -> str:
+        if not self.records:
+            return ""
         wrong = [r for r in rows_shown if r.get("status") == "wrong"]
         failed = [r for r in rows_shown if r.get("status") not in ("ok", "wrong")]
         ours = [r for r in by_impl.get("ours", []) if r.get("pct_of_copy") is not None]
