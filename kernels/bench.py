@@ -83,6 +83,7 @@ L2_FACTOR = 2.0
 FALLBACK_L2_BYTES = 60 * 2**20  # H200; used only when the device does not report its L2
 MIN_GRAPH_LAUNCHES = 8
 MAX_GRAPH_LAUNCHES = 8192
+GRAPH_REPLAY_TARGET_US = 2000.0  # a replay of the fastest implementation lasts about this long
 MIN_SAMPLES = 10
 MAX_SAMPLES = 400
 SLEEP_US_BEFORE_SAMPLE = 60.0  # GPU sleep queued ahead of each eager sample (hides host time)
@@ -986,6 +987,8 @@ def _bench_one_shape(
         except Exception as err:
             _record_failure(row, err, device)
         row["wall_s"] = time.perf_counter() - started
+    # One launch count per shape: every implementation's replay carries the same fixed cost.
+    launches = graph_launches([item.estimate_us for item in ready.values()], count)
     for round_index in range(config.rounds):
         for impl in round_order(list(ready), round_index):
             item = ready.get(impl)
@@ -994,7 +997,7 @@ def _bench_one_shape(
             row = rows[impl]
             started = time.perf_counter()
             try:
-                samples = _time_impl(config, device, item, use_graph, row)
+                samples = _time_impl(config, device, item, use_graph, row, launches)
             except Exception as err:
                 _record_failure(row, err, device)
                 del ready[impl]
@@ -1020,6 +1023,27 @@ def _bench_one_shape(
         _progress_line(row)
     del xs, ready
     return list(rows.values())
+
+
+def graph_launches(estimates_us: Sequence[float], count: int) -> int:
+    """Launches per CUDA-graph replay for one shape, the same for all its implementations.
+
+    Enough launches that the FASTEST implementation's replay lasts about
+    ``GRAPH_REPLAY_TARGET_US`` (so every replay does), and at least one per input buffer;
+    within ``[MIN_GRAPH_LAUNCHES, MAX_GRAPH_LAUNCHES]``.
+
+    A replay's time holds a fixed cost besides its launches (the graph launch, the first
+    kernel's ramp-up), and time per launch = replay / launches shares it out. When each
+    implementation got its own count from its own first estimate, that share differed between
+    implementations of one shape: the H200 records of 16:37-17:31 timed 65536x512 bf16 with
+    12-36 launches for ``ours`` and 15-46 for torch.compile, and in all eight of them the
+    implementation with more launches was the faster one (by up to 0.5%). The estimates of
+    fast calls are the least reliable (host time can outlast the queued sleep), so the
+    smallest one, usually the copy's, sets the count.
+    """
+    fastest = min((e for e in estimates_us if e > 0 and math.isfinite(e)), default=0.0)
+    wanted = math.ceil(GRAPH_REPLAY_TARGET_US / fastest) if fastest > 0 else MIN_GRAPH_LAUNCHES
+    return int(min(MAX_GRAPH_LAUNCHES, max(MIN_GRAPH_LAUNCHES, count, wanted)))
 
 
 def round_order(impls: Sequence[str], round_index: int) -> list[str]:
@@ -1122,18 +1146,16 @@ def _time_impl(
     item: _Ready,
     use_graph: bool,
     row: dict[str, Any],
+    launches: int,
 ) -> list[float]:
-    """One timing round of a prepared implementation; per-call microseconds."""
+    """One timing round of a prepared implementation; per-call microseconds.
+
+    ``launches``: calls per CUDA-graph replay (:func:`graph_launches`, the same for every
+    implementation of the shape); unused for event timing.
+    """
     estimate_us = item.estimate_us
     with item.prepared.steady():
         if use_graph and row.get("timing_mode") == "cuda_graph":
-            # Enough launches per replay to reach ~2 ms and to cover every buffer once.
-            launches = int(
-                min(
-                    MAX_GRAPH_LAUNCHES,
-                    max(MIN_GRAPH_LAUNCHES, item.count, math.ceil(2000.0 / estimate_us)),
-                )
-            )
             replay_us = estimate_us * launches
             replays = int(
                 min(config.max_samples, max(config.min_samples, config.rep_ms * 1000.0 / replay_us))
@@ -1411,14 +1433,16 @@ def build_report(
             "graph_bytes_threshold": config.graph_bytes_threshold,
             "l2_factor": L2_FACTOR,
             "graph_launches": [MIN_GRAPH_LAUNCHES, MAX_GRAPH_LAUNCHES],
-            "graph_replay_target_us": 2000.0,
+            "graph_replay_target_us": GRAPH_REPLAY_TARGET_US,
             "rounds": config.rounds,
             "sleep_us_before_sample": SLEEP_US_BEFORE_SAMPLE,
             "timing": (
                 "CUDA events. cuda_graph (calls under graph_bytes_threshold): one replay of "
                 "launches_per_sample back-to-back calls per sample (inputs rotated over "
                 "`buffers`, every launch writing its own output), time per launch = replay / "
-                "launches; launches >= buffers and >= 2 ms of work. events_per_call (larger "
+                "launches; launches >= buffers and >= 2 ms of work for the fastest "
+                "implementation of the shape, the same count for all its implementations (so "
+                "the replay's fixed cost weighs the same on each). events_per_call (larger "
                 "calls): one call per sample, inputs rotated, a GPU sleep queued before each "
                 "start event. Every implementation is prepared, parity-checked and warmed up "
                 "first; then `rounds` rounds time all implementations, in the order of `impls` in "

@@ -15,8 +15,13 @@ labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile 
 configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
 ``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
-(sweeps 12-13) is ``even=False``. The cases below are the last sweep run (16); earlier ones are in
-git history.
+(sweeps 12-13) is ``even=False``. Sweep 17 adds ``probe_R{rows}_w{warps}[_i64][_cs][_rtw]``,
+Inductor's layout as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
+last sweep run (17); earlier ones are in git history.
+
+``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
+of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
+one replay that the harness shares out over its launches (``launch_cost`` in the JSON).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 import torch
 
 from kernels import bench
+from kernels.bench_probe import Probe, probe_launch
 from kernels.rmsnorm import LaunchConfig, launch, validate
 
 
@@ -64,51 +70,46 @@ def _loop(
 REFERENCES = ("copy", "ours", "torch_compile")
 
 
-def sweep_cases() -> list[tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]]:
-    """Sweep 16: the four fp32 LLM shapes where torch.compile stayed 0.1-0.2% ahead in both runs
-    of the 17:20 record (32768x2048, 16384x4096, 32768x8192; 4096x4096 in the reproduction).
-    Predicted: Inductor's grid at 32768x2048 (2 rows of 2048 on 16 warps) as a one-pass tile
-    (x kept in registers) and one-chunk loops of the whole row at 4096/8192 lanes close the gap.
-    (Inductor's kernel there is in fact a two-pass loop over the 2-row blocks.) Sweeps 14 and 15
-    (the narrow set) are in git history (commit a9bd8e7)."""
-    candidates = {
-        (32768, 2048): [
-            _tile(2048, 2, 16),
-            _tile(2048, 1, 8),
-            _tile(2048, 1, 16),
-            _tile(2048, 2, 8),
-            _loop(2048, 16, stream=True),
-            _loop(2048, 8),
+Candidate = LaunchConfig | Probe
+
+
+def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
+    """Sweep 17: Inductor's layout as probe kernels (``kernels.bench_probe``) where
+    torch.compile stayed ahead or level: 32768x2048 and 16384x4096 fp32, 65536x512 bf16.
+    Predicted: if the probe with Inductor's exact structure (2 rows on 16 warps at 32768x2048,
+    constant sizes, int32 offsets, plain stores) is as fast as torch.compile, the 0.2% lies in
+    the kernel and one of the three switches (int64, .cs, runtime divisor) names it; if it is as
+    slow as ours, it lies in how the launch is made or timed, not in the kernel. Sweeps 14-16 are
+    in git history (16: commit 5b30375)."""
+    candidates: dict[tuple[int, int, str], list[Candidate]] = {
+        (32768, 2048, "float32"): [
+            Probe(2, 16),
+            Probe(1, 8),
+            Probe(2, 16, int64=True),
+            Probe(2, 16, stream_store=True),
+            Probe(2, 16, runtime_width=True),
+            Probe(1, 8, int64=True, stream_store=True, runtime_width=True),
         ],
-        (16384, 4096): [
-            _tile(4096, 1, 16),
-            _tile(4096, 1, 32),
+        (16384, 4096, "float32"): [
+            Probe(1, 16),
+            Probe(1, 16, int64=True, stream_store=True, runtime_width=True),
             _loop(4096, 16, stream=True),
-            _loop(4096, 32, stream=True),
-            _loop(2048, 16, unroll=False),
-            _loop(1024, 8, unroll=False, stream=True),
         ],
-        (32768, 8192): [
-            _loop(8192, 32, stream=True),
-            _loop(8192, 16, unroll=False, stream=True),
-            _loop(4096, 32, stream=True),
-            _loop(4096, 16),
-            _loop(2048, 16, unroll=False, stream=True),
-        ],
-        (4096, 4096): [
-            _tile(4096, 1, 16),
-            _tile(4096, 1, 8),
-            _loop(4096, 16, stream=True),
-            _loop(1024, 8, unroll=False, stream=True),
+        (65536, 512, "bfloat16"): [
+            Probe(2, 1),
+            Probe(2, 1, stream_store=True),
+            Probe(2, 1, int64=True, stream_store=True, runtime_width=True),
         ],
     }
     return [
-        (bench.Shape(rows, width), "float32", configs, ())
-        for (rows, width), configs in candidates.items()
+        (bench.Shape(rows, width), dtype_key, configs, ())
+        for (rows, width, dtype_key), configs in candidates.items()
     ]
 
 
-def _label(config: LaunchConfig) -> str:
+def _label(config: Candidate) -> str:
+    if isinstance(config, Probe):
+        return config.label
     regs = f"_r{config.max_registers}" if config.max_registers else ""
     if config.loop:
         rt = "" if config.unroll else "_rt"
@@ -121,11 +122,21 @@ def _label(config: LaunchConfig) -> str:
 
 
 def _preparer(
-    config: LaunchConfig,
+    config: Candidate,
 ) -> Callable[[bench.Shape, torch.dtype, float, torch.device], bench.Prepared]:
     def prepare(
         shape: bench.Shape, dtype: torch.dtype, eps: float, device: torch.device
     ) -> bench.Prepared:
+        if isinstance(config, Probe):
+            probe = config
+
+            def call_probe(
+                x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None
+            ) -> torch.Tensor:
+                return probe_launch(x, weight, torch.empty_like(x), eps, probe)
+
+            return bench.Prepared(call=call_probe, note=probe.label)
+
         def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
             checked = validate(x, weight, eps)
             out = torch.empty_like(x)
@@ -184,6 +195,87 @@ def run_sweep(
     return results
 
 
+def fit_launch_cost(per_launch_us: dict[int, float]) -> tuple[float, float]:
+    """Least-squares ``(t, F)`` of ``per_launch(L) = t + F / L`` over launch counts ``L``.
+
+    ``t`` is the time of one launch without the replay's fixed cost ``F`` (microseconds). Needs
+    at least two distinct counts.
+    """
+    if len(per_launch_us) < 2:
+        raise ValueError(f"fit_launch_cost needs >= 2 launch counts; got {sorted(per_launch_us)}")
+    xs = [1.0 / count for count in per_launch_us]
+    ys = list(per_launch_us.values())
+    mean_x = sum(xs) / len(xs)
+    mean_y = sum(ys) / len(ys)
+    var_x = sum((x - mean_x) ** 2 for x in xs)
+    fixed = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var_x
+    return mean_y - fixed * mean_x, fixed
+
+
+def _launch_cost_of(
+    impl: str,
+    shape: bench.Shape,
+    dtype_key: str,
+    xs: list[torch.Tensor],
+    weight: torch.Tensor,
+    counts: list[int],
+    replays: int,
+    device: torch.device,
+) -> dict[str, Any]:
+    prepared = bench.PREPARERS[impl](shape, bench.DTYPES[dtype_key], 1e-6, device)
+    dsts = [torch.empty_like(x) for x in xs] if prepared.needs_dst else None
+
+    def call(index: int) -> Any:
+        return prepared.call(xs[index], weight, dsts[index] if dsts is not None else None)
+
+    per_launch: dict[int, float] = {}
+    for launches in counts:
+        samples = bench.time_graph(call, len(xs), launches=launches, replays=replays, device=device)
+        per_launch[launches] = float(sorted(samples)[len(samples) // 2])
+    t, fixed = fit_launch_cost(per_launch)
+    print(
+        f"launch cost {shape.rows}x{shape.width} {dtype_key} {impl}: "
+        + " ".join(f"L{k}={v:.3f}" for k, v in per_launch.items())
+        + f"  t={t:.3f} us F={fixed:.2f} us",
+        file=sys.stderr,
+        flush=True,
+    )
+    return {
+        "rows": shape.rows,
+        "width": shape.width,
+        "dtype": dtype_key,
+        "impl": impl,
+        "buffers": len(xs),
+        "per_launch_median_us": {str(k): v for k, v in per_launch.items()},
+        "fit_t_us": t,
+        "fit_fixed_us": fixed,
+    }
+
+
+def launch_cost(counts: list[int], only: str = "", replays: int = 25) -> list[dict[str, Any]]:
+    """Per-launch time of the copy and ``ours`` at each launch count, and the fitted ``t, F``."""
+    device = bench.require_cuda()
+    l2_bytes, _ = bench._l2_bytes(device)
+    generator = torch.Generator(device=device)
+    wanted = {item.strip() for item in only.split(",") if item.strip()}
+    out: list[dict[str, Any]] = []
+    for shape, dtype_key, _, _ in sweep_cases():
+        if wanted and f"{shape.rows}x{shape.width}:{dtype_key}" not in wanted:
+            continue
+        dtype = bench.DTYPES[dtype_key]
+        count = min(bench.buffer_count(bench.traffic_bytes(shape, dtype), l2_bytes), min(counts))
+        generator.manual_seed(23 + shape.rows + shape.width)
+        xs = [
+            torch.randn(shape.rows, shape.width, device=device, generator=generator).to(dtype)
+            for _ in range(count)
+        ]
+        weight = bench.make_weight(shape.width, dtype, device, generator=generator)
+        for impl in ("copy", "ours"):
+            out.append(_launch_cost_of(impl, shape, dtype_key, xs, weight, counts, replays, device))
+        torch.cuda.empty_cache()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kernels.bench_sweep")
     parser.add_argument("--out", required=True, help="JSON file for the sweep results")
@@ -193,17 +285,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=1, help="timing rounds per case (order alternates)"
     )
+    parser.add_argument(
+        "--launch-counts",
+        default="",
+        help="comma-separated CUDA-graph launch counts for the launch-cost fit (e.g. 8,16,64)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.rounds <= 10:
         parser.error(f"--rounds must be in [1, 10]; got {args.rounds}")
+    try:
+        counts = [int(item) for item in args.launch_counts.split(",") if item.strip()]
+    except ValueError:
+        parser.error(f"--launch-counts must be comma-separated integers: {args.launch_counts!r}")
+    in_range = all(1 <= c <= bench.MAX_GRAPH_LAUNCHES for c in counts)
+    if counts and (len(set(counts)) < 2 or not in_range):
+        parser.error(
+            f"--launch-counts needs >= 2 distinct counts in [1, {bench.MAX_GRAPH_LAUNCHES}]; "
+            f"got {args.launch_counts!r}"
+        )
     started = time.perf_counter()
     results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds)
-    report = {
+    report: dict[str, Any] = {
         "schema_version": "rmsnorm-bench-sweep/1",
         "environment": bench.environment(bench.require_cuda()),
         "wall_s": time.perf_counter() - started,
         "results": results,
     }
+    if counts:
+        report["launch_cost"] = launch_cost(sorted(set(counts)), args.only)
     bench.write_json(report, args.out)
     print("\nsweep (median us, GB/s, % of copy):")
     for row in results:

@@ -96,6 +96,7 @@ def test_sweep_cases_are_launchable_layouts():
     # Every candidate of the current sweep is a layout the launcher accepts for its shape
     # (tile at least as wide as the row, at most MAX_CHUNKS chunks), with unique labels.
     from kernels import bench_sweep
+    from kernels.bench_probe import Probe
     from kernels.rmsnorm import kernel_constexprs
 
     cases = bench_sweep.sweep_cases()
@@ -105,5 +106,11 @@ def test_sweep_cases_are_launchable_layouts():
         labels = [bench_sweep._label(config) for config in configs]
         assert len(set(labels)) == len(labels), labels
         for config in configs:
+            if isinstance(config, Probe):
+                # Probes run only where they can: power-of-two width, whole blocks of rows.
+                assert shape.width & (shape.width - 1) == 0
+                assert shape.rows % config.rows_per_program == 0
+                assert config.int64 or shape.rows * shape.width < 2**31
+                continue
             constexprs = kernel_constexprs(config, shape.width, 4)
             assert constexprs["VEC"] == 4
