@@ -17,7 +17,7 @@ configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{program
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
 (sweeps 12-13) is ``even=False``. Sweep 17 adds ``probe_R{rows}_w{warps}[_i64][_cs][_rtw]``,
 Inductor's layout as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (17); earlier ones are in git history.
+last sweep run (18); earlier ones are in git history.
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -50,6 +50,7 @@ def _loop(
     num_warps: int,
     programs: int = 0,
     *,
+    rows: int = 1,
     unroll: bool = True,
     stream: bool = False,
     regs: int = 0,
@@ -58,7 +59,7 @@ def _loop(
         True,
         chunk,
         num_warps,
-        1,
+        rows,
         programs,
         unroll=unroll,
         stream_store=stream,
@@ -74,31 +75,31 @@ Candidate = LaunchConfig | Probe
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 17: Inductor's layout as probe kernels (``kernels.bench_probe``) where
-    torch.compile stayed ahead or level: 32768x2048 and 16384x4096 fp32, 65536x512 bf16.
-    Predicted: if the probe with Inductor's exact structure (2 rows on 16 warps at 32768x2048,
-    constant sizes, int32 offsets, plain stores) is as fast as torch.compile, the 0.2% lies in
-    the kernel and one of the three switches (int64, .cs, runtime divisor) names it; if it is as
-    slow as ours, it lies in how the launch is made or timed, not in the kernel. Sweeps 14-16 are
-    in git history (16: commit 5b30375)."""
+    """Sweep 18: blocks of 2 rows in the product's column loop (commit 48d2eea's ROWS and
+    ROW_MASK, revived) against the probe that sweep 17 found level with torch.compile at
+    32768x2048 fp32 (probe_R2_w16 126.98 us, torch.compile 126.96, ours 127.25; the probe's
+    int64, .cs and runtime-divisor switches moved it by at most 0.05%, one row on 8 warps by
+    +0.3%). Predicted: the loop's C2048 2-row block on 16 warps with plain stores matches the
+    probe. Sweep 8 measured that block 0.16% behind, with per-implementation launch counts and
+    without alternating order. Sweeps 14-17 are in git history (17: commit 6dce266)."""
     candidates: dict[tuple[int, int, str], list[Candidate]] = {
         (32768, 2048, "float32"): [
             Probe(2, 16),
-            Probe(1, 8),
-            Probe(2, 16, int64=True),
-            Probe(2, 16, stream_store=True),
-            Probe(2, 16, runtime_width=True),
-            Probe(1, 8, int64=True, stream_store=True, runtime_width=True),
+            _loop(2048, 16, rows=2),
+            _loop(2048, 16, rows=2, stream=True),
+            _loop(2048, 8, rows=2),
+            _loop(2048, 32, rows=4),
         ],
         (16384, 4096, "float32"): [
             Probe(1, 16),
-            Probe(1, 16, int64=True, stream_store=True, runtime_width=True),
-            _loop(4096, 16, stream=True),
+            Probe(2, 32),
+            _loop(4096, 16),
+            _loop(4096, 32, rows=2),
         ],
-        (65536, 512, "bfloat16"): [
-            Probe(2, 1),
-            Probe(2, 1, stream_store=True),
-            Probe(2, 1, int64=True, stream_store=True, runtime_width=True),
+        (65536, 512, "bfloat16"): [],
+        (4096, 4096, "float32"): [
+            _loop(4096, 16),
+            _loop(4096, 32, rows=2),
         ],
     }
     return [
@@ -115,7 +116,8 @@ def _label(config: Candidate) -> str:
         rt = "" if config.unroll else "_rt"
         cs = "_cs" if config.stream_store else ""
         cs += "" if config.even else "_masked"
-        return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}"
+        blocks = f"_R{config.rows_per_program}" if config.rows_per_program > 1 else ""
+        return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
     late = "" if config.w_early else "_wlate"
     cs = "_cs" if config.stream_store else ""
     return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}"

@@ -332,7 +332,7 @@ def compile_fields(
         "eps": "fp32",
     }
     constexprs: dict[str, object] = {
-        **kernel_constexprs(config, width, vec),
+        **kernel_constexprs(config, width, vec, rows),
         **mutant_flags(mutant),
     }
     signature.update(dict.fromkeys(constexprs, "constexpr"))

@@ -256,28 +256,57 @@ def rms_norm_tile_kernel(
 
 
 @triton.jit
+def _loop_chunk_mask(
+    offsets,
+    width,
+    row_ok,
+    NUM_CHUNKS: tl.constexpr,
+    CHUNK: tl.constexpr,
+    ALL_LANES: tl.constexpr,
+    ROW_MASK: tl.constexpr,
+):
+    """The load/store mask of one chunk: lanes < width (``ALL_LANES``: every lane of the
+    chunks, a tail mutant), and the block's rows < rows when ``ROW_MASK``."""
+    if ALL_LANES:
+        mask = offsets < NUM_CHUNKS * CHUNK
+    else:
+        mask = offsets < width
+    if ROW_MASK:
+        mask = mask & row_ok
+    return mask
+
+
+@triton.jit
 def _loop_square_chunk(
     acc,
     x_row,
     offsets,
     width,
+    row_ok,
     NUM_CHUNKS: tl.constexpr,
     CHUNK: tl.constexpr,
     EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
     MASKED_TAIL_INCLUSION: tl.constexpr,
 ):
-    """Pass 1 of :func:`rms_norm_loop_kernel` on one chunk: ``acc + x^2`` lane-wise (float32)."""
+    """Pass 1 of :func:`rms_norm_loop_kernel` on one chunk: ``acc + x^2`` lane-wise (float32).
+
+    ``x_row`` is the row start (a pointer, or a ``[ROWS, 1]`` block of them) and ``offsets``
+    the chunk's ``[CHUNK]`` columns; they broadcast to the chunk's tile.
+    """
     # Evict-last: pass 2 reads this chunk again, from L2 if it is still there.
-    if EVEN:
-        # width == NUM_CHUNKS * CHUNK: every lane is in the row, no mask to compute.
+    if EVEN and not ROW_MASK:
+        # width == NUM_CHUNKS * CHUNK and every row of the block exists: no mask to compute.
         x = tl.load(x_row + offsets, eviction_policy="evict_last")
     else:
-        if MASKED_TAIL_INCLUSION:
-            load_mask = offsets < NUM_CHUNKS * CHUNK
+        if EVEN:
+            mask = _loop_chunk_mask(offsets, width, row_ok, NUM_CHUNKS, CHUNK, True, ROW_MASK)
         else:
-            load_mask = offsets < width
-        x = tl.load(x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_last")
+            mask = _loop_chunk_mask(
+                offsets, width, row_ok, NUM_CHUNKS, CHUNK, MASKED_TAIL_INCLUSION, ROW_MASK
+            )
+        x = tl.load(x_row + offsets, mask=mask, other=0.0, eviction_policy="evict_last")
     x = x.to(tl.float32)
     if MISSING_SQUARE:
         return acc + x
@@ -292,23 +321,26 @@ def _loop_store_chunk(
     offsets,
     width,
     rrms,
+    row_ok,
     NUM_CHUNKS: tl.constexpr,
     CHUNK: tl.constexpr,
     EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MASKED_TAIL_INCLUSION: tl.constexpr,
     MISSING_WEIGHT: tl.constexpr,
     UNMASKED_STORE: tl.constexpr,
 ):
     """Pass 2 of :func:`rms_norm_loop_kernel` on one chunk: normalize, weight, round, store."""
-    in_row = offsets < width
-    if EVEN:
+    if EVEN and not ROW_MASK:
         x = tl.load(x_row + offsets, eviction_policy="evict_first")
     else:
-        if MASKED_TAIL_INCLUSION:
-            load_mask = offsets < NUM_CHUNKS * CHUNK
+        if EVEN:
+            load_mask = _loop_chunk_mask(offsets, width, row_ok, NUM_CHUNKS, CHUNK, True, ROW_MASK)
         else:
-            load_mask = in_row
+            load_mask = _loop_chunk_mask(
+                offsets, width, row_ok, NUM_CHUNKS, CHUNK, MASKED_TAIL_INCLUSION, ROW_MASK
+            )
         x = tl.load(x_row + offsets, mask=load_mask, other=0.0, eviction_policy="evict_first")
     x = x.to(tl.float32)
     if MISSING_WEIGHT:
@@ -317,20 +349,24 @@ def _loop_store_chunk(
         if EVEN:
             w = tl.load(w_ptr + offsets, eviction_policy="evict_last")
         else:
-            w = tl.load(w_ptr + offsets, mask=in_row, other=0.0, eviction_policy="evict_last")
+            w = tl.load(
+                w_ptr + offsets, mask=offsets < width, other=0.0, eviction_policy="evict_last"
+            )
         y = x * rrms * w.to(tl.float32)
     y = y.to(y_row.dtype.element_ty)
     # Streaming stores (.cs): y is not read again, so its lines should not push x out of L2.
-    if EVEN:
+    if EVEN and not ROW_MASK:
         if STREAM_STORE:
             tl.store(y_row + offsets, y, cache_modifier=".cs")
         else:
             tl.store(y_row + offsets, y)
     else:
-        if UNMASKED_STORE:
-            store_mask = offsets < NUM_CHUNKS * CHUNK
+        if EVEN:
+            store_mask = _loop_chunk_mask(offsets, width, row_ok, NUM_CHUNKS, CHUNK, True, ROW_MASK)
         else:
-            store_mask = in_row
+            store_mask = _loop_chunk_mask(
+                offsets, width, row_ok, NUM_CHUNKS, CHUNK, UNMASKED_STORE, ROW_MASK
+            )
         if STREAM_STORE:
             tl.store(y_row + offsets, y, mask=store_mask, cache_modifier=".cs")
         else:
@@ -343,14 +379,17 @@ def _loop_row(
     w_ptr,
     y_ptr,
     row,
+    rows,
     width,
     x_row_stride,
     y_row_stride,
     eps,
     CHUNK: tl.constexpr,
     NUM_CHUNKS: tl.constexpr,
+    ROWS: tl.constexpr,
     UNROLL: tl.constexpr,
     EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
@@ -359,25 +398,37 @@ def _loop_row(
     MISSING_WEIGHT: tl.constexpr,
     UNMASKED_STORE: tl.constexpr,
 ):
-    """One row of :func:`rms_norm_loop_kernel` (``row`` is int64)."""
+    """Rows ``row .. row + ROWS - 1`` of :func:`rms_norm_loop_kernel` (``row`` is int64)."""
     cols = tl.arange(0, CHUNK)
-    x_row = x_ptr + row * x_row_stride
-    y_row = y_ptr + row * y_row_stride
-    # Pass 1: float32 square sums, lane-wise over the chunks, then one tree reduction.
-    acc = tl.zeros([CHUNK], dtype=tl.float32)
+    if ROWS == 1:
+        x_row = x_ptr + row * x_row_stride
+        y_row = y_ptr + row * y_row_stride
+        row_ok = row < rows
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+    else:
+        # A [ROWS, 1] block of row starts; with the [CHUNK] columns it makes a [ROWS, CHUNK] tile.
+        row_ids = row + tl.arange(0, ROWS).to(tl.int64)
+        x_row = (x_ptr + row_ids * x_row_stride)[:, None]
+        y_row = (y_ptr + row_ids * y_row_stride)[:, None]
+        row_ok = (row_ids < rows)[:, None]
+        acc = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    # Pass 1: float32 square sums, lane-wise over the chunks, then one tree reduction per row.
     if UNROLL:
         for chunk in tl.static_range(NUM_CHUNKS):
             acc = _loop_square_chunk(
-                acc, x_row, chunk * CHUNK + cols, width, NUM_CHUNKS, CHUNK, EVEN,
-                MISSING_SQUARE, MASKED_TAIL_INCLUSION,
+                acc, x_row, chunk * CHUNK + cols, width, row_ok, NUM_CHUNKS, CHUNK, EVEN,
+                ROW_MASK, MISSING_SQUARE, MASKED_TAIL_INCLUSION,
             )  # fmt: skip
     else:
         for chunk in range(NUM_CHUNKS):
             acc = _loop_square_chunk(
-                acc, x_row, chunk * CHUNK + cols, width, NUM_CHUNKS, CHUNK, EVEN,
-                MISSING_SQUARE, MASKED_TAIL_INCLUSION,
+                acc, x_row, chunk * CHUNK + cols, width, row_ok, NUM_CHUNKS, CHUNK, EVEN,
+                ROW_MASK, MISSING_SQUARE, MASKED_TAIL_INCLUSION,
             )  # fmt: skip
-    sum_squares = tl.sum(acc, axis=0)
+    if ROWS == 1:
+        sum_squares = tl.sum(acc, axis=0)
+    else:
+        sum_squares = tl.sum(acc, axis=1)
     # The TRUE width, eps inside the square root (see the tile kernel).
     if SUM_INSTEAD_OF_MEAN:
         mean_square = sum_squares
@@ -387,18 +438,22 @@ def _loop_row(
         rrms = tl.rsqrt(mean_square)
     else:
         rrms = tl.rsqrt(mean_square + eps)
+    if ROWS > 1:
+        rrms = rrms[:, None]
     # Pass 2: normalize, weight, one rounding at the store.
     if UNROLL:
         for chunk in tl.static_range(NUM_CHUNKS):
             _loop_store_chunk(
-                x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, NUM_CHUNKS, CHUNK,
-                EVEN, STREAM_STORE, MASKED_TAIL_INCLUSION, MISSING_WEIGHT, UNMASKED_STORE,
+                x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, row_ok, NUM_CHUNKS,
+                CHUNK, EVEN, ROW_MASK, STREAM_STORE, MASKED_TAIL_INCLUSION, MISSING_WEIGHT,
+                UNMASKED_STORE,
             )  # fmt: skip
     else:
         for chunk in range(NUM_CHUNKS):
             _loop_store_chunk(
-                x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, NUM_CHUNKS, CHUNK,
-                EVEN, STREAM_STORE, MASKED_TAIL_INCLUSION, MISSING_WEIGHT, UNMASKED_STORE,
+                x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, row_ok, NUM_CHUNKS,
+                CHUNK, EVEN, ROW_MASK, STREAM_STORE, MASKED_TAIL_INCLUSION, MISSING_WEIGHT,
+                UNMASKED_STORE,
             )  # fmt: skip
 
 
@@ -414,9 +469,11 @@ def rms_norm_loop_kernel(
     eps,
     CHUNK: tl.constexpr,
     NUM_CHUNKS: tl.constexpr,
+    ROWS: tl.constexpr,
     VEC: tl.constexpr,
     UNROLL: tl.constexpr,
     EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
     PER_ROW: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
@@ -427,25 +484,30 @@ def rms_norm_loop_kernel(
     WRONG_ROW_STRIDE: tl.constexpr,
     UNMASKED_STORE: tl.constexpr,
 ):
-    """RMSNorm forward of rows ``p, p + P, p + 2P, ...`` in column chunks (``P`` programs).
+    """RMSNorm forward in column chunks, ``ROWS`` rows at a time, on ``P`` programs.
 
-    Program ``p`` of a grid of ``P <= rows`` programs owns those rows: it reads ``x[r, 0:width]``
-    (twice) and ``weight[0:width]`` and writes ``y[r, 0:width]``; nothing else. ``P == rows``
-    is one program per row; ``P`` = 1-2 per SM keeps the rows in flight inside L2, so the
-    second pass reads the row from L2, not HBM. Pointers and runtime scalars as in
-    :func:`rms_norm_tile_kernel` (``width_v`` and the strides divided by ``VEC``).
+    Rows are taken in blocks of ``ROWS`` consecutive rows; program ``p`` of a grid of ``P``
+    programs owns blocks ``p, p + P, p + 2P, ...`` (``P`` = the number of blocks: one block per
+    program). It reads ``x[r, 0:width]`` (twice) and ``weight[0:width]`` and writes
+    ``y[r, 0:width]`` for the rows ``r < rows`` of its blocks; nothing else. With one block per
+    program the hardware starts the next block the moment a program ends, and only the blocks
+    in flight (2-8 per SM) sit in L2 for pass 2, which re-reads them from there, not HBM.
+    Pointers and runtime scalars as in :func:`rms_norm_tile_kernel` (``width_v`` and the strides
+    divided by ``VEC``).
 
     Constexpr:
       CHUNK: lanes per chunk (a power of two).
       NUM_CHUNKS: cdiv(width, CHUNK), the launcher's value (a new width recompiles only when
         its chunk count, or EVEN, changes).
+      ROWS: rows per block (a power of two; 1: one row, a 1-D tile).
       VEC: as in the tile kernel.
       UNROLL: True: both column loops unrolled at compile time, so every chunk load of a pass
         is independent and in flight together; False: a runtime loop, one chunk in flight per
         iteration, fewer registers (so more programs fit an SM).
       EVEN: width == NUM_CHUNKS * CHUNK (the launcher checks): no lane is outside the row, so
-        loads and stores carry no mask.
-      PER_ROW: the grid has one program per row (P == rows): no loop over rows.
+        loads and stores carry no column mask.
+      ROW_MASK: ROWS does not divide rows: the last block's rows past the end are masked.
+      PER_ROW: the grid has one program per block: no loop over blocks.
       STREAM_STORE: stores marked streaming (``.cs``).
       The seven mutant flags (MASKED_TAIL_INCLUSION and UNMASKED_STORE change nothing when
       EVEN: there is no tail to include).
@@ -460,21 +522,23 @@ def rms_norm_loop_kernel(
         x_row_stride = width
         y_row_stride = width
     # int64 row index: rows * stride can pass 2**31 elements.
-    first_row = tl.program_id(0).to(tl.int64)
+    first_block = tl.program_id(0).to(tl.int64)
     if PER_ROW:
         _loop_row(
-            x_ptr, w_ptr, y_ptr, first_row, width, x_row_stride, y_row_stride, eps,
-            CHUNK, NUM_CHUNKS, UNROLL, EVEN, STREAM_STORE, SUM_INSTEAD_OF_MEAN, MISSING_SQUARE,
-            MISSING_EPSILON, MASKED_TAIL_INCLUSION, MISSING_WEIGHT, UNMASKED_STORE,
+            x_ptr, w_ptr, y_ptr, first_block * ROWS, rows, width, x_row_stride, y_row_stride,
+            eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE,
+            SUM_INSTEAD_OF_MEAN, MISSING_SQUARE, MISSING_EPSILON, MASKED_TAIL_INCLUSION,
+            MISSING_WEIGHT, UNMASKED_STORE,
         )  # fmt: skip
     else:
-        row_step = tl.num_programs(0).to(tl.int64)
-        for row in range(first_row, rows, row_step):
+        block_step = tl.num_programs(0).to(tl.int64)
+        blocks = (rows + ROWS - 1) // ROWS
+        for block in range(first_block, blocks, block_step):
             _loop_row(
-                x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps,
-                CHUNK, NUM_CHUNKS, UNROLL, EVEN, STREAM_STORE, SUM_INSTEAD_OF_MEAN,
-                MISSING_SQUARE, MISSING_EPSILON, MASKED_TAIL_INCLUSION, MISSING_WEIGHT,
-                UNMASKED_STORE,
+                x_ptr, w_ptr, y_ptr, block * ROWS, rows, width, x_row_stride, y_row_stride,
+                eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE,
+                SUM_INSTEAD_OF_MEAN, MISSING_SQUARE, MISSING_EPSILON, MASKED_TAIL_INCLUSION,
+                MISSING_WEIGHT, UNMASKED_STORE,
             )  # fmt: skip
 
 
@@ -482,6 +546,7 @@ def rms_norm_loop_kernel(
 KERNEL_FUNCTIONS = (
     _tile_weight,
     rms_norm_tile_kernel,
+    _loop_chunk_mask,
     _loop_square_chunk,
     _loop_store_chunk,
     _loop_row,
@@ -497,8 +562,9 @@ class LaunchConfig:
         loop: False: :func:`rms_norm_tile_kernel`; True: :func:`rms_norm_loop_kernel`.
         block: tile kernel: lanes per row (next_power_of_2(width)); loop kernel: CHUNK.
         num_warps: warps per program.
-        rows_per_program: tile kernel's ROWS (1: ``one_row``, > 1: ``multi_row``).
-        programs: loop kernel's grid size (0: one program per row).
+        rows_per_program: ROWS, rows per program (tile kernel: 1 is ``one_row``, > 1
+            ``multi_row``) or per block of the column loop.
+        programs: loop kernel's grid size (0: one program per block of rows).
         w_early: tile kernel: weight loaded together with x, before the reduction.
         unroll: loop kernel: chunk loops unrolled at compile time (False: a runtime loop).
         stream_store: stores marked streaming (``.cs``); the tile kernel also loads x
@@ -536,9 +602,10 @@ class LaunchConfig:
 
     def grid(self, rows: int) -> int:
         """Number of programs for ``rows`` rows."""
-        if self.loop:
-            return min(rows, self.programs) if self.programs > 0 else rows
-        return triton.cdiv(rows, self.rows_per_program)
+        blocks = triton.cdiv(rows, self.rows_per_program)
+        if self.loop and self.programs > 0:
+            return min(blocks, self.programs)
+        return blocks
 
 
 def block_for(width: int) -> int:
@@ -689,8 +756,11 @@ def mutant_flags(mutant: str | None) -> dict[str, bool]:
     return {name.upper(): name == mutant for name in KERNEL_MUTANTS}
 
 
-def kernel_constexprs(config: LaunchConfig, width: int, vec: int) -> dict[str, object]:
-    """The layout constexprs (mutant flags excluded) of ``config`` for rows of ``width``."""
+def kernel_constexprs(
+    config: LaunchConfig, width: int, vec: int, rows: int = 1
+) -> dict[str, object]:
+    """The layout constexprs (mutant flags excluded) of ``config`` for ``rows`` rows of
+    ``width``."""
     if config.loop:
         chunks = triton.cdiv(width, config.block)
         if chunks > MAX_CHUNKS:
@@ -701,9 +771,11 @@ def kernel_constexprs(config: LaunchConfig, width: int, vec: int) -> dict[str, o
         return {
             "CHUNK": config.block,
             "NUM_CHUNKS": chunks,
+            "ROWS": config.rows_per_program,
             "VEC": vec,
             "UNROLL": config.unroll,
             "EVEN": config.even and width == chunks * config.block,
+            "ROW_MASK": rows % config.rows_per_program != 0,
             "PER_ROW": config.programs == 0,
             "STREAM_STORE": config.stream_store,
         }
@@ -759,8 +831,6 @@ def _check_config(config: object) -> LaunchConfig:
         raise ValueError(
             f"config.max_registers must be 0 or in [24, 255]; got {config.max_registers}"
         )
-    if config.loop and config.rows_per_program != 1:
-        raise ValueError("config.rows_per_program must be 1 for the column loop")
     return config
 
 
@@ -789,7 +859,7 @@ def launch(
     config = _check_config(config)
     x_stride, y_stride = x2d.stride(0), y2d.stride(0)
     vec = vector_width(width, x_stride, y_stride, itemsize)
-    constexprs = kernel_constexprs(config, width, vec)
+    constexprs = kernel_constexprs(config, width, vec, rows)
     flags = mutant_flags(mutant)
     kernel = rms_norm_loop_kernel if config.loop else rms_norm_tile_kernel
     with _launch_guard(x2d.device):

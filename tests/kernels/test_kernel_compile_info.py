@@ -50,6 +50,7 @@ def test_source_hash_covers_every_function_of_the_family(bf16_4096) -> None:
     family = (
         kernels.rmsnorm._tile_weight,
         kernels.rmsnorm.rms_norm_tile_kernel,
+        kernels.rmsnorm._loop_chunk_mask,
         kernels.rmsnorm._loop_square_chunk,
         kernels.rmsnorm._loop_store_chunk,
         kernels.rmsnorm._loop_row,
@@ -60,9 +61,11 @@ def test_source_hash_covers_every_function_of_the_family(bf16_4096) -> None:
         assert f"def {getattr(fn, 'fn', fn).__name__}(" in source
     # A helper the kernels call but the hash leaves out would let its edits go unnoticed.
     assert "_tile_weight(" in sources[1]
-    assert "_loop_row(" in sources[5]
-    assert "_loop_square_chunk(" in sources[4]
-    assert "_loop_store_chunk(" in sources[4]
+    assert "_loop_row(" in sources[6]
+    assert "_loop_square_chunk(" in sources[5]
+    assert "_loop_store_chunk(" in sources[5]
+    assert "_loop_chunk_mask(" in sources[3]
+    assert "_loop_chunk_mask(" in sources[4]
     joined = "\n\n".join(sources)
     assert bf16_4096.source_sha256 == hashlib.sha256(joined.encode()).hexdigest()
 

@@ -153,6 +153,9 @@ def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
         (5, 100, LaunchConfig(True, 32, 1, unroll=False, stream_store=True)),  # tail, runtime
         (5, 96, LaunchConfig(True, 32, 2, 1, 2, unroll=False)),  # EVEN, 2 programs stride rows
         (2, 70, LaunchConfig(True, 32, 1, max_registers=64)),  # a register cap
+        (4, 128, LaunchConfig(True, 32, 2, 2)),  # blocks of 2 rows, EVEN, no mask at all
+        (5, 128, LaunchConfig(True, 32, 2, 2, unroll=False)),  # last block: 1 phantom row
+        (7, 70, LaunchConfig(True, 32, 2, 4, 1, stream_store=True)),  # 2 blocks/program, tail
     ],
 )
 def test_forced_layouts_agree_with_torch(rows, width, config, dtype) -> None:
@@ -210,7 +213,7 @@ def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, 
         (LaunchConfig(False, 128, 3), ValueError, r"config\.num_warps must be a power of two"),
         (LaunchConfig(False, 128, 4, 3), ValueError, r"rows_per_program must be a power"),
         (LaunchConfig(True, 1, 4), ValueError, r"gives 70 chunks for width 70; at most 64"),
-        (LaunchConfig(True, 32, 4, 2), ValueError, r"rows_per_program must be 1 for the column"),
+        (LaunchConfig(True, 32, 4, 3), ValueError, r"rows_per_program must be a power of two"),
         (
             LaunchConfig(True, 32, 4, max_registers=16),
             ValueError,
