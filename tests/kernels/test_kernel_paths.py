@@ -39,7 +39,10 @@ EXPECTED_PATHS = {
     (4096, 4096, 4): ("column_loop", 1, 16),
     (16384, 4096, 2): ("column_loop", 1, 8),
     (16384, 4096, 4): ("column_loop", 1, 16),
-    (32768, 2048, 4): ("column_loop", 1, 8),
+    # Full fp32 rows of 2048: blocks of 2 rows on 16 warps (sweep 18); an odd count: 1 row.
+    (32768, 2048, 4): ("column_loop", 2, 16),
+    (4096, 2048, 4): ("column_loop", 2, 16),
+    (32767, 2048, 4): ("column_loop", 1, 8),
     (32768, 8192, 2): ("column_loop", 1, 16),
     (32768, 8192, 4): ("column_loop", 1, 32),
     (32768, 16384, 2): ("column_loop", 1, 16),
@@ -94,6 +97,21 @@ def test_choose_config_column_loops_are_per_row_and_streaming(rows, width, items
     assert config.loop
     assert config.stream_store
     assert config.grid(rows) == rows  # one program per row: the PER_ROW kernel, no row loop
+
+
+def test_two_row_blocks_of_full_fp32_2048_rows_have_no_mask_at_all() -> None:
+    # Inductor's layout at 32768x2048 fp32: 16384 programs of 2 rows, 16 warps, plain stores;
+    # the row count is even and the width one whole chunk, so neither rows nor lanes are masked.
+    config = kernels.choose_config(32768, 2048, 4, 132)
+    assert config.grid(32768) == 16384
+    assert not config.stream_store
+    constexprs = rmsnorm.kernel_constexprs(config, 2048, 4, 32768)
+    assert constexprs["ROWS"] == 2
+    assert constexprs["EVEN"] is True
+    assert constexprs["ROW_MASK"] is False
+    assert constexprs["PER_ROW"] is True
+    # The same layout forced onto an odd row count masks the phantom row of the last block.
+    assert rmsnorm.kernel_constexprs(config, 2048, 4, 32767)["ROW_MASK"] is True
 
 
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PATHS))
@@ -156,6 +174,8 @@ def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
         (4, 128, LaunchConfig(True, 32, 2, 2)),  # blocks of 2 rows, EVEN, no mask at all
         (5, 128, LaunchConfig(True, 32, 2, 2, unroll=False)),  # last block: 1 phantom row
         (7, 70, LaunchConfig(True, 32, 2, 4, 1, stream_store=True)),  # 2 blocks/program, tail
+        (6, 2048, LaunchConfig(True, 2048, 16, 2)),  # choose_config's fp32 2048 layout
+        (5, 2048, LaunchConfig(True, 2048, 16, 2)),  # the same with a phantom row
     ],
 )
 def test_forced_layouts_agree_with_torch(rows, width, config, dtype) -> None:
