@@ -17,7 +17,7 @@ configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{program
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
 (sweeps 12-13) is ``even=False``. Sweep 17 adds ``probe_R{rows}_w{warps}[_i64][_cs][_rtw]``,
 Inductor's layout as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (18); earlier ones are in git history.
+last sweep run (19); earlier ones are in git history.
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -75,32 +75,26 @@ Candidate = LaunchConfig | Probe
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 18: blocks of 2 rows in the product's column loop (commit 48d2eea's ROWS and
-    ROW_MASK, revived) against the probe that sweep 17 found level with torch.compile at
-    32768x2048 fp32 (probe_R2_w16 126.98 us, torch.compile 126.96, ours 127.25; the probe's
-    int64, .cs and runtime-divisor switches moved it by at most 0.05%, one row on 8 warps by
-    +0.3%). Predicted: the loop's C2048 2-row block on 16 warps with plain stores matches the
-    probe. Sweep 8 measured that block 0.16% behind, with per-implementation launch counts and
-    without alternating order. Sweeps 14-17 are in git history (17: commit 6dce266)."""
+    """Sweep 19: full fp32 rows of 4096, where the 18:52 record pair has torch.compile ahead
+    (4096x4096 0.997x in both runs, 16384x4096 1.000x / 0.999x; the launcher's runtime loop of
+    2048 chunks on 16 warps with streaming stores). Predicted: the streaming one-row tile on 16
+    warps, ahead of torch.compile in sweeps 9-10 (33.53 / 33.46 us against 33.73 / 33.67) but
+    bimodal between rounds in the 16:37 record, or a plain-store loop. A layout changes the
+    launcher only if it is ahead of torch.compile at all three shapes. Sweeps 14-18 are in git
+    history (18: commit 6a0127c)."""
+    fp32_4096: list[Candidate] = [
+        _tile(4096, 1, 16),
+        LaunchConfig(False, 4096, 16, stream_store=True),
+        LaunchConfig(False, 4096, 8, stream_store=True),
+        _loop(2048, 16, unroll=False),
+        _loop(4096, 16),
+        _loop(4096, 16, stream=True),
+        _loop(2048, 8),
+    ]
     candidates: dict[tuple[int, int, str], list[Candidate]] = {
-        (32768, 2048, "float32"): [
-            Probe(2, 16),
-            _loop(2048, 16, rows=2),
-            _loop(2048, 16, rows=2, stream=True),
-            _loop(2048, 8, rows=2),
-            _loop(2048, 32, rows=4),
-        ],
-        (16384, 4096, "float32"): [
-            Probe(1, 16),
-            Probe(2, 32),
-            _loop(4096, 16),
-            _loop(4096, 32, rows=2),
-        ],
-        (65536, 512, "bfloat16"): [],
-        (4096, 4096, "float32"): [
-            _loop(4096, 16),
-            _loop(4096, 32, rows=2),
-        ],
+        (4096, 4096, "float32"): fp32_4096,
+        (16384, 4096, "float32"): fp32_4096,
+        (32768, 4096, "float32"): fp32_4096,
     }
     return [
         (bench.Shape(rows, width), dtype_key, configs, ())
