@@ -640,12 +640,14 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
       fp32: a runtime loop over chunks of up to 32768 lanes (16384 lanes: 8192).
     * Full rows of 8192 lanes (2-byte: one 8192 chunk, 16 warps; fp32: two 4096 chunks on 32
       warps, 32768x8192 fp32 500.5 -> 498.2 us in sweep 16, torch.compile 499.0), full fp32
-      rows of 4096 (runtime loop of 2048, 16 warps) and 2048 (one chunk, 8 warps) with >= 4096
-      rows, full 2-byte rows of 4096 with >= 16384 rows (two 2048 chunks, 8 warps): the same
-      loop (32768x8192 bf16 253.3 -> 251.6 us, 32768x4096 fp32 256 -> 252). Full fp32 rows
-      of 2048 in an even number >= 4096 instead go in blocks of 2 rows on 16 warps with plain
-      stores, Inductor's layout (sweeps 17-18: 32768x2048 127.20 -> 127.02 us, torch.compile
-      126.98).
+      rows of 2048 (one chunk, 8 warps) with >= 4096 rows, full 2-byte rows of 4096 with
+      >= 16384 rows (two 2048 chunks, 8 warps): the same loop (32768x8192 bf16 253.3 -> 251.6
+      us). Full fp32 rows of 2048 in an even number >= 4096 instead go in blocks of 2 rows on
+      16 warps with plain stores, Inductor's layout (sweeps 17-18: 32768x2048 127.20 -> 127.02
+      us, torch.compile 126.98). Full fp32 rows of 4096 (>= 4096 rows): plain stores, 16
+      warps, a runtime loop of 2048 chunks below 16384 rows and one 4096 chunk from there
+      (sweep 19: 4096x4096 33.75 -> 33.53 us, 16384x4096 126.84 -> 126.73, 32768x4096 251.68
+      -> 251.52; torch.compile 33.68, 126.65, 251.45).
     * fp32 rows of 4097-8191 lanes with >= 16384 rows: a runtime loop of 2048-lane chunks,
       16 warps (32768x5120 fp32 324 -> 315 us).
     * Other rows of 8192 lanes: one tile, 4 warps, early weight for 2-byte types (4096x5125
@@ -674,7 +676,13 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
         return _stream_loop(8192, 16) if itemsize <= 2 else _stream_loop(4096, 32)
     if full_row and itemsize >= 4 and rows >= 4096 and block in (2048, 4096):
         if block == 4096:
-            return _stream_loop(2048, 16, unroll=False)
+            # Plain stores (sweep 19): below 16384 rows a runtime loop of 2048 chunks
+            # (4096x4096 33.53 us, torch.compile 33.68, the streaming form 33.75), from 16384
+            # rows one unrolled 4096 chunk, Inductor's layout (16384x4096 126.73 against
+            # 126.84 streaming; torch.compile 126.65).
+            if rows < 16384:
+                return LaunchConfig(True, 2048, 16, unroll=False)
+            return LaunchConfig(True, 4096, 16)
         if rows % 2 == 0:
             # Blocks of 2 rows on 16 warps, plain stores (Inductor's layout; sweep 18:
             # 32768x2048 127.02 us against 127.20 for one row on 8 warps, torch.compile 126.98).

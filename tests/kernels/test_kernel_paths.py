@@ -62,7 +62,15 @@ EXPECTED_LOOPS = {
     (32768, 8192, 2): (8192, True),
     (32768, 8192, 4): (4096, True),
     (32768, 5120, 4): (2048, False),
-    (16384, 4096, 4): (2048, False),
+}
+
+# Full fp32 rows of 4096 (sweep 19): plain stores, 16 warps, one program per row; a runtime
+# loop of 2048 chunks below 16384 rows, one unrolled 4096 chunk from there.
+EXPECTED_PLAIN_LOOPS = {
+    (4096, 4096, 4): (2048, False),
+    (16383, 4096, 4): (2048, False),
+    (16384, 4096, 4): (4096, True),
+    (32768, 4096, 4): (4096, True),
 }
 
 
@@ -112,6 +120,16 @@ def test_two_row_blocks_of_full_fp32_2048_rows_have_no_mask_at_all() -> None:
     assert constexprs["PER_ROW"] is True
     # The same layout forced onto an odd row count masks the phantom row of the last block.
     assert rmsnorm.kernel_constexprs(config, 2048, 4, 32767)["ROW_MASK"] is True
+
+
+@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PLAIN_LOOPS))
+def test_choose_config_full_fp32_4096_rows_store_plainly(rows, width, itemsize) -> None:
+    config = kernels.choose_config(rows, width, itemsize, 132)
+    assert config.loop
+    assert (config.block, config.unroll) == EXPECTED_PLAIN_LOOPS[(rows, width, itemsize)]
+    assert config.num_warps == 16
+    assert not config.stream_store
+    assert config.grid(rows) == rows
 
 
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PATHS))
