@@ -1,7 +1,7 @@
 """Markdown for docs/benchmarks/README.md, read from the record (and its reproduction) only.
 
     python scripts/record_tables.py docs/benchmarks/results.json \
-        docs/benchmarks/repro_1731/results.json > /tmp/tables.md
+        docs/benchmarks/repro_1904/results.json > /tmp/tables.md
 
 Prints: the headline table (bf16 and fp32), the reproduction table (ours and the fastest
 alternative in both runs), the issue-5 target verdicts (kernels.bench_targets, with the second
@@ -32,13 +32,14 @@ def _index(results: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
 
 
 def _layout(note: str) -> str:
-    """'column_loop: block 32768, rows/program 1, 32 warps, ...' -> 'loop C32768 w32 rt cs'."""
+    """'column_loop: block 32768, rows/program 1, 32 warps, ...' -> 'loop C32768 w32 rt cs'
+    ('loop R2 C2048 w16' for blocks of 2 rows)."""
     match = re.search(r"\((\w+): block (\d+), rows/program (\d+), (\d+) warps", note)
     if not match:
         return "?"
     path, block, rows, warps = match.groups()
     if path == "column_loop":
-        text = f"loop C{block} w{warps}"
+        text = "loop " + (f"R{rows} " if rows != "1" else "") + f"C{block} w{warps}"
         text += " rt" if "runtime chunk loop" in note else ""
         text += " cs" if "streaming stores" in note else ""
         return text
