@@ -1,4 +1,4 @@
-"""Probe kernels for the tuning sweep: Inductor's RMSNorm layout, written as a diagnostic.
+"""Probe kernels for the tuning sweep: Inductor's RMSNorm layouts, written as a diagnostic.
 
 Not a product path. ``kernels.rms_norm`` never launches these; the sweep
 (``kernels.bench_sweep``) measures them next to the product kernel to split a gap to
@@ -43,6 +43,7 @@ def rms_norm_probe_kernel(
     INT64: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     RUNTIME_WIDTH: tl.constexpr,
+    ONE_PASS: tl.constexpr,
 ):
     """RMSNorm of rows ``p*ROWS .. p*ROWS + ROWS - 1`` of a contiguous ``(rows, WIDTH)`` x.
 
@@ -50,7 +51,8 @@ def rms_norm_probe_kernel(
     loads it again evict-first with the weight (evict-last) and stores ``x * rrms * w``.
     INT64: row offsets in int64 (the product kernel's) instead of int32. STREAM_STORE: ``.cs``
     stores (the product loop's). RUNTIME_WIDTH: divide by the runtime ``width_runtime`` (the
-    product's) instead of the constant WIDTH.
+    product's) instead of the constant WIDTH. ONE_PASS: keep pass 1's x in registers instead of
+    loading it again (Inductor's ``triton_per_`` kernels for short rows, e.g. 65536x512).
     """
     first = tl.program_id(0) * ROWS
     if INT64:
@@ -60,7 +62,8 @@ def rms_norm_probe_kernel(
     offsets = rows * WIDTH + cols
     x = tl.load(x_ptr + offsets, eviction_policy="evict_last").to(tl.float32)
     sum_squares = tl.sum(x * x, axis=1)[:, None]
-    x = tl.load(x_ptr + offsets, eviction_policy="evict_first").to(tl.float32)
+    if not ONE_PASS:
+        x = tl.load(x_ptr + offsets, eviction_policy="evict_first").to(tl.float32)
     w = tl.load(w_ptr + cols, eviction_policy="evict_last").to(tl.float32)
     if RUNTIME_WIDTH:
         mean_square = sum_squares / width_runtime
@@ -83,6 +86,7 @@ class Probe:
     int64: bool = False
     stream_store: bool = False
     runtime_width: bool = False
+    one_pass: bool = False
 
     @property
     def label(self) -> str:
@@ -92,6 +96,7 @@ class Probe:
                 (self.int64, "_i64"),
                 (self.stream_store, "_cs"),
                 (self.runtime_width, "_rtw"),
+                (self.one_pass, "_1p"),
             )
             if on
         )
@@ -128,6 +133,7 @@ def probe_launch(
         INT64=probe.int64,
         STREAM_STORE=probe.stream_store,
         RUNTIME_WIDTH=probe.runtime_width,
+        ONE_PASS=probe.one_pass,
         num_warps=probe.num_warps,
     )
     return y

@@ -15,9 +15,9 @@ labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile 
 configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
 ``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
-(sweeps 12-13) is ``even=False``. Sweep 17 adds ``probe_R{rows}_w{warps}[_i64][_cs][_rtw]``,
+(sweeps 12-13) is ``even=False``. Sweep 17 adds ``probe_R{rows}_w{warps}[_i64][_cs][_rtw][_1p]``,
 Inductor's layout as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (19); earlier ones are in git history.
+last sweep run (20); earlier ones are in git history.
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -75,26 +75,25 @@ Candidate = LaunchConfig | Probe
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 19: full fp32 rows of 4096, where the 18:52 record pair has torch.compile ahead
-    (4096x4096 0.997x in both runs, 16384x4096 1.000x / 0.999x; the launcher's runtime loop of
-    2048 chunks on 16 warps with streaming stores). Predicted: the streaming one-row tile on 16
-    warps, ahead of torch.compile in sweeps 9-10 (33.53 / 33.46 us against 33.73 / 33.67) but
-    bimodal between rounds in the 16:37 record, or a plain-store loop. A layout changes the
-    launcher only if it is ahead of torch.compile at all three shapes. Sweeps 14-18 are in git
-    history (18: commit 6a0127c)."""
-    fp32_4096: list[Candidate] = [
-        _tile(4096, 1, 16),
-        LaunchConfig(False, 4096, 16, stream_store=True),
-        LaunchConfig(False, 4096, 8, stream_store=True),
-        _loop(2048, 16, unroll=False),
-        _loop(4096, 16),
-        _loop(4096, 16, stream=True),
-        _loop(2048, 8),
-    ]
+    """Sweep 20: 65536x512 bf16, the one shape torch.compile led in both runs of the 19:02
+    record pair (0.998x, 33.71 vs 33.65 us). Inductor's kernel there is a one-pass
+    ``triton_per_`` program of 2 rows on 1 warp with constant sizes and no masks; sweep 17 probed
+    only a two-pass version (0.8% slower than ours). Predicted: the one-pass probe
+    (``probe_R2_w1_1p``) matches torch.compile; if it does, the gap is in what the tile kernel
+    adds (masks, runtime width and strides), else in neither kernel. Tile variants of ours
+    alongside. Sweeps 14-19 are in git history (19: commit cbeee4c)."""
     candidates: dict[tuple[int, int, str], list[Candidate]] = {
-        (4096, 4096, "float32"): fp32_4096,
-        (16384, 4096, "float32"): fp32_4096,
-        (32768, 4096, "float32"): fp32_4096,
+        (65536, 512, "bfloat16"): [
+            Probe(2, 1, one_pass=True),
+            Probe(2, 1, one_pass=True, int64=True, runtime_width=True),
+            Probe(4, 2, one_pass=True),
+            _tile(512, 2, 1, w_early=False),
+            _tile(512, 4, 2),
+            LaunchConfig(False, 512, 1, 2, 0, True, stream_store=True),
+        ],
+        (65536, 512, "float16"): [
+            Probe(2, 1, one_pass=True),
+        ],
     }
     return [
         (bench.Shape(rows, width), dtype_key, configs, ())
