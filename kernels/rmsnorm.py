@@ -19,8 +19,9 @@ Two kernels, three launch paths (:class:`LaunchConfig`, chosen per shape by
 * ``multi_row`` - the same kernel with ``ROWS > 1``: a ``ROWS x BLOCK`` tile of consecutive short
   rows per program (a 128-wide row alone gives a program only 256 bytes of work);
 * ``column_loop`` - :func:`rms_norm_loop_kernel`: each row in ``NUM_CHUNKS`` chunks of ``CHUNK``
-  lanes, two passes (square sum, then normalize and store; pass 2 re-reads the row from L2),
-  on a grid of at most ``rows`` programs that stride over the rows (persistent for 65536).
+  lanes, two passes (square sum, then normalize and store; pass 2 re-reads the row from L1/L2),
+  one row or a block of ``ROWS`` consecutive rows at a time, one program per block (what
+  ``choose_config`` picks) or fewer programs that stride over the blocks.
 
 Both kernels carry the seven mutant flags of docs/INTERFACES.md as constexpr switches, so
 ``run_checked`` and the mutant matrix run exactly the code the launcher runs. The heuristics come
