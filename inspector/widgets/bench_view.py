@@ -11,6 +11,7 @@ rows are drawn; the metric picker switches between GB/s and % of the copy's GB/s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,9 @@ class BenchView(QWidget):
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "shape (rows × width)")
         item.showGrid(x=True, y=True, alpha=0.2)
-        item.addLegend(offset=(10, 10))
+        # One row, on a translucent box: curves at 95-105% of copy run along the top edge,
+        # where a column of five entries hid both the curves and its own labels.
+        item.addLegend(offset=(10, 5), colCount=5, brush=pg.mkBrush(250, 250, 250, 170))
         top = QHBoxLayout()
         top.addWidget(self.note, 1)
         top.addWidget(QLabel("shapes"))
@@ -183,7 +186,19 @@ class BenchView(QWidget):
             if percent
             else "GB/s (median; bars: p20–p80 of time)",
         )
-        item.getAxis("bottom").setTicks([[(i, f"{r}×{w}") for (r, w), i in index.items()], []])
+        labels = [(i, f"{r}×{w}") for (r, w), i in index.items()]
+        # Up to 10 shapes every name fits under the plot; beyond that every k-th one is a major
+        # tick (about 8 names) and the rest minor ones, which the axis draws only when there is
+        # room (22 names on one line overlapped into an unreadable band).
+        step = 1 if len(labels) <= 10 else math.ceil(len(labels) / 8)
+        minor = [tick for j, tick in enumerate(labels) if j % step]
+        item.getAxis("bottom").setTicks([labels[::step], minor])
+        if shapes:
+            # Room at both ends (half a category, more when categories are narrow): the axis
+            # drops a tick label that would stick out of the plot, so the first and last
+            # shapes' names need the space.
+            pad = max(0.5, 0.05 * len(shapes))
+            item.setXRange(-pad, len(shapes) - 1 + pad, padding=0)
         self.summary.setText(self._summary(rows_shown, by_impl))
 
     def _summary(

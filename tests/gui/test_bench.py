@@ -135,6 +135,19 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
     np.testing.assert_allclose(y, [r["gbps"] for r in ours])
     assert "15 of 330 measurements shown" in view.summary.text()  # 3 shapes x 5 implementations
+    # The end shapes keep half a category of room, so their tick labels are drawn too.
+    (x_low, x_high), _ = view.plot.getPlotItem().viewRange()
+    assert (x_low, x_high) == pytest.approx((-0.5, 2.5))
+    ticks = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [label for _, label in ticks] == ["65536×128", "65536×256", "65536×512"]
+    # All 22 shapes of one dtype: about 8 names as major ticks (every third, from the first),
+    # the others minor ones, and more room at the ends.
+    view.shape_combo.setCurrentText("all")
+    major, minor = view.plot.getPlotItem().getAxis("bottom")._tickLevels
+    assert [position for position, _ in major] == [0, 3, 6, 9, 12, 15, 18, 21]
+    assert len(major) + len(minor) == 22
+    assert view.plot.getPlotItem().viewRange()[0] == pytest.approx([-1.1, 22.1])
+    view.shape_combo.setCurrentText("narrow")
     view.metric_combo.setCurrentText("% of copy")
     np.testing.assert_allclose(view.plotted("ours")[1], [r["pct_of_copy"] for r in ours])
     np.testing.assert_allclose(view.plotted("copy")[1], [100.0, 100.0, 100.0])
