@@ -32,6 +32,13 @@ import kernels  # noqa: F401  (decides interpreter or compiled before @triton.ji
 
 
 @triton.jit
+def _probe_weight(w_ptr, cols, PLAIN: tl.constexpr):
+    if PLAIN:
+        return tl.load(w_ptr + cols).to(tl.float32)
+    return tl.load(w_ptr + cols, eviction_policy="evict_last").to(tl.float32)
+
+
+@triton.jit
 def rms_norm_probe_kernel(
     x_ptr,
     w_ptr,
@@ -44,6 +51,9 @@ def rms_norm_probe_kernel(
     STREAM_STORE: tl.constexpr,
     RUNTIME_WIDTH: tl.constexpr,
     ONE_PASS: tl.constexpr,
+    X_PLAIN: tl.constexpr,
+    W_PLAIN: tl.constexpr,
+    W_EARLY: tl.constexpr,
 ):
     """RMSNorm of rows ``p*ROWS .. p*ROWS + ROWS - 1`` of a contiguous ``(rows, WIDTH)`` x.
 
@@ -53,6 +63,9 @@ def rms_norm_probe_kernel(
     stores (the product loop's). RUNTIME_WIDTH: divide by the runtime ``width_runtime`` (the
     product's) instead of the constant WIDTH. ONE_PASS: keep pass 1's x in registers instead of
     loading it again (Inductor's ``triton_per_`` kernels for short rows, e.g. 65536x512).
+    X_PLAIN: pass 1's x load without an eviction hint (Inductor's one-pass kernels). W_PLAIN: the
+    weight without one (the product tile kernel's unless it streams). W_EARLY: the weight loaded
+    before the reduction, right after x (Inductor's one-pass order, the tile kernel's W_EARLY).
     """
     first = tl.program_id(0) * ROWS
     if INT64:
@@ -60,11 +73,17 @@ def rms_norm_probe_kernel(
     rows = first + tl.arange(0, ROWS)[:, None]
     cols = tl.arange(0, WIDTH)[None, :]
     offsets = rows * WIDTH + cols
-    x = tl.load(x_ptr + offsets, eviction_policy="evict_last").to(tl.float32)
+    if X_PLAIN:
+        x = tl.load(x_ptr + offsets).to(tl.float32)
+    else:
+        x = tl.load(x_ptr + offsets, eviction_policy="evict_last").to(tl.float32)
+    if W_EARLY:
+        w = _probe_weight(w_ptr, cols, W_PLAIN)
     sum_squares = tl.sum(x * x, axis=1)[:, None]
     if not ONE_PASS:
         x = tl.load(x_ptr + offsets, eviction_policy="evict_first").to(tl.float32)
-    w = tl.load(w_ptr + cols, eviction_policy="evict_last").to(tl.float32)
+    if not W_EARLY:
+        w = _probe_weight(w_ptr, cols, W_PLAIN)
     if RUNTIME_WIDTH:
         mean_square = sum_squares / width_runtime
     else:
@@ -87,6 +106,9 @@ class Probe:
     stream_store: bool = False
     runtime_width: bool = False
     one_pass: bool = False
+    x_plain: bool = False
+    w_plain: bool = False
+    w_early: bool = False
 
     @property
     def label(self) -> str:
@@ -97,6 +119,9 @@ class Probe:
                 (self.stream_store, "_cs"),
                 (self.runtime_width, "_rtw"),
                 (self.one_pass, "_1p"),
+                (self.x_plain, "_xplain"),
+                (self.w_plain, "_wplain"),
+                (self.w_early, "_wearly"),
             )
             if on
         )
@@ -134,6 +159,9 @@ def probe_launch(
         STREAM_STORE=probe.stream_store,
         RUNTIME_WIDTH=probe.runtime_width,
         ONE_PASS=probe.one_pass,
+        X_PLAIN=probe.x_plain,
+        W_PLAIN=probe.w_plain,
+        W_EARLY=probe.w_early,
         num_warps=probe.num_warps,
     )
     return y

@@ -15,9 +15,10 @@ labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile 
 configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
 ``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
-(sweeps 12-13) is ``even=False``. Sweep 17 adds ``probe_R{rows}_w{warps}[_i64][_cs][_rtw][_1p]``,
-Inductor's layout as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (20); earlier ones are in git history.
+(sweeps 12-13) is ``even=False``. Sweeps 17-21 add
+``probe_R{rows}_w{warps}[_i64][_cs][_rtw][_1p][_xplain][_wplain][_wearly]``, Inductor's layout
+as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
+last sweep run (21); earlier ones are in git history.
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -75,23 +76,18 @@ Candidate = LaunchConfig | Probe
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 20: 65536x512 bf16, the one shape torch.compile led in both runs of the 19:02
-    record pair (0.998x, 33.71 vs 33.65 us). Inductor's kernel there is a one-pass
-    ``triton_per_`` program of 2 rows on 1 warp with constant sizes and no masks; sweep 17 probed
-    only a two-pass version (0.8% slower than ours). Predicted: the one-pass probe
-    (``probe_R2_w1_1p``) matches torch.compile; if it does, the gap is in what the tile kernel
-    adds (masks, runtime width and strides), else in neither kernel. Tile variants of ours
-    alongside. Sweeps 14-19 are in git history (19: commit cbeee4c)."""
+    """Sweep 21: 65536x512 bf16 again. Sweep 20's one-pass probe (33.04 us against
+    torch.compile's 32.82) still differed from Inductor's kernel there in its load hints: it
+    loaded x evict-last and the weight after the reduction, where Inductor loads x without a
+    hint and the weight (evict-last) right after x. Predicted: the probe with Inductor's hints
+    and order (``_xplain_wearly``) matches torch.compile; the same without the weight hint
+    (``_wplain``, as the product tile kernel loads it when it does not stream) shows what that
+    hint is worth. Sweeps 14-20 are in git history (20: commit fef83b0)."""
     candidates: dict[tuple[int, int, str], list[Candidate]] = {
         (65536, 512, "bfloat16"): [
-            Probe(2, 1, one_pass=True),
-            Probe(2, 1, one_pass=True, int64=True, runtime_width=True),
-            Probe(4, 2, one_pass=True),
-            _tile(512, 2, 1, w_early=False),
-            _tile(512, 4, 2),
-            LaunchConfig(False, 512, 1, 2, 0, True, stream_store=True),
-        ],
-        (65536, 512, "float16"): [
+            Probe(2, 1, one_pass=True, x_plain=True, w_early=True),
+            Probe(2, 1, one_pass=True, x_plain=True, w_early=True, w_plain=True),
+            Probe(2, 1, one_pass=True, x_plain=True),
             Probe(2, 1, one_pass=True),
         ],
     }

@@ -24,6 +24,8 @@ PROBES = [
     Probe(2, 4, runtime_width=True),
     Probe(1, 1, int64=True, stream_store=True, runtime_width=True),
     Probe(2, 1, one_pass=True),
+    Probe(2, 1, one_pass=True, x_plain=True, w_plain=True, w_early=True),
+    Probe(2, 2, w_early=True),
 ]
 
 
@@ -78,6 +80,10 @@ def test_probe_labels_name_every_switch():
     assert Probe(1, 8, True, True, True).label == "probe_R1_w8_i64_cs_rtw"
     assert Probe(2, 1, stream_store=True).label == "probe_R2_w1_cs"
     assert Probe(2, 1, one_pass=True).label == "probe_R2_w1_1p"
+    assert (
+        Probe(2, 1, one_pass=True, x_plain=True, w_plain=True, w_early=True).label
+        == "probe_R2_w1_1p_xplain_wplain_wearly"
+    )
 
 
 def test_fit_launch_cost_recovers_time_and_fixed_cost():
