@@ -98,7 +98,8 @@ def rms_norm_probe_kernel(
 
 @dataclasses.dataclass(frozen=True)
 class Probe:
-    """One probe layout: rows per program, warps, and the three product-like switches."""
+    """One probe layout: rows per program, warps, and the kernel's seven switches (off: Inductor's
+    two-pass form with its hints)."""
 
     rows_per_program: int
     num_warps: int
