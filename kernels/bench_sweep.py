@@ -15,10 +15,10 @@ labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile 
 configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
 ``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
 one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
-(sweeps 12-13) is ``even=False``. Sweeps 17-21 add
+(sweeps 12-13, 22) is ``even=False``. Sweeps 17-21 add
 ``probe_R{rows}_w{warps}[_i64][_cs][_rtw][_1p][_xplain][_wplain][_wearly]``, Inductor's layout
 as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (21); earlier ones are in git history.
+last sweep run (22); earlier ones are in git history.
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -28,6 +28,7 @@ one replay that the harness shares out over its launches (``launch_cost`` in the
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -37,7 +38,7 @@ import torch
 
 from kernels import bench
 from kernels.bench_probe import Probe, probe_launch
-from kernels.rmsnorm import LaunchConfig, launch, validate
+from kernels.rmsnorm import LaunchConfig, choose_config, launch, validate
 
 
 def _tile(
@@ -75,21 +76,35 @@ REFERENCES = ("copy", "ours", "torch_compile")
 Candidate = LaunchConfig | Probe
 
 
+def _masked_twin(rows: int, width: int, itemsize: int) -> LaunchConfig:
+    """``choose_config``'s layout with the tile kernel's column masks kept (``even=False``)."""
+    return dataclasses.replace(choose_config(rows, width, itemsize), even=False)
+
+
 def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 21: 65536x512 bf16 again. Sweep 20's one-pass probe (33.04 us against
-    torch.compile's 32.82) still differed from Inductor's kernel there in its load hints: it
-    loaded x evict-last and the weight after the reduction, where Inductor loads x without a
-    hint and the weight (evict-last) right after x. Predicted: the probe with Inductor's hints
-    and order (``_xplain_wearly``) matches torch.compile; the same without the weight hint
-    (``_wplain``, as the product tile kernel loads it when it does not stream) shows what that
-    hint is worth. Sweeps 14-20 are in git history (20: commit fef83b0)."""
+    """Sweep 22: masks of the multi-row tile. Sweep 21 put torch.compile's 0.2% lead at
+    65536x512 bf16 in what the tile kernel adds to Inductor's one-pass structure (masks, int64
+    offsets, a runtime width). The multi-row tile now drops its column masks when the width is
+    the tile's (EVEN) and its row mask when ROWS divides the row count (ROW_MASK), so ``ours``
+    is unmasked on every full-width narrow shape. Predicted: ``ours`` level with torch.compile
+    at 65536x512 and no slower than its masked twin (``_masked``: EVEN off, the column mask
+    kept) anywhere; the probe's int64 and runtime-width switches alone move it by < 0.05%, as
+    at 32768x2048 fp32 in sweep 17. 4096x127 bf16 (a tail, ROW_MASK now off) checks that
+    dropping only the row mask costs nothing. Sweeps 14-21 are in git history (21: commit
+    c6a7faf)."""
+    base = Probe(2, 1, one_pass=True, x_plain=True, w_early=True)
     candidates: dict[tuple[int, int, str], list[Candidate]] = {
         (65536, 512, "bfloat16"): [
-            Probe(2, 1, one_pass=True, x_plain=True, w_early=True),
-            Probe(2, 1, one_pass=True, x_plain=True, w_early=True, w_plain=True),
-            Probe(2, 1, one_pass=True, x_plain=True),
-            Probe(2, 1, one_pass=True),
+            _masked_twin(65536, 512, 2),
+            base,
+            dataclasses.replace(base, int64=True),
+            dataclasses.replace(base, runtime_width=True),
         ],
+        (65536, 512, "float16"): [_masked_twin(65536, 512, 2)],
+        (65536, 256, "bfloat16"): [_masked_twin(65536, 256, 2)],
+        (65536, 128, "bfloat16"): [_masked_twin(65536, 128, 2)],
+        (65536, 256, "float32"): [_masked_twin(65536, 256, 4)],
+        (4096, 127, "bfloat16"): [],
     }
     return [
         (bench.Shape(rows, width), dtype_key, configs, ())
@@ -109,6 +124,7 @@ def _label(config: Candidate) -> str:
         return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
     late = "" if config.w_early else "_wlate"
     cs = "_cs" if config.stream_store else ""
+    cs += "" if config.even else "_masked"
     return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}"
 
 

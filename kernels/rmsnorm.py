@@ -98,8 +98,13 @@ _INTERPRETER_LOCK = threading.Lock()
 
 
 @triton.jit
-def _tile_weight(w_ptr, cols, in_row, STREAM_STORE: tl.constexpr):
-    """The weight's tile lanes (0.0 past the row), evict-last when x and y stream past L2."""
+def _tile_weight(w_ptr, cols, in_row, EVEN: tl.constexpr, STREAM_STORE: tl.constexpr):
+    """The weight's tile lanes (0.0 past the row; ``EVEN``: no lane is past it), evict-last
+    when x and y stream past L2."""
+    if EVEN:
+        if STREAM_STORE:
+            return tl.load(w_ptr + cols, eviction_policy="evict_last")
+        return tl.load(w_ptr + cols)
     if STREAM_STORE:
         return tl.load(w_ptr + cols, mask=in_row, other=0.0, eviction_policy="evict_last")
     return tl.load(w_ptr + cols, mask=in_row, other=0.0)
@@ -120,6 +125,8 @@ def rms_norm_tile_kernel(
     VEC: tl.constexpr,
     W_EARLY: tl.constexpr,
     STREAM_STORE: tl.constexpr,
+    EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
     SUM_INSTEAD_OF_MEAN: tl.constexpr,
     MISSING_SQUARE: tl.constexpr,
     MISSING_EPSILON: tl.constexpr,
@@ -156,11 +163,12 @@ def rms_norm_tile_kernel(
         waits for one memory round trip instead of two (costs registers during the reduction).
       STREAM_STORE: x loaded evict-first (it is read once) and y stored streaming (``.cs``),
         so neither lingers in L2; the weight is then loaded evict-last (every row reads it).
+      EVEN: width == BLOCK (the launcher checks), so no column mask (the tail mutants have no
+        tail to act on there). ROW_MASK: ``ROWS > 1`` does not divide rows, so the last
+        program's rows past the end are masked. The launcher sets EVEN only for ``ROWS > 1``:
+        unmasked one-row tiles measured 3-8% slower on the H200 (sweeps 12-13,
+        docs/benchmarks/NOTES.md).
       The seven upper-case mutant flags of docs/INTERFACES.md; all False is the real kernel.
-
-    Unlike the column loop, this kernel has no EVEN switch: it keeps its masks even where every
-    lane is in the problem, because unmasked tiles measured 3-8% slower on the H200 (sweeps
-    12-13, docs/benchmarks/NOTES.md).
     """
     width = width_v * VEC
     x_row_stride = x_stride_v * VEC
@@ -183,7 +191,7 @@ def rms_norm_tile_kernel(
         store_cols = in_row
 
     if W_EARLY:
-        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
+        w = _tile_weight(w_ptr, cols, in_row, EVEN, STREAM_STORE)
 
     # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
     # 65536 columns), and a wrapped offset reads another row silently.
@@ -198,12 +206,26 @@ def rms_norm_tile_kernel(
         x_offsets = row_ids[:, None] * x_row_stride + cols[None, :]
         y_offsets = row_ids[:, None] * y_row_stride + cols[None, :]
         # Rows past the end (last program) are masked out of every load and store.
-        row_ok = (row_ids < rows)[:, None]
-        load_mask = row_ok & load_cols[None, :]
-        store_mask = row_ok & store_cols[None, :]
+        if ROW_MASK:
+            row_ok = (row_ids < rows)[:, None]
+            if EVEN:
+                load_mask = row_ok
+                store_mask = row_ok
+            else:
+                load_mask = row_ok & load_cols[None, :]
+                store_mask = row_ok & store_cols[None, :]
+        else:
+            load_mask = load_cols[None, :]
+            store_mask = store_cols[None, :]
 
     # Masked lanes load 0.0, so they add nothing to the square sum: lanes >= width never exist.
-    if STREAM_STORE:
+    if EVEN and not ROW_MASK:
+        # Every lane of the ROWS x BLOCK tile is in the problem: nothing to mask.
+        if STREAM_STORE:
+            x = tl.load(x_ptr + x_offsets, eviction_policy="evict_first")
+        else:
+            x = tl.load(x_ptr + x_offsets)
+    elif STREAM_STORE:
         x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0, eviction_policy="evict_first")
     else:
         x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0)
@@ -239,7 +261,7 @@ def rms_norm_tile_kernel(
         rrms = rrms[:, None]
 
     if not W_EARLY:
-        w = _tile_weight(w_ptr, cols, in_row, STREAM_STORE)
+        w = _tile_weight(w_ptr, cols, in_row, EVEN, STREAM_STORE)
     if MISSING_WEIGHT:
         y = x * rrms
     elif ROWS == 1:
@@ -250,7 +272,12 @@ def rms_norm_tile_kernel(
     # One rounding to the output dtype (x's dtype, torch.nn.functional.rms_norm's rule), at the
     # very end: normalizing and weighting both happen in float32.
     y = y.to(y_ptr.dtype.element_ty)
-    if STREAM_STORE:
+    if EVEN and not ROW_MASK:
+        if STREAM_STORE:
+            tl.store(y_ptr + y_offsets, y, cache_modifier=".cs")
+        else:
+            tl.store(y_ptr + y_offsets, y)
+    elif STREAM_STORE:
         tl.store(y_ptr + y_offsets, y, mask=store_mask, cache_modifier=".cs")
     else:
         tl.store(y_ptr + y_offsets, y, mask=store_mask)
@@ -572,9 +599,10 @@ class LaunchConfig:
             evict-first and the weight evict-last.
         max_registers: registers per thread the compiler may use (ptxas ``.maxnreg``); 0 leaves
             it to the compiler. A cap can fit one more program per SM at the price of spills.
-        even: column loop: drop every mask when the width is a multiple of the chunk (the
-            kernel's EVEN); False keeps the masks (to measure what EVEN buys). The tile kernel
-            always masks (unmasked tiles measured 3-8% slower, sweeps 12-13).
+        even: drop the column masks where no lane is past the row (the kernels' EVEN): the
+            column loop when the width is a multiple of the chunk, the multi-row tile when
+            it is the tile's width. False keeps the masks (to measure what EVEN buys).
+            One-row tiles always mask (unmasked ones measured 3-8% slower, sweeps 12-13).
     """
 
     loop: bool
@@ -665,7 +693,10 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
       ~4 KiB tile (65536x128 41 -> 9.8 us); halved until there are >= 4 programs per SM; one
       warp per KiB of tile; the weight loaded with x (launch-bound 1x4096 1.94 -> 1.89 us).
       Rows of 1-2 KiB with more than 16384 rows (fp32 256/512, 2-byte 512) instead get a 2 KiB
-      tile on one warp, each row whole in that warp (sweeps 14-15).
+      tile on one warp, each row whole in that warp (sweeps 14-15). Multi-row tiles of full
+      rows drop their column masks, and their row mask when ROWS divides the rows (the
+      kernel's EVEN / ROW_MASK, set by :func:`kernel_constexprs`; sweep 22: level with the
+      masked tile within 0.3%, Inductor's unmasked form).
     """
     block = block_for(width)
     full_row = width == block
@@ -797,12 +828,15 @@ def kernel_constexprs(
         }
     if config.block < width:
         raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
+    multi_row = config.rows_per_program > 1
     return {
         "BLOCK": config.block,
         "ROWS": config.rows_per_program,
         "VEC": vec,
         "W_EARLY": config.w_early,
         "STREAM_STORE": config.stream_store,
+        "EVEN": config.even and multi_row and width == config.block,
+        "ROW_MASK": multi_row and rows % config.rows_per_program != 0,
     }
 
 

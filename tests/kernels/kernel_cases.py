@@ -179,6 +179,35 @@ STREAM_TILE_VARIANTS: dict[str, LaunchConfig] = {
 # Every explicit layout the matrix runs besides the forced paths.
 LAYOUT_VARIANTS: dict[str, LaunchConfig] = {**LOOP_VARIANTS, **STREAM_TILE_VARIANTS}
 
+# Multi-row tiles on rows as wide as the tile (width 256) drop their column masks (the tile
+# kernel's EVEN), and their row mask too when ROWS divides the row count (ROW_MASK off): the
+# narrow product shapes (65536 x 128/256/512) run that way. The named cases above are 70 wide
+# (a tail) and cannot reach that code, so these variants get their own inputs (even_tile_inputs)
+# on which every mutant that does not need a tail is killed.
+EVEN_TILE_VARIANTS: dict[str, LaunchConfig] = {
+    "two_rows_even_early_weight": LaunchConfig(False, 256, 1, 2, w_early=True),
+    "four_rows_even_streaming": LaunchConfig(False, 256, 2, 4, stream_store=True),
+}
+EVEN_TILE_ROWS = (4, 3)  # 4: every block of rows full; 3: the last block has phantom rows
+EVEN_TILE_KILLS = (
+    "sum_instead_of_mean",
+    "missing_square",
+    "missing_epsilon",
+    "missing_weight",
+    "wrong_row_stride",
+)
+EVEN_TILE_TAIL_MUTANTS = ("masked_tail_inclusion", "unmasked_store")
+
+
+def even_tile_inputs(rows: int) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """(x, weight, row_stride, eps) for EVEN_TILE_VARIANTS: ``rows`` random rows of 256 with
+    row 1 all zero (missing_epsilon), an asymmetric weight (missing_weight) and 5 padding
+    elements per row (wrong_row_stride); float64, exact in every dtype's rounding."""
+    x = np.random.default_rng(11).standard_normal((rows, 256))
+    x[1] = 0.0
+    return x, _asymmetric_weight(256), 256 + 5, 1e-6
+
+
 # mutant -> the case that must kill it
 KILLED_BY: dict[str, str] = {
     "sum_instead_of_mean": "random_rows_width_70",

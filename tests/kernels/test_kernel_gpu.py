@@ -12,12 +12,17 @@ import torch
 from kernel_cases import (
     CASES,
     DTYPES,
+    EVEN_TILE_KILLS,
+    EVEN_TILE_ROWS,
+    EVEN_TILE_TAIL_MUTANTS,
+    EVEN_TILE_VARIANTS,
     KILLED_BY,
     LAYOUT_VARIANTS,
     ODD_WIDTHS,
     TORCH_DTYPES,
     assert_close,
     case_inputs,
+    even_tile_inputs,
     expected_unmasked_overflow,
     torch_reference,
     verdict,
@@ -201,6 +206,30 @@ def test_layout_variants_real_and_mutants_on_cuda(mutant: str | None, variant: s
             assert not reasons, f"real kernel fails {case} on {variant}: {reasons}"
         else:
             assert reasons, f"{mutant} SURVIVED {case} on {variant} (cuda)"
+
+
+@pytest.mark.parametrize("rows", EVEN_TILE_ROWS)
+@pytest.mark.parametrize("variant", sorted(EVEN_TILE_VARIANTS))
+@pytest.mark.parametrize("mutant", [None, *EVEN_TILE_KILLS, *EVEN_TILE_TAIL_MUTANTS])
+def test_even_multi_row_tiles_on_cuda(mutant: str | None, variant: str, rows: int) -> None:
+    # Unmasked multi-row tiles, compiled: the real kernel and the tail mutants (no tail to act
+    # on) pass and store nothing out of bounds; every other mutant is killed.
+    x, weight, row_stride, eps = even_tile_inputs(rows)
+    run = kernels.run_checked(
+        x,
+        weight,
+        eps=eps,
+        dtype="float32",
+        row_stride=row_stride,
+        mutant=mutant,
+        device="cuda",
+        config=EVEN_TILE_VARIANTS[variant],
+    )
+    reasons = verdict(run, x, weight, eps, "float32")
+    if mutant in EVEN_TILE_KILLS:
+        assert reasons, f"{mutant} SURVIVED {rows}x256 on {variant} (cuda)"
+    else:
+        assert not reasons, f"{mutant or 'real kernel'} fails {rows}x256 on {variant}: {reasons}"
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -9,12 +9,18 @@ import torch
 from kernel_cases import (
     CASES,
     DTYPES,
+    EVEN_TILE_KILLS,
+    EVEN_TILE_ROWS,
+    EVEN_TILE_TAIL_MUTANTS,
+    EVEN_TILE_VARIANTS,
     KILLED_BY,
     LAYOUT_VARIANTS,
     LOOP_VARIANTS,
     SURVIVES,
     case_inputs,
+    even_tile_inputs,
     expected_unmasked_overflow,
+    round_to,
     verdict,
 )
 
@@ -77,6 +83,57 @@ def test_tail_mutants_cannot_act_on_even_chunks(mutant: str, variant: str) -> No
     assert kernel_constexprs(config, 256, 8)["EVEN"]
     _, reasons = _run_config("power_of_two_width_256", "float32", config, mutant)
     assert not reasons, f"{mutant} changed an EVEN launch on {variant}: {reasons}"
+
+
+def _run_even_tile(rows: int, dtype: str, config: LaunchConfig, mutant: str | None = None):
+    x, weight, row_stride, eps = even_tile_inputs(rows)
+    x, weight = round_to(x, dtype), round_to(weight, dtype)
+    run = kernels.run_checked(
+        x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, config=config
+    )
+    constexprs = kernel_constexprs(config, 256, 1, rows)
+    # The variant really runs unmasked columns, with a row mask exactly when rows are left over.
+    assert constexprs["EVEN"]
+    assert constexprs["ROW_MASK"] == (rows % config.rows_per_program != 0)
+    return verdict(run, x, weight, eps, dtype)
+
+
+@pytest.mark.parametrize("rows", EVEN_TILE_ROWS)
+@pytest.mark.parametrize("variant", sorted(EVEN_TILE_VARIANTS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_even_multi_row_tile_passes(dtype: str, variant: str, rows: int) -> None:
+    reasons = _run_even_tile(rows, dtype, EVEN_TILE_VARIANTS[variant])
+    assert not reasons, f"real kernel fails {rows}x256 on {variant}:\n" + "\n".join(reasons)
+
+
+@pytest.mark.parametrize("rows", EVEN_TILE_ROWS)
+@pytest.mark.parametrize("variant", sorted(EVEN_TILE_VARIANTS))
+@pytest.mark.parametrize("mutant", EVEN_TILE_KILLS)
+def test_even_multi_row_tile_kills_every_mutant_without_a_tail(
+    mutant: str, variant: str, rows: int
+) -> None:
+    reasons = _run_even_tile(rows, "float32", EVEN_TILE_VARIANTS[variant], mutant)
+    assert reasons, f"{mutant} SURVIVED {rows}x256 on the EVEN tile {variant}"
+
+
+@pytest.mark.parametrize("rows", EVEN_TILE_ROWS)
+@pytest.mark.parametrize("variant", sorted(EVEN_TILE_VARIANTS))
+@pytest.mark.parametrize("mutant", EVEN_TILE_TAIL_MUTANTS)
+def test_tail_mutants_cannot_act_on_even_tiles(mutant: str, variant: str, rows: int) -> None:
+    # No lane of an EVEN tile is past the row; the phantom rows of 3 rows in blocks of 2 or 4
+    # keep their row mask under both tail mutants (no out-of-bounds store).
+    reasons = _run_even_tile(rows, "float32", EVEN_TILE_VARIANTS[variant], mutant)
+    assert not reasons, f"{mutant} changed an EVEN tile launch on {variant}: {reasons}"
+
+
+def test_one_row_tiles_and_masked_configs_keep_their_column_masks() -> None:
+    # EVEN is for multi-row tiles only (unmasked one-row tiles measured slower, sweeps 12-13),
+    # and even=False keeps the masks (the sweep's _masked twins).
+    assert not kernel_constexprs(LaunchConfig(False, 256, 1), 256, 8)["EVEN"]
+    assert not kernel_constexprs(LaunchConfig(False, 256, 1, 2, even=False), 256, 8, 4)["EVEN"]
+    assert not kernel_constexprs(LaunchConfig(False, 256, 1, 2), 255, 1, 4)["EVEN"]
+    assert kernel_constexprs(LaunchConfig(False, 256, 1, 2), 256, 8, 4)["EVEN"]
+    assert not kernel_constexprs(LaunchConfig(False, 256, 1), 256, 8, 3)["ROW_MASK"]
 
 
 def _lanes(run) -> int:
