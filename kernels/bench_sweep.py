@@ -18,7 +18,7 @@ one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). `
 (sweeps 12-13, 22) is ``even=False``. Sweeps 17-21 add
 ``probe_R{rows}_w{warps}[_i64][_cs][_rtw][_1p][_xplain][_wplain][_wearly]``, Inductor's layout
 as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (22); earlier ones are in git history.
+last sweep run (23); earlier ones are in git history.
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -82,29 +82,22 @@ def _masked_twin(rows: int, width: int, itemsize: int) -> LaunchConfig:
 
 
 def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 22: masks of the multi-row tile. Sweep 21 put torch.compile's 0.2% lead at
-    65536x512 bf16 in what the tile kernel adds to Inductor's one-pass structure (masks, int64
-    offsets, a runtime width). The multi-row tile now drops its column masks when the width is
-    the tile's (EVEN) and its row mask when ROWS divides the row count (ROW_MASK), so ``ours``
-    is unmasked on every full-width narrow shape. Predicted: ``ours`` level with torch.compile
-    at 65536x512 and no slower than its masked twin (``_masked``: EVEN off, the column mask
-    kept) anywhere; the probe's int64 and runtime-width switches alone move it by < 0.05%, as
-    at 32768x2048 fp32 in sweep 17. 4096x127 bf16 (a tail, ROW_MASK now off) checks that
-    dropping only the row mask costs nothing. Sweeps 14-21 are in git history (21: commit
-    c6a7faf)."""
-    base = Probe(2, 1, one_pass=True, x_plain=True, w_early=True)
+    """Sweep 23: fp32 rows of 16384. 32768x16384 fp32 was 0.04% behind torch.compile in the
+    19:02 record (1001.12 against 1000.70 us) and 0.01% in its reproduction, both at 101% of the
+    copy; 16384x16384 fp32 a tie. Ours there is the column loop, one row per program, 8192-lane
+    chunks in a runtime loop on 32 warps, streaming stores. Predicted: Inductor's pick
+    (``ALTS_CASES``) is 16 warps; 16 warps and/or plain stores move ours by < 0.1%, which
+    decides whether these ties can be won at all. Sweeps 14-22 are in git history (22: commit
+    267447a)."""
     candidates: dict[tuple[int, int, str], list[Candidate]] = {
-        (65536, 512, "bfloat16"): [
-            _masked_twin(65536, 512, 2),
-            base,
-            dataclasses.replace(base, int64=True),
-            dataclasses.replace(base, runtime_width=True),
-        ],
-        (65536, 512, "float16"): [_masked_twin(65536, 512, 2)],
-        (65536, 256, "bfloat16"): [_masked_twin(65536, 256, 2)],
-        (65536, 128, "bfloat16"): [_masked_twin(65536, 128, 2)],
-        (65536, 256, "float32"): [_masked_twin(65536, 256, 4)],
-        (4096, 127, "bfloat16"): [],
+        (rows, 16384, "float32"): [
+            _loop(8192, 16, unroll=False, stream=True),
+            _loop(8192, 16, unroll=False),
+            _loop(8192, 32, unroll=False),
+            _loop(4096, 16, unroll=False, stream=True),
+            _loop(16384, 32, stream=True),
+        ]
+        for rows in (32768, 16384)
     }
     return [
         (bench.Shape(rows, width), dtype_key, configs, ())

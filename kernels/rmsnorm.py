@@ -666,7 +666,8 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
       16-32 warps so the row's chunks are in flight while only 2-4 rows per SM sit in L2 for
       pass 2 (2048x65536 bf16 160.5 -> 134.7 us, fp32 324 -> 293 us; 2048x32768 bf16 72.4 ->
       66.4 us, torch.compile 66.9). 2-byte types: two unrolled chunks of half the tile;
-      fp32: a runtime loop over chunks of up to 32768 lanes (16384 lanes: 8192).
+      fp32: a runtime loop over chunks of up to 32768 lanes (16384 lanes: 8192; full rows of
+      16384: one chunk of 16384, sweep 23, 32768x16384 998.0 -> 997.1 us).
     * Full rows of 8192 lanes (2-byte: one 8192 chunk, 16 warps; fp32: two 4096 chunks on 32
       warps, 32768x8192 fp32 500.5 -> 498.2 us in sweep 16, torch.compile 499.0), full fp32
       rows of 2048 (one chunk, 8 warps) with >= 4096 rows, full 2-byte rows of 4096 with
@@ -703,6 +704,11 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     if block > 8192:
         if itemsize <= 2:
             return _stream_loop(block // 2, min(32, block // 1024))
+        if width == 16384:
+            # Full fp32 rows of 16384: one chunk of the whole row on 32 warps, Inductor's pick
+            # (sweep 23: 32768x16384 997.12 us against 998.02 for two 8192 chunks in a runtime
+            # loop, torch.compile 997.38).
+            return _stream_loop(16384, 32)
         return _stream_loop(8192 if block == 16384 else 32768, 32, unroll=False)
     if full_row and block == 8192:
         return _stream_loop(8192, 16) if itemsize <= 2 else _stream_loop(4096, 32)

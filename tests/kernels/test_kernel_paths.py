@@ -58,7 +58,11 @@ EXPECTED_LOOPS = {
     (2048, 65536, 4): (32768, False),
     (2048, 32768, 2): (16384, True),
     (2048, 32768, 4): (32768, False),
-    (16384, 16384, 4): (8192, False),
+    # Full fp32 rows of 16384: the whole row as one chunk on 32 warps (sweep 23); a partial
+    # one (10000) keeps the runtime loop of 8192 chunks.
+    (16384, 16384, 4): (16384, True),
+    (32768, 16384, 4): (16384, True),
+    (4096, 10000, 4): (8192, False),
     (32768, 8192, 2): (8192, True),
     (32768, 8192, 4): (4096, True),
     (32768, 5120, 4): (2048, False),
