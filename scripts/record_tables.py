@@ -1,7 +1,7 @@
 """Markdown for docs/benchmarks/README.md, read from the record (and its reproduction) only.
 
     python scripts/record_tables.py docs/benchmarks/results.json \
-        docs/benchmarks/repro_1904/results.json > /tmp/tables.md
+        docs/benchmarks/repro_1945/results.json > /tmp/tables.md
 
 Prints: the headline table (bf16 and fp32), the reproduction table (ours and the fastest
 alternative in both runs), the issue-5 target verdicts (kernels.bench_targets, with the second

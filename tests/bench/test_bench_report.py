@@ -270,7 +270,7 @@ def test_committed_record_tables_regenerate_from_its_json():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     record = bench.read_json(root / "docs" / "benchmarks" / "results.json")["results"]
-    repro = bench.read_json(root / "docs" / "benchmarks" / "repro_1904" / "results.json")
+    repro = bench.read_json(root / "docs" / "benchmarks" / "repro_1945" / "results.json")
     readme = (root / "docs" / "benchmarks" / "README.md").read_text(encoding="utf-8")
     assert module.headline(record) in readme
     assert module.reproduction(record, repro["results"]) in readme

@@ -125,7 +125,7 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     window.open_bench_record_dialog()
     view = window.bench_view
     assert window.tabs.currentWidget() is view
-    assert view.source.startswith("NVIDIA H200, 2026-11-30T19:02")
+    assert view.source.startswith("NVIDIA H200, 2026-11-30T19:42")
     assert view.summary.text().startswith("Recorded on NVIDIA H200")
     assert len(view.records) == 330
     view.shape_combo.setCurrentText("narrow")
