@@ -29,6 +29,9 @@ from PySide6.QtWidgets import (
 INTERPRETER_NOTE = "interpreter mode — no timing claims"
 SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "all")
 METRICS = ("GB/s", "% of copy")
+# Space above the highest median or bar, as a fraction of the drawn span: room for the one-row
+# legend, so the curves near 100% of copy are not drawn behind it.
+LEGEND_HEADROOM = 0.15
 PALETTE = {
     "copy": (200, 200, 200),
     "ours": (110, 170, 255),
@@ -180,6 +183,7 @@ class BenchView(QWidget):
                 bottom=(y * (1.0 - low))[order],
             )
         item = self.plot.getPlotItem()
+        self._set_y_range(item, [self.bars[impl] for impl in by_impl])
         item.setLabel(
             "left",
             "% of copy GB/s (median; bars: p20–p80 of time)"
@@ -200,6 +204,30 @@ class BenchView(QWidget):
             pad = max(0.5, 0.05 * len(shapes))
             item.setXRange(-pad, len(shapes) - 1 + pad, padding=0)
         self.summary.setText(self._summary(rows_shown, by_impl))
+
+    @staticmethod
+    def _set_y_range(item: pg.PlotItem, bars: list[pg.ErrorBarItem]) -> None:
+        """Fit the y axis to the drawn medians and bars, with headroom on top for the legend.
+
+        The legend is one row across the top of the plot, and the curves that matter (95-105%
+        of copy) run right there: the headroom (LEGEND_HEADROOM of the data's span) keeps them
+        below it instead of behind it.
+        """
+        lows, highs = [], []
+        for bar in bars:
+            y = bar.opts.get("y")
+            if y is None or len(y) == 0:
+                continue
+            top = bar.opts.get("top")
+            bottom = bar.opts.get("bottom")
+            highs.append(float(np.max(y + (0.0 if top is None else top))))
+            lows.append(float(np.min(y - (0.0 if bottom is None else bottom))))
+        if not highs:
+            item.enableAutoRange(axis="y")
+            return
+        low, high = min(lows), max(highs)
+        span = max(high - low, 1e-9 * max(abs(high), 1.0))
+        item.setYRange(low - 0.04 * span, high + LEGEND_HEADROOM * span, padding=0)
 
     def _summary(
         self, rows_shown: list[dict[str, Any]], by_impl: dict[str, list[dict[str, Any]]]

@@ -151,6 +151,15 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     view.metric_combo.setCurrentText("% of copy")
     np.testing.assert_allclose(view.plotted("ours")[1], [r["pct_of_copy"] for r in ours])
     np.testing.assert_allclose(view.plotted("copy")[1], [100.0, 100.0, 100.0])
+    # The y axis leaves room above the highest point for the one-row legend: the curves at
+    # ~100% of copy are drawn below its lower edge, not behind it (with no headroom that edge
+    # sits at ~93% of the top point here).
+    item = view.plot.getPlotItem()
+    drawn = np.concatenate([view.plotted(impl)[1] for impl in view.curves])
+    assert item.viewRange()[1][0] < drawn.min()
+    box = item.legend.mapRectToItem(item.vb, item.legend.boundingRect())
+    legend_lower_edge = item.vb.mapToView(box.bottomLeft()).y()
+    assert legend_lower_edge > drawn.max()
     # Saved and reopened: the rows and where they were measured.
     path = tmp_path / "record.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
