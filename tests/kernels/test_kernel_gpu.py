@@ -183,6 +183,23 @@ def test_each_mutant_killed_on_cuda(mutant: str, dtype: str, path: str) -> None:
     )
 
 
+def _fp32_reasons_on_cuda(inputs, config, mutant: str | None) -> list[str]:
+    """Why ``mutant`` (None: the real kernel) under ``config`` is wrong on ``inputs`` (x,
+    weight, row_stride, eps) in float32 on cuda; empty when it passes."""
+    x, weight, row_stride, eps = inputs
+    run = kernels.run_checked(
+        x,
+        weight,
+        eps=eps,
+        dtype="float32",
+        row_stride=row_stride,
+        mutant=mutant,
+        device="cuda",
+        config=config,
+    )
+    return verdict(run, x, weight, eps, "float32")
+
+
 @pytest.mark.parametrize("variant", sorted(LAYOUT_VARIANTS))
 @pytest.mark.parametrize("mutant", [None, *sorted(KILLED_BY)])
 def test_layout_variants_real_and_mutants_on_cuda(mutant: str | None, variant: str) -> None:
@@ -190,18 +207,9 @@ def test_layout_variants_real_and_mutants_on_cuda(mutant: str | None, variant: s
     # passes every named case; each mutant is killed by its case.
     cases = sorted(CASES) if mutant is None else [KILLED_BY[mutant]]
     for case in cases:
-        x, weight, row_stride, eps = case_inputs(case, "float32")
-        run = kernels.run_checked(
-            x,
-            weight,
-            eps=eps,
-            dtype="float32",
-            row_stride=row_stride,
-            mutant=mutant,
-            device="cuda",
-            config=LAYOUT_VARIANTS[variant],
+        reasons = _fp32_reasons_on_cuda(
+            case_inputs(case, "float32"), LAYOUT_VARIANTS[variant], mutant
         )
-        reasons = verdict(run, x, weight, eps, "float32")
         if mutant is None:
             assert not reasons, f"real kernel fails {case} on {variant}: {reasons}"
         else:
@@ -214,18 +222,7 @@ def test_layout_variants_real_and_mutants_on_cuda(mutant: str | None, variant: s
 def test_even_multi_row_tiles_on_cuda(mutant: str | None, variant: str, rows: int) -> None:
     # Unmasked multi-row tiles, compiled: the real kernel and the tail mutants (no tail to act
     # on) pass and store nothing out of bounds; every other mutant is killed.
-    x, weight, row_stride, eps = even_tile_inputs(rows)
-    run = kernels.run_checked(
-        x,
-        weight,
-        eps=eps,
-        dtype="float32",
-        row_stride=row_stride,
-        mutant=mutant,
-        device="cuda",
-        config=EVEN_TILE_VARIANTS[variant],
-    )
-    reasons = verdict(run, x, weight, eps, "float32")
+    reasons = _fp32_reasons_on_cuda(even_tile_inputs(rows), EVEN_TILE_VARIANTS[variant], mutant)
     if mutant in EVEN_TILE_KILLS:
         assert reasons, f"{mutant} SURVIVED {rows}x256 on {variant} (cuda)"
     else:
