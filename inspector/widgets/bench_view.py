@@ -153,6 +153,7 @@ class BenchView(QWidget):
             if impl not in by_impl:
                 self.curves[impl].setData([], [])
                 self.bars[impl].setData(x=np.zeros(0), y=np.zeros(0), top=None, bottom=None)
+        extent: list[float] = []  # lowest and highest drawn point of each curve, bars included
         for impl, rows in by_impl.items():
             x = np.array([index[(int(r["rows"]), int(r["width"]))] for r in rows], dtype=float)
             gbps = np.array([float(r["gbps"]) for r in rows])
@@ -175,6 +176,7 @@ class BenchView(QWidget):
                 self.bars[impl] = pg.ErrorBarItem(pen=pg.mkPen(color), beam=0.15)
                 self.plot.addItem(self.bars[impl])
             order = np.argsort(x)
+            extent += [float(np.min(y * low)), float(np.max(y * high))]
             self.curves[impl].setData(x[order], y[order])
             self.bars[impl].setData(
                 x=x[order],
@@ -183,7 +185,7 @@ class BenchView(QWidget):
                 bottom=(y * (1.0 - low))[order],
             )
         item = self.plot.getPlotItem()
-        self._set_y_range(item, [self.bars[impl] for impl in by_impl])
+        self._set_y_range(item, extent)
         item.setLabel(
             "left",
             "% of copy GB/s (median; bars: p20–p80 of time)"
@@ -206,26 +208,18 @@ class BenchView(QWidget):
         self.summary.setText(self._summary(rows_shown, by_impl))
 
     @staticmethod
-    def _set_y_range(item: pg.PlotItem, bars: list[pg.ErrorBarItem]) -> None:
-        """Fit the y axis to the drawn medians and bars, with headroom on top for the legend.
+    def _set_y_range(item: pg.PlotItem, extent: list[float]) -> None:
+        """Fit the y axis to the drawn points (``extent``: medians and bar ends), with
+        headroom on top for the legend.
 
         The legend is one row across the top of the plot, and the curves that matter (95-105%
         of copy) run right there: the headroom (LEGEND_HEADROOM of the data's span) keeps them
         below it instead of behind it.
         """
-        lows, highs = [], []
-        for bar in bars:
-            y = bar.opts.get("y")
-            if y is None or len(y) == 0:
-                continue
-            top = bar.opts.get("top")
-            bottom = bar.opts.get("bottom")
-            highs.append(float(np.max(y + (0.0 if top is None else top))))
-            lows.append(float(np.min(y - (0.0 if bottom is None else bottom))))
-        if not highs:
+        if not extent:
             item.enableAutoRange(axis="y")
             return
-        low, high = min(lows), max(highs)
+        low, high = min(extent), max(extent)
         span = max(high - low, 1e-9 * max(abs(high), 1.0))
         item.setYRange(low - 0.04 * span, high + LEGEND_HEADROOM * span, padding=0)
 
