@@ -1,6 +1,6 @@
 """Text input: rows split by ``;`` (or newlines), values by ``,`` or whitespace, ``@file``.
 
-Every failure is a :class:`~oracle.spec.ValidationError` naming the field; nothing else escapes.
+Every failure is a :class:`~oracle.limits.ValidationError` naming the field; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oracle.spec import LIMITS, ValidationError
+from oracle.limits import LIMITS, ValidationError
 
 _VALUE_SPLIT = re.compile(r"[,\s]+")
 # Refuse to read more text than the largest problem could need (~32 chars a value).
@@ -47,6 +47,19 @@ def read_text(text: str, field: str) -> str:
         ) from None
 
 
+def _read_body(text: str, field: str) -> str:
+    """The text to parse (a file's contents for ``@file``), at most MAX_TEXT_CHARS long."""
+    body = read_text(text, field)
+    if len(body) > MAX_TEXT_CHARS:
+        raise ValidationError(
+            field,
+            len(body),
+            f"at most {MAX_TEXT_CHARS} characters",
+            f"{field}: {len(body)} characters, more than {MAX_TEXT_CHARS}",
+        )
+    return body
+
+
 def _parse_number(token: str, field: str, where: str) -> float:
     try:
         value = float(token)
@@ -74,14 +87,7 @@ def parse_matrix(text: str, field: str = "x") -> np.ndarray:
     Raises:
         ValidationError: empty text, a non-number, a non-finite value, or ragged rows.
     """
-    body = read_text(text, field)
-    if len(body) > MAX_TEXT_CHARS:
-        raise ValidationError(
-            field,
-            len(body),
-            f"at most {MAX_TEXT_CHARS} characters",
-            f"{field}: {len(body)} characters, more than {MAX_TEXT_CHARS}",
-        )
+    body = _read_body(text, field)
     row_texts = [part for part in re.split(r"[;\n]", body) if part.strip()]
     if not row_texts:
         raise ValidationError(
@@ -125,14 +131,7 @@ def parse_matrix(text: str, field: str = "x") -> np.ndarray:
 
 def parse_vector(text: str, field: str = "weight") -> np.ndarray:
     """Parse one row of numbers (``;`` is treated as a separator too)."""
-    body = read_text(text, field)
-    if len(body) > MAX_TEXT_CHARS:
-        raise ValidationError(
-            field,
-            len(body),
-            f"at most {MAX_TEXT_CHARS} characters",
-            f"{field}: {len(body)} characters, more than {MAX_TEXT_CHARS}",
-        )
+    body = _read_body(text, field)
     tokens = _split_values(body.replace(";", " "))
     if not tokens:
         raise ValidationError(

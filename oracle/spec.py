@@ -4,6 +4,8 @@ One table (:data:`LIMITS`) declares what the inspector accepts. :func:`make_prob
 values (numbers, strings from a text field or a command line, arrays) into a frozen
 :class:`Problem` or raises :class:`ValidationError` naming the field, the value and the bound.
 Validation is shared by the scalar reference and the tiled model; normalization is not.
+``LIMITS`` and ``ValidationError`` are defined in :mod:`oracle.limits` (the text parser reads
+them too) and importable from here.
 """
 
 from __future__ import annotations
@@ -14,65 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from oracle.dtypes import DTYPES, FINITE_MAX, round_to_dtype
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Declared bounds of the inspector's proof boundary (all inclusive)."""
-
-    min_rows: int = 1
-    max_rows: int = 4096
-    min_width: int = 1
-    max_width: int = 65536
-    # rows * row_stride: bounds memory and the scalar reference's Python loops.
-    max_elements: int = 1 << 22
-    min_eps: float = 1e-12
-    max_eps: float = 1e-2
-    max_abs_x: float = 1e6
-    max_abs_weight: float = 1e6
-    dtypes: tuple[str, ...] = DTYPES
-
-    def as_rows(self) -> list[tuple[str, str]]:
-        """(field, bound) pairs for help text and the README."""
-        return [
-            ("rows", f"integer in [{self.min_rows}, {self.max_rows}]"),
-            ("width", f"integer in [{self.min_width}, {self.max_width}]"),
-            ("row_stride", f"integer >= width; rows * row_stride <= {self.max_elements}"),
-            ("eps", f"finite number in [{self.min_eps:g}, {self.max_eps:g}]"),
-            ("x", f"rows x width finite values, |x| <= {self.max_abs_x:g} (and the dtype's max)"),
-            (
-                "weight",
-                f"exactly width finite values, |w| <= {self.max_abs_weight:g}"
-                " (and the dtype's max)",
-            ),
-            ("dtype", " | ".join(self.dtypes)),
-        ]
-
-
-LIMITS = Limits()
-
-
-class ValidationError(ValueError):
-    """A rejected input: which field, what value, which bound.
-
-    The message always starts with the field name, so a command line can print it as one line.
-    """
-
-    def __init__(self, field: str, value: Any, bound: str, message: str | None = None):
-        self.field = field
-        self.value = value
-        self.bound = bound
-        shown = _short(value)
-        text = message or f"{field}: {shown} is out of bounds; expected {bound}"
-        if not text.startswith(field):
-            text = f"{field}: {text}"
-        super().__init__(text)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+from oracle.dtypes import FINITE_MAX, round_to_dtype
+from oracle.limits import LIMITS, ValidationError
+from oracle.limits import short as _short
+from oracle.parse import parse_matrix, parse_vector
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,9 +159,6 @@ def _check_values(field: str, array: np.ndarray, max_abs: float, dtype: str) -> 
 
 
 def _as_matrix(x: Any) -> np.ndarray:
-    # Deferred import: parse depends on this module for ValidationError.
-    from oracle.parse import parse_matrix
-
     if isinstance(x, str):
         return parse_matrix(x, field="x")
     if x is None:
@@ -236,8 +180,6 @@ def _as_matrix(x: Any) -> np.ndarray:
 
 
 def _as_vector(weight: Any) -> np.ndarray:
-    from oracle.parse import parse_vector
-
     if isinstance(weight, str):
         return parse_vector(weight, field="weight")
     if weight is None:
