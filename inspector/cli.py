@@ -295,7 +295,7 @@ def _check_session_target(path: Path) -> Any:
 
     Returns the existing session (its receipt history is carried on) or None.
     """
-    from inspector.session import SessionError, load_session
+    from inspector.records.session import SessionError, load_session
 
     if path.is_dir():
         _fail_usage(f"session: {path} is a folder")
@@ -349,7 +349,7 @@ def _fixture_summary(kill_matrix: Any) -> str:
 
 
 def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
-    from inspector.receipt import CSV_NAME, JSON_NAME, summarize
+    from inspector.records.receipt import CSV_NAME, JSON_NAME, summarize
 
     problem = result.problem
     lines = [
@@ -407,7 +407,7 @@ def run_check_command(args: argparse.Namespace) -> int:
 
     # Input is valid from here on: failures are exit 1, never 2.
     from inspector import pipeline
-    from inspector.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
+    from inspector.records.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
 
     config = pipeline.CheckConfig(device=args.device, run_kernel=not args.model_only)
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
@@ -422,7 +422,7 @@ def run_check_command(args: argparse.Namespace) -> int:
     if receipt["export_check"]["status"] != "passed":
         problems += [f"export check: {p}" for p in receipt["export_check"]["problems"]]
     if session_path is not None:
-        from inspector.session import Session, SessionError, save_session
+        from inspector.records.session import Session, SessionError, save_session
 
         session = Session.from_check(result)
         if previous is not None:
@@ -450,7 +450,8 @@ def run_check_command(args: argparse.Namespace) -> int:
 
 def run_verify_command(args: argparse.Namespace) -> int:
     """``verify``: independent reparse of receipts written earlier."""
-    from inspector.receipt import ReceiptError, verify_receipts
+    from inspector.records.receipt import ReceiptError
+    from inspector.records.verify import verify_receipts
 
     try:
         report = verify_receipts(args.receipt_json, args.receipt_csv)
@@ -470,8 +471,8 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
     """A receipt dict (and bench samples, for a session) from a .json or .h5 path."""
     import json
 
-    from inspector.receipt import ReceiptError, read_receipt, schema_errors
-    from inspector.session import SessionError, load_session
+    from inspector.records.receipt import ReceiptError, read_receipt, schema_errors
+    from inspector.records.session import SessionError, load_session
 
     path = Path(path_text)
     if path.suffix.lower() not in (".h5", ".hdf5"):
@@ -496,8 +497,7 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
 
 def run_diff_command(args: argparse.Namespace) -> int:
     """``diff``: what differs between two receipts or sessions."""
-    from inspector.receipt import diff_receipts
-    from inspector.session import bench_differences
+    from inspector.records.diff import bench_differences, diff_receipts
 
     first, first_bench = _comparable(args.first, "A")
     second, second_bench = _comparable(args.second, "B")

@@ -67,7 +67,7 @@ def measure_shape(
     app: QApplication, rows: int, width: int, folder: Path, timeout_s: float = 600.0
 ) -> dict:
     """All stages for one shape; returns {stage: {seconds, gui_max_stall_ms, ...}}."""
-    from inspector.session import load_session
+    from inspector.records.session import load_session
     from inspector.widgets import dialogs
     from inspector.window import InspectorWindow
 

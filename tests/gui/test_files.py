@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector import receipt
 from inspector.app import run_app
-from inspector.session import load_session
+from inspector.records import receipt, verify
+from inspector.records.session import load_session
 from inspector.widgets import dialogs
 from oracle.dtypes import bfloat16_bits
 
@@ -80,7 +80,7 @@ def test_export_receipts_writes_a_pair_that_verify_accepts(
     assert window.export_receipts()
     json_path = tmp_path / "out" / receipt.JSON_NAME
     assert json_path.is_file()
-    report = receipt.verify_receipts(json_path, tmp_path / "out" / receipt.CSV_NAME)
+    report = verify.verify_receipts(json_path, tmp_path / "out" / receipt.CSV_NAME)
     assert report.ok, report
     assert "reparse of both files passed" in window.verdict.text()
 

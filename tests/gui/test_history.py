@@ -61,7 +61,7 @@ def test_history_lists_receipts_and_diffs_two_of_them(
 
 
 def test_history_reports_a_damaged_stored_receipt(qtbot) -> None:
-    from inspector.session import ReceiptRecord
+    from inspector.records.session import ReceiptRecord
     from inspector.widgets.history_view import HistoryView
 
     view = HistoryView()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector.session import load_session
+from inspector.records.session import load_session
 from inspector.widgets import dialogs
 from oracle.spec import LIMITS
 

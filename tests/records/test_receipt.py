@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector import receipt
+from inspector.records import exact, exports, receipt, verify
 from oracle.dtypes import bfloat16_bits
 
 
@@ -63,7 +63,7 @@ def test_write_reparse_compare_kernel_run(kernel_result, tmp_path):
     )
     assert on_disk["errors"]["max_abs"] == max(r["max_abs_error"] for r in on_disk["rows"])
 
-    report = receipt.verify_receipts(json_path, csv_path)
+    report = verify.verify_receipts(json_path, csv_path)
     assert report.ok, report.problems
 
 
@@ -73,7 +73,7 @@ def test_model_only_receipt_says_so(model_results, tmp_path):
     assert written["kernel"]["ran"] is False
     assert written["errors"]["compared"] == "tiled model vs scalar reference"
     assert {m["target"] for m in written["mutants"]} == {"model"}
-    assert receipt.verify_receipts(tmp_path / "receipt.json").ok
+    assert verify.verify_receipts(tmp_path / "receipt.json").ok
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -91,7 +91,7 @@ def test_hash_is_of_the_dtype_exact_bytes(model_results, tmp_path, dtype):
     assert written["input"]["x_sha256"] == hashlib.sha256(raw).hexdigest()
     assert written["input"]["dtype"] == dtype
     assert written["input"]["row_stride"] == 40
-    assert receipt.verify_receipts(tmp_path / "receipt.json").ok
+    assert verify.verify_receipts(tmp_path / "receipt.json").ok
 
 
 @pytest.mark.parametrize(
@@ -140,7 +140,7 @@ def test_export_check_reports_a_mismatch(model_results, tmp_path):
     expected = copy.deepcopy(written)
     expected["rows"][1]["rrms"] = expected["rows"][1]["rrms"] * (1 + 2**-50)
     expected["input"]["width"] += 1
-    check = receipt.check_exports(tmp_path / "receipt.json", tmp_path / "receipt.csv", expected)
+    check = exports.check_exports(tmp_path / "receipt.json", tmp_path / "receipt.csv", expected)
     assert check["status"] == "failed"
     text = " ".join(check["problems"])
     assert "input.width" in text
@@ -160,7 +160,7 @@ def _tamper_csv(path: Path, row: int, column: str) -> None:
 def test_tampered_csv_value_fails_verify_naming_it(model_results, tmp_path):
     receipt.write_receipts(model_results["float32"], tmp_path)
     _tamper_csv(tmp_path / "receipt.csv", 2, "mean_square")  # one ulp
-    report = receipt.verify_receipts(tmp_path / "receipt.json", tmp_path / "receipt.csv")
+    report = verify.verify_receipts(tmp_path / "receipt.json", tmp_path / "receipt.csv")
     assert not report.ok
     assert any("row 2 mean_square" in problem for problem in report.problems), report.problems
 
@@ -171,7 +171,7 @@ def test_tampered_json_value_fails_verify_naming_it(model_results, tmp_path):
     data = _load(path)
     data["rows"][0]["rrms"] = math.nextafter(data["rows"][0]["rrms"], 0.0)
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    report = receipt.verify_receipts(path, tmp_path / "receipt.csv")
+    report = verify.verify_receipts(path, tmp_path / "receipt.csv")
     assert not report.ok
     text = " ".join(report.problems)
     assert "row 0 rrms" in text  # CSV differs and the oracle recomputation differs
@@ -183,7 +183,7 @@ def test_tampered_input_value_breaks_its_hash(model_results, tmp_path):
     data = _load(path)
     data["input"]["weight"][3] = -data["input"]["weight"][3]
     path.write_text(json.dumps(data), encoding="utf-8")
-    report = receipt.verify_receipts(path)
+    report = verify.verify_receipts(path)
     assert not report.ok
     assert any(p.startswith("input.weight_sha256") for p in report.problems)
 
@@ -195,7 +195,7 @@ def test_tampered_headline_and_mutant_fail_verify(model_results, tmp_path):
     data["errors"]["max_rel"] = data["errors"]["max_rel"] / 2
     data["mutants"][2]["killed"] = False
     path.write_text(json.dumps(data), encoding="utf-8")
-    problems = " ".join(receipt.verify_receipts(path).problems)
+    problems = " ".join(verify.verify_receipts(path).problems)
     assert "errors.max_rel" in problems
     assert "mutants all killed" in problems
     assert data["mutants"][2]["name"] in problems
@@ -205,20 +205,20 @@ def test_verify_rejects_invalid_json_and_missing_files(model_results, tmp_path):
     receipt.write_receipts(model_results["float32"], tmp_path)
     path = tmp_path / "receipt.json"
     path.write_text(path.read_text()[:-40], encoding="utf-8")
-    report = receipt.verify_receipts(path)
+    report = verify.verify_receipts(path)
     assert not report.ok
     assert "not valid JSON" in report.problems[0]
     with pytest.raises(receipt.ReceiptError, match="no such file"):
-        receipt.verify_receipts(tmp_path / "missing.json")
+        verify.verify_receipts(tmp_path / "missing.json")
 
 
 def test_nonfinite_values_are_strings_in_json_and_words_in_csv():
-    assert receipt._num(float("inf")) == "inf"
-    assert receipt._num(float("-inf")) == "-inf"
-    assert receipt._num(float("nan")) == "nan"
-    assert receipt._csv_cell(float("nan")) == "nan"
-    assert receipt._csv_cell(float("-inf")) == "-inf"
-    assert math.isinf(receipt._from_json_num("inf"))
+    assert exact.json_number(float("inf")) == "inf"
+    assert exact.json_number(float("-inf")) == "-inf"
+    assert exact.json_number(float("nan")) == "nan"
+    assert exact.csv_cell(float("nan")) == "nan"
+    assert exact.csv_cell(float("-inf")) == "-inf"
+    assert math.isinf(exact.from_json_number("inf"))
 
 
 @pytest.mark.parametrize(
@@ -235,13 +235,13 @@ def test_nonfinite_values_are_strings_in_json_and_words_in_csv():
     ],
 )
 def test_csv_floats_round_trip_exactly(value):
-    assert struct.pack("<d", float(receipt._csv_cell(value))) == struct.pack("<d", value)
+    assert struct.pack("<d", float(exact.csv_cell(value))) == struct.pack("<d", value)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=True, allow_infinity=True))
 def test_csv_float_cells_parse_back_to_the_same_bits(value):
-    parsed = float(receipt._csv_cell(value))
+    parsed = float(exact.csv_cell(value))
     if math.isnan(value):
         assert math.isnan(parsed)
     else:
@@ -283,7 +283,7 @@ def test_random_tampering_is_reported_never_raised(model_results, tmp_path):
         else:
             parent[path[-1]] = rng.choice(replacements)
         json_path.write_text(json.dumps(data), encoding="utf-8")
-        report = receipt.verify_receipts(json_path)
+        report = verify.verify_receipts(json_path)
         assert report.checks
 
 
@@ -293,7 +293,7 @@ def test_extra_json_row_is_named(model_results, tmp_path):
     data = _load(path)
     data["rows"].append(copy.deepcopy(data["rows"][0]))
     path.write_text(json.dumps(data), encoding="utf-8")
-    report = receipt.verify_receipts(path)
+    report = verify.verify_receipts(path)
     assert not report.ok
     assert any("4 rows recorded for 3 input rows" in p for p in report.problems)
 
@@ -302,7 +302,7 @@ def test_csv_bytes_changed_since_export_are_named(model_results, tmp_path):
     receipt.write_receipts(model_results["float32"], tmp_path)
     csv_path = tmp_path / "receipt.csv"
     csv_path.write_bytes(csv_path.read_bytes().replace(b"\n", b"\r\n"))  # same values
-    report = receipt.verify_receipts(tmp_path / "receipt.json", csv_path)
+    report = verify.verify_receipts(tmp_path / "receipt.json", csv_path)
     assert [p.split(":")[0] for p in report.problems] == ["csv unchanged since export"]
 
 
@@ -318,10 +318,10 @@ def test_every_kernel_launch_layout_is_in_the_receipt_and_verified(kernel_result
         assert len(entry["killed_by"]) == 7
         assert all(entry["killed_by"].values())
     assert "padded_row_stride" in layouts["multi_row"]["killed_by"]["wrong_row_stride"]
-    assert receipt.verify_receipts(path, tmp_path / "receipt.csv").ok
+    assert verify.verify_receipts(path, tmp_path / "receipt.csv").ok
     # A layout on which a mutant survived must fail verify, naming layout and mutant.
     data["kernel"]["paths"][1]["survivors"] = ["missing_weight"]
     data["kernel"]["paths"][1]["killed_by"]["missing_weight"] = []
     path.write_text(json.dumps(data), encoding="utf-8")
-    problems = " ".join(receipt.verify_receipts(path).problems)
+    problems = " ".join(verify.verify_receipts(path).problems)
     assert "multi_row: missing_weight survived" in problems

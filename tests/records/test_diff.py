@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector import cli, receipt
-from inspector.session import Session, bench_differences, save_session
+from inspector import cli
+from inspector.records import receipt
+from inspector.records.diff import bench_differences
+from inspector.records.session import Session, save_session
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector import receipt, session
-from inspector.session import Session, SessionError, load_session, save_session
+from inspector.records import atomic, autosave, diff, receipt, seal, session
+from inspector.records.session import Session, SessionError, load_session, save_session
 from oracle.dtypes import bfloat16_bits, from_bfloat16_bits
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo_session.h5"
@@ -48,7 +48,7 @@ def test_round_trip_is_exact(model_results, tmp_path, dtype):
     path = tmp_path / "s.h5"
     save_session(path, original)
     loaded = load_session(path)
-    assert session.session_differences(original, loaded) == []
+    assert diff.session_differences(original, loaded) == []
     assert loaded.row_stride == 40
     assert [r.kind for r in loaded.receipt_history] == ["first_pass", "counterexample"]
     assert loaded.results is not None
@@ -67,7 +67,7 @@ def test_kernel_run_round_trip(kernel_result, tmp_path):
     path = tmp_path / "kernel.h5"
     save_session(path, original)
     loaded = load_session(path)
-    assert session.session_differences(original, loaded) == []
+    assert diff.session_differences(original, loaded) == []
     assert loaded.results.kernel_matrix is not None
     assert set(loaded.results.kernel_matrix.mutants) >= {"unmasked_store", "wrong_row_stride"}
     assert loaded.results.kernel_matrix.survivors == ()
@@ -90,7 +90,7 @@ def test_bfloat16_bits_survive_exactly(tmp_path, bits, eps):
     path = tmp_path / "bits.h5"
     save_session(path, state)
     loaded = load_session(path)
-    assert session.session_differences(state, loaded) == []
+    assert diff.session_differences(state, loaded) == []
     assert np.array_equal(bfloat16_bits(loaded.x), bfloat16_bits(state.x))
     assert np.signbit(loaded.x).tolist() == np.signbit(state.x).tolist()
 
@@ -166,7 +166,7 @@ def _edit(path: Path, change) -> None:
     """Change a sealed session with h5py, then reseal it (tests the checks behind the seal)."""
     with h5py.File(path, "a") as root:
         change(root)
-    session._seal(path)
+    seal.write_seal(path, session.SCHEMA_VERSION)
 
 
 def test_missing_dataset_is_refused(model_results, tmp_path):
@@ -199,7 +199,7 @@ def test_failed_save_keeps_the_previous_file(model_results, tmp_path, monkeypatc
         raise OSError(errno.ENOSPC, "No space left on device")
 
     changed = _full_session(model_results["float16"], tmp_path)
-    monkeypatch.setattr(session.os, "replace", full_disk)
+    monkeypatch.setattr(atomic.os, "replace", full_disk)
     with pytest.raises(SessionError, match=r"No space left on device.*previous file is unchanged"):
         save_session(path, changed)
     assert _snapshot(path) == before
@@ -259,7 +259,7 @@ def test_read_only_folder_as_root_is_simulated(model_results, tmp_path, monkeypa
     def read_only(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(session.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", read_only)
     with pytest.raises(SessionError, match=r"Permission denied.*previous file is unchanged"):
         save_session(path, changed)
     assert _snapshot(path) == before
@@ -316,20 +316,20 @@ def test_autosave_and_recovery(model_results, tmp_path):
     path = tmp_path / "work.h5"
     state = _full_session(model_results["float32"], tmp_path)
     save_session(path, state)
-    assert session.recovery_candidate(path) is None
+    assert autosave.recovery_candidate(path) is None
     state.model_mutants["missing_square"] = True
-    written = session.write_autosave(state, path)
+    written = autosave.write_autosave(state, path)
     assert written == tmp_path / ".work.autosave.h5"
     os.utime(written, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
-    assert session.recovery_candidate(path) == written
+    assert autosave.recovery_candidate(path) == written
     recovered = load_session(written)
     assert recovered.model_mutants["missing_square"] is True
     assert load_session(path).model_mutants["missing_square"] is False  # the file is untouched
-    session.discard_autosave(path)
-    assert session.recovery_candidate(path) is None
-    untitled = session.write_autosave(state, None, cache_dir=tmp_path / "cache")
+    autosave.discard_autosave(path)
+    assert autosave.recovery_candidate(path) is None
+    untitled = autosave.write_autosave(state, None, cache_dir=tmp_path / "cache")
     assert untitled == tmp_path / "cache" / "untitled.autosave.h5"
-    assert session.recovery_candidate(None, cache_dir=tmp_path / "cache") == untitled
+    assert autosave.recovery_candidate(None, cache_dir=tmp_path / "cache") == untitled
 
 
 def test_outputs_are_stored_in_the_dtype_when_exact_else_float64(model_results, tmp_path):
@@ -344,5 +344,5 @@ def test_outputs_are_stored_in_the_dtype_when_exact_else_float64(model_results, 
         assert root["results/tiled/y"].dtype == np.float64
         assert root["results/tiled/y"].attrs["dtype"] == "float64"
     loaded = load_session(path)
-    assert session.session_differences(state, loaded) == []
+    assert diff.session_differences(state, loaded) == []
     assert loaded.results.tiled_y[0, 0] == 0.1

@@ -1,4 +1,4 @@
-"""Shared results for the inspector core tests: one real check, computed once per session."""
+"""Shared results for the records tests: one real check, computed once per session."""
 
 from __future__ import annotations
 

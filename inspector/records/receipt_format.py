@@ -1,0 +1,209 @@
+"""What a receipt is on disk: its names, its schema, its input hashes and the two parsers.
+
+``receipt.json`` is the exact record, validated against ``resources/receipt.schema.json``
+(JSON Schema draft 2020-12) on every write and every reparse; ``receipt.csv`` has a header and
+one line per row (:data:`ROW_FIELDS`). The public names are re-exported by
+:mod:`inspector.records.receipt`; the builders, the export proof and ``verify`` read them here.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oracle.dtypes import bfloat16_bits
+
+SCHEMA_VERSION = 1
+FORMAT = "rmsnorm-inspector receipt"
+JSON_NAME = "receipt.json"
+CSV_NAME = "receipt.csv"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "resources" / "receipt.schema.json"
+
+#: CSV columns, in order; the same keys as each entry of the JSON ``rows`` list.
+ROW_FIELDS: tuple[str, ...] = (
+    "index",
+    "width",
+    "block",
+    "valid_lanes",
+    "masked_lanes",
+    "sum_squares",
+    "mean_square",
+    "rrms",
+    "tiled_sum_squares",
+    "tiled_mean_square",
+    "tiled_rrms",
+    "max_abs_error",
+    "max_rel_error",
+)
+INT_ROW_FIELDS = frozenset({"index", "width", "block", "valid_lanes", "masked_lanes"})
+
+HASH_METHOD = (
+    "sha256 over the logical rows x width values (row-major, no stride padding) cast to the "
+    "declared dtype, little-endian: float32 -> 4-byte IEEE binary32, float16 -> 2-byte IEEE "
+    "binary16, bfloat16 -> the 2-byte bit pattern (upper half of binary32). The values in "
+    "'x'/'weight' are exact in that dtype, so the cast is lossless and anyone can recompute it."
+)
+
+
+class ReceiptError(Exception):
+    """A receipt could not be built, validated, written or read."""
+
+
+def values_sha256(values: Any, dtype: str) -> str:
+    """sha256 of ``values`` as the declared dtype's little-endian bytes (see :data:`HASH_METHOD`).
+
+    Args:
+        values: numbers exactly representable in ``dtype`` (any shape; row-major order).
+        dtype: "float32" | "float16" | "bfloat16".
+
+    Returns:
+        Hex digest.
+
+    Raises:
+        ValueError: for an unknown dtype.
+    """
+    array = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    if dtype == "float32":
+        raw = array.astype("<f4").tobytes()
+    elif dtype == "float16":
+        raw = array.astype("<f2").tobytes()
+    elif dtype == "bfloat16":
+        raw = bfloat16_bits(array).astype("<u2").tobytes()
+    else:
+        raise ValueError(f"dtype: {dtype!r} is not one of float32, float16, bfloat16")
+    return hashlib.sha256(raw).hexdigest()
+
+
+# ----------------------------------------------------------------------------- schema
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict[str, Any]:
+    """The receipt JSON Schema (draft 2020-12) from ``resources/``.
+
+    Raises:
+        ReceiptError: the schema file cannot be read or is not JSON.
+    """
+    try:
+        return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ReceiptError(f"cannot read the receipt schema {SCHEMA_PATH}: {exc}") from None
+
+
+def schema_errors(receipt: Any) -> list[str]:
+    """Every schema violation as "path: message" (empty when valid).
+
+    ``input.x`` is checked by a plain loop against exactly what the schema says of it (an array
+    of non-empty arrays of numbers): the same verdict as jsonschema, which needs ~20 s for the
+    largest problem's 4M values, in a fraction of a second. The rest goes through jsonschema.
+    """
+    import jsonschema
+
+    document = receipt
+    matrix_problems: list[str] = []
+    section = receipt.get("input") if isinstance(receipt, dict) else None
+    x_values = section.get("x") if isinstance(section, dict) else None
+    if isinstance(x_values, list) and len(x_values) > 1:
+        matrix_problems = _matrix_errors(x_values)
+        document = {**receipt, "input": {**section, "x": x_values[:1]}}
+    validator = jsonschema.Draft202012Validator(load_schema())
+    problems = []
+    for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        problems.append(f"{where}: {error.message}")
+    return problems + matrix_problems
+
+
+def _matrix_errors(x_values: list[Any]) -> list[str]:
+    """The schema's rule for input.x (non-empty arrays of JSON numbers), as a fast loop."""
+    problems = []
+    for index, row in enumerate(x_values):
+        if not isinstance(row, list):
+            problems.append(f"input/x/{index}: {row!r} is not of type 'array'")
+        elif not row:
+            problems.append(f"input/x/{index}: [] should be non-empty")
+        elif not all(type(value) is float or type(value) is int for value in row):
+            column = next(c for c, v in enumerate(row) if not (type(v) is float or type(v) is int))
+            problems.append(f"input/x/{index}/{column}: {row[column]!r} is not of type 'number'")
+    return problems
+
+
+def validate_receipt(receipt: Any) -> None:
+    """Raise :class:`ReceiptError` naming the first schema violation(s).
+
+    Raises:
+        ReceiptError: ``receipt`` does not match the schema.
+    """
+    problems = schema_errors(receipt)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ReceiptError(f"receipt does not match its schema: {problems[0]}{more}")
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def read_json(path: Path) -> tuple[Any, list[str]]:
+    """Parse a receipt JSON file strictly (no NaN/Infinity literals).
+
+    Returns:
+        (data or None, problems).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [f"{path.name}: not UTF-8 text ({exc.reason})"]
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return None, [f"{path.name}: not valid JSON: {exc}"]
+    return data, []
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[dict[str, float]], list[str]]:
+    """Parse a receipt CSV with the csv module.
+
+    Returns:
+        (header, rows as numbers, problems).
+    """
+    problems: list[str] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return [], [], [f"{path.name}: not UTF-8 text ({exc.reason})"]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    lines = [line for line in reader if line]
+    if not lines:
+        return [], [], [f"{path.name}: empty, expected a header line"]
+    header, body = lines[0], lines[1:]
+    rows: list[dict[str, float]] = []
+    for number, line in enumerate(body, start=2):
+        if len(line) != len(header):
+            problems.append(
+                f"{path.name} line {number}: {len(line)} cells, header has {len(header)}"
+            )
+            continue
+        row: dict[str, float] = {}
+        for name, cell in zip(header, line, strict=False):
+            try:
+                row[name] = float(cell)
+            except ValueError:
+                problems.append(
+                    f"{path.name} line {number}, column {name}: {cell!r} is not a number"
+                )
+        rows.append(row)
+    return header, rows, problems

@@ -1,0 +1,240 @@
+"""HDF5 session files: one inspection (input, results, toggles, timings, receipts) per ``.h5``.
+
+Layout (``SCHEMA_VERSION`` 1)::
+
+    /                     attrs: format, schema_version, created, tool
+    /problem              attrs: dtype, eps, row_stride, rows, width, name
+      x, weight           stored in the declared dtype, exactly: float32 / float16 datasets, or
+                          for bfloat16 the uint16 bit patterns; attr ``dtype`` names it
+    /mutants              model_names, model_on, kernel_names, kernel_on (the GUI's toggles)
+    /results              (optional) attrs: mode, device, kernel_note, errors_source, passed,
+                          failures (JSON list)
+      scalar/             sum_squares, mean_square, rrms (float64), y
+      tiled/              sum_squares, mean_square, rrms (float32), y; attrs block, poison
+      kernel/             (optional) y, oob_addresses int64; attrs mode, device, block,
+                          num_warps
+                          (every y is stored in the problem's dtype like x when that is exact,
+                          else float64; its attr ``dtype`` says which)
+      row_max_abs, row_max_rel          per row, the implementation under test vs scalar
+      kill_matrix/<target>/             mutants, fixtures, categories, expected,
+                                        baseline_actual, baseline_passed, detected (M x F)
+    /bench                samples: one dataset per key (attr ``key``), raw distributions;
+                          attr ``meta`` (JSON)
+    /compile              dataset ``json`` (compile facts and IR texts)
+    /versions             dataset ``json``
+    /receipts             datasets ``json``, ``csv``: the receipts exactly as written
+                          (long texts are gzip-compressed UTF-8 byte datasets, attr encoding)
+      history/NNNN        attrs kind ("first_pass" | "counterexample"), created, reason;
+                          datasets json, csv
+
+The first 512 bytes are the HDF5 user block (HDF5 ignores it); it holds the *seal*
+(:mod:`inspector.records.seal`): a magic line, ``schema_version``, ``payload_bytes`` and
+``payload_sha256`` of everything after it. A reader checks the seal before HDF5 parses anything:
+a truncated or corrupted file is refused with a clear message instead of reaching HDF5 (which
+can hang on damaged metadata).
+
+Writes are atomic (:func:`inspector.records.atomic.atomic_write`): a temp file in the same
+folder, sealed, fsynced, then renamed. Reads open the file read-only and refuse (with
+:class:`SessionError`) anything that is not a complete session of a schema this code knows;
+they never modify the file. The groups are written and read by
+:mod:`inspector.records.session_layout`; the data classes live in
+:mod:`inspector.records.session_data` and are re-exported here.
+
+Qt-free: numpy, h5py and the oracle only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from inspector.records.atomic import atomic_write
+from inspector.records.hdf5 import Damaged
+from inspector.records.seal import (
+    USERBLOCK_SIZE,
+    Seal,
+    payload_problem,
+    read_seal,
+    write_seal,
+)
+from inspector.records.session_data import (
+    KillTable,
+    ReceiptRecord,
+    Session,
+    SessionResults,
+    now,
+)
+from inspector.records.session_layout import read_layout, write_layout
+from oracle.spec import ValidationError
+
+__all__ = [
+    "MIN_SCHEMA_VERSION",
+    "SCHEMA_VERSION",
+    "SESSION_FORMAT",
+    "KillTable",
+    "ReceiptRecord",
+    "Session",
+    "SessionError",
+    "SessionResults",
+    "load_session",
+    "save_session",
+]
+
+SESSION_FORMAT = "rmsnorm-inspector session"
+#: Written by this code. Readers accept MIN_SCHEMA_VERSION..SCHEMA_VERSION and refuse newer
+#: files. Version 1 is the first layout; when it changes, bump this, keep a reader for the old
+#: layout (a migration step) and commit an old file for the migration test.
+SCHEMA_VERSION = 1
+MIN_SCHEMA_VERSION = 1
+TOOL = "rmsnorm-inspector"
+
+
+class SessionError(Exception):
+    """A session file could not be opened or saved; the message says which file and why."""
+
+
+def save_session(path: str | os.PathLike[str], session: Session) -> None:
+    """Write ``session`` to ``path`` atomically.
+
+    A temp file in the same folder is written, sealed, fsynced and renamed over ``path``; on
+    any failure the temp file is removed and an existing ``path`` is left exactly as it was.
+
+    Args:
+        path: the ``.h5`` file to (over)write.
+        session: what to save; its problem must be valid.
+
+    Raises:
+        SessionError: the session is invalid, or the file cannot be written (and why).
+    """
+    target = Path(path)
+    try:
+        session.problem()
+    except ValidationError as exc:
+        raise SessionError(f"cannot save session to {target}: invalid input: {exc}") from None
+    folder = target.parent
+    if not folder.is_dir():
+        raise SessionError(f"cannot save session to {target}: folder {folder} does not exist")
+    if target.is_dir():
+        raise SessionError(f"cannot save session to {target}: it is a folder")
+    version = SCHEMA_VERSION
+
+    def write(temp: Path) -> None:
+        import h5py
+
+        with h5py.File(temp, "w", userblock_size=USERBLOCK_SIZE) as root:
+            root.attrs["format"] = SESSION_FORMAT
+            root.attrs["schema_version"] = version
+            root.attrs["created"] = now()
+            root.attrs["tool"] = TOOL
+            write_layout(root, session)
+            root.flush()
+        write_seal(temp, version)
+
+    try:
+        atomic_write(target, write)
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        previous = "; the previous file is unchanged" if target.exists() else ""
+        raise SessionError(f"cannot save session to {target}: {reason}{previous}") from None
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Open a session file read-only and return its contents.
+
+    Args:
+        path: an ``.h5`` file written by :func:`save_session`.
+
+    Returns:
+        The session (its problem re-validated).
+
+    Raises:
+        SessionError: missing, not HDF5, truncated or corrupted, not ours, written by a newer
+            schema, or with datasets missing or inconsistent. The file is never modified.
+    """
+    source = Path(path)
+    where = f"cannot open session {source}"
+    if not source.is_file():
+        raise SessionError(f"{where}: no such file")
+    import h5py
+
+    try:
+        seal = read_seal(source)
+        if seal is None:
+            is_hdf5 = h5py.is_hdf5(str(source))
+        else:
+            _check_seal(source, seal, where)
+    except OSError as exc:
+        raise SessionError(f"{where}: {exc.strerror or exc}") from None
+    if seal is None:
+        if not is_hdf5:
+            raise SessionError(f"{where}: not an HDF5 file (foreign, truncated or corrupted)")
+        raise SessionError(
+            f"{where}: an HDF5 file, but not an RMSNorm inspector session "
+            "(no session header; foreign, or its header is damaged)"
+        )
+    try:
+        with h5py.File(source, "r", locking=False) as root:
+            _check_root(root, where)
+            session = read_layout(root)
+    except SessionError:
+        raise
+    except Damaged as exc:
+        raise SessionError(f"{where}: damaged session: {exc}") from None
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
+        raise SessionError(
+            f"{where}: truncated or corrupted ({type(exc).__name__}: {exc})"
+        ) from None
+    try:
+        session.problem()
+    except ValidationError as exc:
+        raise SessionError(f"{where}: invalid stored input: {exc}") from None
+    return session
+
+
+def _version_problem(version: int) -> str | None:
+    """Why this program cannot read a file of schema ``version``, or None when it can."""
+    if version > SCHEMA_VERSION:
+        return (
+            f"written by a newer version (schema {version}; this program reads up to "
+            f"{SCHEMA_VERSION}); update the inspector"
+        )
+    if version < MIN_SCHEMA_VERSION:
+        return (
+            f"schema {version} is older than any this program reads "
+            f"({MIN_SCHEMA_VERSION}..{SCHEMA_VERSION})"
+        )
+    return None
+
+
+def _check_seal(source: Path, fields: dict[str, str], where: str) -> None:
+    """Refuse a newer/older schema, a truncated or a corrupted file, before HDF5 reads it."""
+    try:
+        seal = Seal.from_fields(fields)
+    except (KeyError, ValueError):
+        raise SessionError(f"{where}: its header is damaged") from None
+    problem = _version_problem(seal.schema_version) or payload_problem(source, seal)
+    if problem is not None:
+        raise SessionError(f"{where}: {problem}")
+
+
+def _check_root(root: Any, where: str) -> None:
+    """Refuse an HDF5 file whose root attributes are not those of a session this code reads."""
+    kind = root.attrs.get("format")
+    if isinstance(kind, bytes):
+        kind = kind.decode("utf-8", "replace")
+    if kind != SESSION_FORMAT:
+        raise SessionError(
+            f"{where}: an HDF5 file, but not an RMSNorm inspector session "
+            f"(format attribute {kind!r}, expected {SESSION_FORMAT!r})"
+        )
+    version = root.attrs.get("schema_version")
+    if isinstance(version, np.generic):
+        version = version.item()
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionError(f"{where}: schema_version {version!r} is not valid")
+    problem = _version_problem(version)
+    if problem is not None:
+        raise SessionError(f"{where}: {problem}")
