@@ -34,7 +34,8 @@ from PySide6.QtWidgets import (
 
 from inspector import worker as jobs
 from inspector.models import kill_matrix_from_table
-from inspector.widgets import data, dialogs
+from inspector import viewdata as data
+from inspector.widgets import dialogs
 from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
 from inspector.widgets.compiler_view import CompilerView
 from inspector.widgets.history_view import HistoryView

@@ -365,7 +365,7 @@ def analysis_job(problem: Problem, mutant: str | None, lut: np.ndarray | None = 
         image = None
         if lut is not None:
             yield (2, total, "lane grid image")
-            from inspector.widgets import data
+            from inspector import viewdata as data
 
             image = data.lane_image(model, lut)
         yield (problem, mutant, reference, model, errors, image)

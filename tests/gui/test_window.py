@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.widgets import data
+from inspector import viewdata
 from oracle import compare as cmp
 from oracle import scalar, tiled
 from oracle.mutants import MODEL_MUTANTS
@@ -80,10 +80,10 @@ def test_each_mutant_toggle_changes_table_grid_and_stepper(
 
 
 def test_masked_tail_mutant_colours_poison_lanes(qtbot, window) -> None:
-    assert not (window.grid.image.states == data.POISON_IN).any()
+    assert not (window.grid.image.states == viewdata.POISON_IN).any()
     window.mutant_panel.set_current("masked_tail_inclusion")
     states = window.grid.image.states
-    assert (states[:, window.problem.width :] == data.POISON_IN).all()
+    assert (states[:, window.problem.width :] == viewdata.POISON_IN).all()
     assert "poison" in window.grid.counts.text()
 
 
@@ -198,7 +198,7 @@ def test_large_problem_is_analysed_off_the_gui_thread_and_downsampled(qtbot, win
         # event is done, so that nothing on the GUI thread competes with it for the GIL).
         assert window.runner.busy or window._analysis_scheduled
     assert window.tiled.lanes.shape == (300, 1024)
-    image = data.lane_image(window.tiled, window.grid._lut, max_cells=4096)
+    image = viewdata.lane_image(window.tiled, window.grid._lut, max_cells=4096)
     assert image.downsampled
     assert image.rgba.shape[0] * image.rgba.shape[1] <= 4096
 

@@ -160,7 +160,7 @@ def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
     assert outcome.mutant == "unmasked_store"
     assert outcome.oob_addresses
     states = window.grid.image.states
-    from inspector.widgets import data
+    from inspector import viewdata as data
 
     assert (states == data.OOB_WRITE).any()
     assert "OOB writes <b>0</b>" not in window.grid.counts.text()

@@ -1,4 +1,5 @@
-"""Qt-free view data: lane states and images, reduction steps, row-table columns.
+"""Qt-free view data: lane states and images, reduction steps, row-table columns, compiler
+output.
 
 Everything here is numpy over the oracle's results, so it is tested without a window; the
 widgets only draw what these functions return.
@@ -7,6 +8,7 @@ widgets only draw what these functions return.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -431,3 +433,27 @@ def row_columns(
         ),
     ]
     return columns
+
+
+# ----------------------------------------------------------------------- compiler output
+
+COMPILE_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+
+
+def normalize_compile_info(info: Any) -> dict[str, Any]:
+    """One shape of dict from a ``CompileInfo``, its dict, or the pipeline's compile summary.
+
+    Returns:
+        The facts, with every stage's text under ``texts`` ({} for None).
+    """
+    if info is None:
+        return {}
+    if hasattr(info, "to_dict"):
+        info = info.to_dict()
+    info = dict(info)
+    texts = dict(info.get("texts") or {})
+    for stage in COMPILE_STAGES:
+        if info.get(stage):
+            texts[stage] = info[stage]
+    info["texts"] = texts
+    return info
