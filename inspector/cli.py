@@ -232,6 +232,19 @@ def _build_problem(args: argparse.Namespace) -> Any:
 
     dtype = args.dtype if args.dtype is not None else "float32"
     eps = args.eps if args.eps is not None else DEFAULT_EPS
+
+    def with_weight(x: Any, name: str, rows: Any = None, width: Any = None) -> Any:
+        return make_problem(
+            x,
+            args.weight,
+            eps=eps,
+            dtype=dtype,
+            row_stride=args.row_stride,
+            rows=rows,
+            width=width,
+            name=name,
+        )
+
     if args.fixture is not None:
         clashes = [
             f"--{name.replace('_', '-')}"
@@ -257,16 +270,7 @@ def _build_problem(args: argparse.Namespace) -> Any:
             raise ValidationError(
                 "weight", None, "width values", "weight: missing; --x needs --weight (width values)"
             )
-        return make_problem(
-            args.x,
-            args.weight,
-            eps=eps,
-            dtype=dtype,
-            row_stride=args.row_stride,
-            rows=args.rows,
-            width=args.width,
-            name="command line",
-        )
+        return with_weight(args.x, "command line", rows=args.rows, width=args.width)
     synthetic = synthetic_problem(
         args.rows if args.rows is not None else DEFAULT_ROWS,
         args.width if args.width is not None else DEFAULT_WIDTH,
@@ -277,14 +281,7 @@ def _build_problem(args: argparse.Namespace) -> Any:
     )
     if args.weight is None:
         return synthetic
-    return make_problem(
-        synthetic.x,
-        args.weight,
-        eps=eps,
-        dtype=dtype,
-        row_stride=args.row_stride,
-        name=synthetic.name + " with given weights",
-    )
+    return with_weight(synthetic.x, synthetic.name + " with given weights")
 
 
 def _check_writable_folder(field: str, folder: Path) -> None:

@@ -221,6 +221,19 @@ class ReductionStep:
     lines: tuple[float, ...] = ()  # horizontal guides drawn over ``values``
 
 
+def _reference_rrms_note(rrms: float, reference: ScalarResult | None, row: int) -> str:
+    """The scalar reference's rrms of ``row`` and how far the model's is from it."""
+    if reference is None:
+        return ""
+    ref_rrms = float(reference.rrms[row])
+    rel = abs(rrms - ref_rrms) / abs(ref_rrms) if ref_rrms else abs(rrms - ref_rrms)
+    ok = rel <= cmp.INTERMEDIATE_TOLERANCE.rtol
+    return (
+        f"; scalar reference rrms = {ref_rrms:.9g}, relative difference {rel:.2e} "
+        f"({'within' if ok else 'OUTSIDE'} {cmp.INTERMEDIATE_TOLERANCE.rtol:g})"
+    )
+
+
 def reduction_steps(
     problem: Problem, tiled: TiledResult, row: int, reference: ScalarResult | None = None
 ) -> list[ReductionStep]:
@@ -320,15 +333,7 @@ def reduction_steps(
         )
     )
     rrms = float(tiled.rrms[row])
-    ref_note = ""
-    if reference is not None:
-        ref_rrms = float(reference.rrms[row])
-        rel = abs(rrms - ref_rrms) / abs(ref_rrms) if ref_rrms else abs(rrms - ref_rrms)
-        ok = rel <= cmp.INTERMEDIATE_TOLERANCE.rtol
-        ref_note = (
-            f"; scalar reference rrms = {ref_rrms:.9g}, relative difference {rel:.2e} "
-            f"({'within' if ok else 'OUTSIDE'} {cmp.INTERMEDIATE_TOLERANCE.rtol:g})"
-        )
+    ref_note = _reference_rrms_note(rrms, reference, row)
     steps.append(
         ReductionStep(
             "rsqrt",
