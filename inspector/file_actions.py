@@ -73,6 +73,7 @@ class SessionFiles(QObject):
         self.state.dirty = False
 
     def open_session_dialog(self) -> None:
+        """File → Open: ask (after unsaved work is dealt with), then open."""
         if not self.confirm_discard():
             return
         path = dialogs.choose_open_file(self.window, "Open session", "Sessions (*.h5 *.hdf5)")
@@ -121,11 +122,13 @@ class SessionFiles(QObject):
         return True
 
     def save_session(self) -> bool:
+        """File → Save: the session file, or Save As for an untitled inspection."""
         if not self.state.session_path:
             return self.save_session_as()
         return self.write_session(self.state.session_path)
 
     def save_session_as(self) -> bool:
+        """File → Save As: ask for a path (``.h5`` added when missing), then save."""
         path = dialogs.choose_save_file(self.window, "Save session", "Sessions (*.h5)")
         if not path:
             return False
@@ -173,6 +176,7 @@ class SessionFiles(QObject):
         return str(target)
 
     def discard_autosave(self, path: str | None) -> None:
+        """Remove the autosave of ``path`` (None: of the untitled inspection), if any."""
         try:
             from inspector.session import discard_autosave
 
@@ -240,6 +244,7 @@ class SessionFiles(QObject):
     # ------------------------------------------------------------------ benchmark records
 
     def open_bench_record_dialog(self) -> None:
+        """File → Open benchmark record: ask for a ``results.json``, then show it."""
         path = dialogs.choose_open_file(
             self.window, "Open benchmark record", "Benchmark results (*.json)"
         )
@@ -282,6 +287,7 @@ class SessionFiles(QObject):
         return [str(v) for v in (value or [])]
 
     def add_recent(self, path: str) -> None:
+        """Put ``path`` first in the recent files (settings and menu)."""
         self.window.settings.setValue("recent", recent_with(self.recent_files(), path))
         self._refresh_recent_menu()
 

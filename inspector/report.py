@@ -58,10 +58,12 @@ def result_lines(result: Any) -> list[str]:
 
 
 def verdict_word(passed: bool) -> str:
+    """ "PASSED" or "FAILED"."""
     return "PASSED" if passed else "FAILED"
 
 
 def failure_lines(failures: Any) -> list[str]:
+    """One ``FAILURE:`` line per failure, as the check log lists them."""
     return [f"FAILURE: {failure}" for failure in failures]
 
 
@@ -100,6 +102,7 @@ def saved_check_lines(results: Any, matrices: list[Any]) -> list[str]:
 
 
 def saved_verdict_html(results: Any) -> str:
+    """The rich-text verdict of a check saved in a session file."""
     color = PASSED_COLOR if results.passed else FAILED_COLOR
     return (
         f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "
@@ -108,6 +111,7 @@ def saved_verdict_html(results: Any) -> str:
 
 
 def failed_verdict_html(name: str, message: str) -> str:
+    """The rich-text verdict after job ``name`` failed with ``message``."""
     return f"<b style='color:{FAILED_COLOR}'>{name} failed</b>: {message}"
 
 

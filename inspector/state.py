@@ -105,6 +105,7 @@ class StateEvents:
         self.dirty = EventEmitter("dirty")
 
     def emitters(self) -> list[EventEmitter]:
+        """Every emitter, in :attr:`NAMES` order."""
         return [getattr(self, name) for name in self.NAMES]
 
 
@@ -198,6 +199,7 @@ class InspectionState:
 
     @property
     def analysis(self) -> Analysis | None:
+        """The last analysis that was current when it arrived (maybe of an earlier problem)."""
         return self._analysis
 
     @property
@@ -258,6 +260,7 @@ class InspectionState:
         return self._session_results
 
     def set_session_results(self, results: Any) -> None:
+        """Hold the check an opened session file holds (None: it holds none)."""
         self._session_results = results
         self.events.session_results.emit(results)
 
@@ -288,6 +291,7 @@ class InspectionState:
         return self._bench
 
     def set_bench(self, bench: dict[str, Any]) -> None:
+        """Hold the rows of a benchmark run or of an opened record."""
         self._bench = bench
         self.events.bench.emit(bench)
 
@@ -302,6 +306,7 @@ class InspectionState:
         return self._compile_source
 
     def set_compile_info(self, info: Any, source: str = "") -> None:
+        """Show compiler output (any shape ``viewdata.normalize_compile_info`` takes)."""
         self._compile_info = normalize_compile_info(info)
         self._compile_source = source
         self.events.compile_info.emit(self._compile_info)
@@ -361,6 +366,7 @@ class InspectionState:
             self.events.dirty.emit(self._dirty)
 
     def mark_dirty(self, *_: Any) -> None:
+        """Something changed that no file holds yet (takes and ignores signal arguments)."""
         self.dirty = True
 
     @property
