@@ -10,11 +10,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # Qt is imported lazily: ``main.py check`` never loads it
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.window import InspectorWindow
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
 
-def _ensure_app(offscreen: bool):
+def _ensure_app(offscreen: bool) -> QApplication:
     if offscreen and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
@@ -28,7 +34,7 @@ def _ensure_app(offscreen: bool):
     return app
 
 
-def apply_style(app) -> None:
+def apply_style(app: QApplication) -> None:
     """Load ``resources/style.qss`` (missing file: Qt's default look)."""
     import pyqtgraph as pg
 
@@ -43,7 +49,7 @@ def apply_style(app) -> None:
         app.setWindowIcon(QIcon(str(icon)))
 
 
-def build_window(session_path: str | None = None):
+def build_window(session_path: str | None = None) -> InspectorWindow:
     """Create the main window (a QApplication must exist)."""
     import PySide6  # noqa: F401  (bind pyqtgraph to PySide6 first)
 
@@ -53,12 +59,12 @@ def build_window(session_path: str | None = None):
     demo = RESOURCES / "demo_session.h5"
     if session_path is None and demo.is_file():
         try:  # the bundled demo, opened untitled; the built-in fixture if it cannot be read
-            window.open_session(str(demo), interactive=False, as_template=True)
+            window.files.open_session(str(demo), interactive=False, as_template=True)
         except Exception as exc:
             window.status_line.setText(f"demo session unavailable ({exc}); showing a fixture")
     if session_path is not None:
         try:
-            window.open_session(session_path, interactive=False)
+            window.files.open_session(session_path, interactive=False)
         except Exception:
             window.shutdown()
             window.deleteLater()
@@ -66,7 +72,7 @@ def build_window(session_path: str | None = None):
     return window
 
 
-def render_screenshot(window, path: str, *, run_check: bool = True) -> None:
+def render_screenshot(window: InspectorWindow, path: str, *, run_check: bool = True) -> None:
     """Fill the views (model-side check, synchronously) and save the window as a PNG."""
     from PySide6.QtWidgets import QApplication
 
@@ -74,10 +80,12 @@ def render_screenshot(window, path: str, *, run_check: bool = True) -> None:
 
     window.show()
     QApplication.processEvents()
-    if run_check and window.problem is not None and window.session_results is None:
-        result = pipeline.run_check(window.problem, pipeline.CheckConfig(run_kernel=False))
-        window._apply_check(result)
-    window.select_row(min(1, window.problem.rows - 1) if window.problem else 0)
+    problem = window.state.problem
+    if run_check and problem is not None and window.state.session_results is None:
+        window.apply_check_result(
+            pipeline.run_check(problem, pipeline.CheckConfig(run_kernel=False))
+        )
+    window.select_row(min(1, problem.rows - 1) if problem else 0)
     window.stepper.go_to(len(window.stepper.steps) - 3)  # the rsqrt step: the row's rrms
     for _ in range(5):
         QApplication.processEvents()
@@ -106,7 +114,7 @@ def run_app(session_path: str | None = None, screenshot: str | None = None) -> i
         try:
             render_screenshot(window, screenshot)
         finally:
-            window.dirty = False
+            window.state.dirty = False
             window.shutdown()
             window.close()
             window.deleteLater()
@@ -114,5 +122,5 @@ def run_app(session_path: str | None = None, screenshot: str | None = None) -> i
     window.show()
     from PySide6.QtCore import QTimer
 
-    QTimer.singleShot(0, window.offer_recovery)  # unsaved work from a crashed run
+    QTimer.singleShot(0, window.files.offer_recovery)  # unsaved work from a crashed run
     return int(app.exec())

@@ -53,6 +53,20 @@ def _limits_text() -> str:
     return "\n".join(f"  {name:<11} {bound}" for name, bound in LIMITS.as_rows())
 
 
+def _command(
+    commands: Any, name: str, summary: str, description: str, epilog: str
+) -> argparse.ArgumentParser:
+    """One subcommand: ``summary`` in the command list; ``description`` and ``epilog`` (kept as
+    written) in its ``--help``."""
+    return commands.add_parser(
+        name,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help=summary,
+        description=description,
+        epilog=epilog,
+    )
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The whole command line (the README quotes its --help texts)."""
     prog = prog or _prog()
@@ -90,11 +104,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="{check,bench,verify,diff}")
 
-    check = commands.add_parser(
+    check = _command(
+        commands,
         "check",
-        formatter_class=formatter,
-        help="headless run of the whole proof; writes receipts",
-        description=textwrap.dedent(
+        "headless run of the whole proof; writes receipts",
+        textwrap.dedent(
             f"""\
             Validate the input, run the oracle (scalar reference + tiled lane model), the
             fixture matrix, every mutant against the model and against the real kernel
@@ -110,7 +124,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
             """
         )
         + _limits_text(),
-        epilog=textwrap.dedent(
+        textwrap.dedent(
             """\
             exit codes: 0 every fixture behaves and every mutant is killed; 1 something failed
             or survived (printed by name); 2 bad input or usage (one line naming the field,
@@ -156,11 +170,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="device benchmark (needs CUDA); see 'bench --help'",
     )
 
-    verify = commands.add_parser(
+    verify = _command(
+        commands,
         "verify",
-        formatter_class=formatter,
-        help="independent reparse and consistency check of receipts",
-        description=textwrap.dedent(
+        "independent reparse and consistency check of receipts",
+        textwrap.dedent(
             """\
             Reparse receipts written earlier, independently of the code that wrote them:
             JSON syntax and schema, schema version, x/weight sha256 recomputed from the
@@ -170,7 +184,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
             expected, and the recorded export check.
             """
         ),
-        epilog="exit codes: 0 verified; 1 a check failed (named); 2 a path cannot be read.",
+        "exit codes: 0 verified; 1 a check failed (named); 2 a path cannot be read.",
     )
     verify.add_argument("receipt_json", metavar="RECEIPT.json")
     verify.add_argument(
@@ -179,11 +193,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         nargs="?",
         help="default: the .csv beside the JSON, if there is one",
     )
-    diff = commands.add_parser(
+    diff = _command(
+        commands,
         "diff",
-        formatter_class=formatter,
-        help="compare two receipts (.json) or sessions (.h5)",
-        description=textwrap.dedent(
+        "compare two receipts (.json) or sessions (.h5)",
+        textwrap.dedent(
             """\
             Compare two receipts or sessions (a session is compared through its latest
             receipt, plus its benchmark samples): input dimensions and hashes, per-row
@@ -193,7 +207,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
             than the interquartile range recorded in the samples).
             """
         ),
-        epilog="exit codes: 0 equivalent; 1 different (each difference printed); 2 bad input.",
+        "exit codes: 0 equivalent; 1 different (each difference printed); 2 bad input.",
     )
     diff.add_argument("first", metavar="A", help="receipt.json or session.h5")
     diff.add_argument("second", metavar="B", help="receipt.json or session.h5")
@@ -218,6 +232,19 @@ def _build_problem(args: argparse.Namespace) -> Any:
 
     dtype = args.dtype if args.dtype is not None else "float32"
     eps = args.eps if args.eps is not None else DEFAULT_EPS
+
+    def with_weight(x: Any, name: str, rows: Any = None, width: Any = None) -> Any:
+        return make_problem(
+            x,
+            args.weight,
+            eps=eps,
+            dtype=dtype,
+            row_stride=args.row_stride,
+            rows=rows,
+            width=width,
+            name=name,
+        )
+
     if args.fixture is not None:
         clashes = [
             f"--{name.replace('_', '-')}"
@@ -243,16 +270,7 @@ def _build_problem(args: argparse.Namespace) -> Any:
             raise ValidationError(
                 "weight", None, "width values", "weight: missing; --x needs --weight (width values)"
             )
-        return make_problem(
-            args.x,
-            args.weight,
-            eps=eps,
-            dtype=dtype,
-            row_stride=args.row_stride,
-            rows=args.rows,
-            width=args.width,
-            name="command line",
-        )
+        return with_weight(args.x, "command line", rows=args.rows, width=args.width)
     synthetic = synthetic_problem(
         args.rows if args.rows is not None else DEFAULT_ROWS,
         args.width if args.width is not None else DEFAULT_WIDTH,
@@ -263,14 +281,7 @@ def _build_problem(args: argparse.Namespace) -> Any:
     )
     if args.weight is None:
         return synthetic
-    return make_problem(
-        synthetic.x,
-        args.weight,
-        eps=eps,
-        dtype=dtype,
-        row_stride=args.row_stride,
-        name=synthetic.name + " with given weights",
-    )
+    return with_weight(synthetic.x, synthetic.name + " with given weights")
 
 
 def _check_writable_folder(field: str, folder: Path) -> None:
@@ -343,45 +354,12 @@ class _Progress:
         print(f"[{step:>{width}}/{total}] {stage}", file=sys.stderr, flush=True)
 
 
-def _fixture_summary(kill_matrix: Any) -> str:
-    behaved = sum(o.passed for o in kill_matrix.baseline)
-    return f"{kill_matrix.target} {behaved}/{len(kill_matrix.baseline)} as expected"
-
-
 def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
+    """The check's report (``inspector.report``), then the receipt's lines and paths."""
     from inspector.records.receipt import CSV_NAME, JSON_NAME, summarize
+    from inspector.report import result_lines
 
-    problem = result.problem
-    lines = [
-        f"input: {problem.name}: {problem.rows} rows x {problem.width}, row_stride "
-        f"{problem.row_stride}, {problem.dtype}, eps {problem.eps:g}; tile {problem.block} lanes "
-        f"({problem.width} valid, {problem.block - problem.width} masked)",
-        f"kernel: {result.kernel_note}",
-        f"device: {result.device}",
-        f"tiled model vs scalar: output {result.output.describe()}",
-        f"tiled model vs scalar: mean square + rrms {result.intermediates.describe()}",
-    ]
-    if result.kernel is not None:
-        kernel = result.kernel
-        lines += [
-            f"kernel vs scalar: {kernel.comparison.describe()}",
-            f"kernel vs torch float64 rms_norm: {kernel.torch_comparison.describe()}",
-            f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
-        ]
-    matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
-    lines.append("fixtures: " + "; ".join(_fixture_summary(m) for m in matrices))
-    for kill_matrix in matrices:
-        lines += kill_matrix.summary_lines()
-    for path, path_matrix in result.kernel_path_matrices.items():
-        survivors = path_matrix.survivors
-        lines.append(
-            f"kernel layout {path}: {_fixture_summary(path_matrix)}; "
-            + (
-                f"SURVIVED: {', '.join(survivors)}"
-                if survivors
-                else f"all {len(path_matrix.mutants)} mutants killed"
-            )
-        )
+    lines = result_lines(result)
     lines += list(summarize(receipt))
     lines.append(f"receipts: {out_dir / JSON_NAME} {out_dir / CSV_NAME}")
     return lines

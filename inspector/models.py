@@ -1,6 +1,6 @@
 """Table models over plain data: the views never own numbers.
 
-* :class:`RowTableModel`: per-row intermediates (columns from ``widgets.data.row_columns``).
+* :class:`RowTableModel`: per-row intermediates (columns from ``viewdata.row_columns``).
 * :class:`KillMatrixModel`: mutants x fixtures for the model and the kernel kill matrices.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from inspector.widgets.data import RowColumn
+from inspector.viewdata import RowColumn
 from oracle.matrix import FixtureOutcome, KillMatrix
 
 Index = QModelIndex | QPersistentModelIndex

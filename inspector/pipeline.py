@@ -52,14 +52,36 @@ class CheckConfig:
 
 @dataclass(frozen=True)
 class KernelRun:
-    """The real kernel on the inspected problem, judged against two references."""
+    """One run of the real kernel (or a kernel mutant) on a problem, judged against two
+    references; :func:`run_and_judge_kernel` is the one place it is built.
 
+    Attributes:
+        problem: the problem it ran on (results for an older input are recognised by it).
+        mutant: None for the real kernel, else the kernel mutant switched on.
+        y: its output, (rows, width).
+        comparison: ``y`` against the scalar reference.
+        torch_comparison: ``y`` against ``torch.nn.functional.rms_norm`` in float64.
+        row_max_abs: per-row max abs error against the scalar reference.
+        row_max_rel: per-row max rel error against the scalar reference.
+        oob_writes: every guard element the kernel changed (``kernels.OobWrite``).
+        oob_addresses: the same stores as output addresses (row * row_stride + lane; negative
+            for the leading guard), as the lane grid draws them.
+        mode: "interpreter" or "compiled".
+        device: where it ran.
+        block: lanes per program.
+        num_warps: warps per program.
+        path: the launch layout the launcher chose.
+    """
+
+    problem: Problem
+    mutant: str | None
     y: np.ndarray
     comparison: cmp.Comparison
     torch_comparison: cmp.Comparison
     row_max_abs: np.ndarray
     row_max_rel: np.ndarray
     oob_writes: tuple[Any, ...]
+    oob_addresses: tuple[int, ...]
     mode: str
     device: str
     block: int
@@ -279,7 +301,9 @@ def check_steps(
     if kernel_ready:
         yield (step, total, f"kernel ({mode}) on the input")
         try:
-            kernel_run = _run_kernel(problem, reference.y, config)
+            kernel_run = run_and_judge_kernel(
+                problem, reference.y, poison=config.poison, device=config.device
+            )
             if not kernel_run.comparison.passed:
                 failures.append("kernel vs scalar reference: " + kernel_run.comparison.describe())
             if not kernel_run.torch_comparison.passed:
@@ -362,21 +386,44 @@ def _matrix_failures(result: matrix.KillMatrix) -> list[str]:
     return found
 
 
-def _run_kernel(problem: Problem, expected: np.ndarray, config: CheckConfig) -> KernelRun:
-    run = run_kernel_on(problem, poison=config.poison, device=config.device)
+def run_and_judge_kernel(
+    problem: Problem,
+    reference_y: np.ndarray,
+    *,
+    mutant: str | None = None,
+    poison: float = tiled.POISON,
+    device: str = "auto",
+) -> KernelRun:
+    """Run the kernel once (:func:`run_kernel_on`) and judge its output.
+
+    Args:
+        problem: a validated problem.
+        reference_y: the scalar reference's output for ``problem``.
+        mutant: None for the real kernel, else one of ``kernels.KERNEL_MUTANTS``.
+        poison: value of the guard regions and the row padding.
+        device: "auto" | "cpu" | "cuda".
+
+    Returns:
+        The run with both comparisons, the per-row errors and every out-of-bounds store.
+    """
+    run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device)
     tolerance = cmp.TOLERANCES[problem.dtype]
-    row_abs, row_rel = cmp.max_errors(run.y, expected)
+    row_abs, row_rel = cmp.max_errors(run.y, reference_y)
+    guard = int(getattr(run, "guard", 0))
     return KernelRun(
-        y=run.y,
-        comparison=cmp.compare(run.y, expected, tolerance),
+        problem=problem,
+        mutant=mutant,
+        y=np.array(run.y),
+        comparison=cmp.compare(run.y, reference_y, tolerance),
         torch_comparison=cmp.compare(run.y, torch_float64_reference(problem), tolerance),
         row_max_abs=row_abs,
         row_max_rel=row_rel,
         oob_writes=tuple(run.oob_writes),
+        oob_addresses=tuple(int(w.address) - guard for w in run.oob_writes),
         mode=run.mode,
         device=run.device,
-        block=run.block,
-        num_warps=run.num_warps,
+        block=int(run.block),
+        num_warps=int(run.num_warps),
         path=str(getattr(run, "path", "")),
     )
 

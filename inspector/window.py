@@ -1,21 +1,20 @@
-"""The main window: lays the widgets out, wires them, and routes worker results.
+"""The main window: lays the widgets out, wires them to the state, and routes job results.
 
-It stays thin: validation is the oracle's, view data comes from ``widgets.data``, long work runs
-as Qt-free jobs on the :class:`~inspector.worker.JobRunner`, files go through ``session`` /
-``receipt``, and every dialog through ``widgets.dialogs``.
+It stays thin: the inspection's state and its rules are :class:`~inspector.state.InspectionState`
+(Qt-free; the widgets render its events and user actions go through it), validation is the
+oracle's, view data comes from :mod:`inspector.viewdata`, long work runs as Qt-free jobs
+(:mod:`inspector.jobs`) on the :class:`~inspector.worker.JobRunner`, the report text is
+:mod:`inspector.report`'s, and files go through :class:`~inspector.file_actions.SessionFiles`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
@@ -32,58 +31,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector import worker as jobs
+from inspector import jobs, report, viewdata
+from inspector.file_actions import AUTOSAVE_MS, SessionFiles
+from inspector.menus import build_menus
 from inspector.models import kill_matrix_from_table
-from inspector.widgets import data, dialogs
+from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
 from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
 from inspector.widgets.compiler_view import CompilerView
 from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
 from inspector.widgets.lane_grid import LaneGrid
-from inspector.widgets.mutants import KERNEL_ONLY, MutantPanel
+from inspector.widgets.mutants import MutantPanel
 from inspector.widgets.stepper import ReductionStepper
 from inspector.widgets.tables import KillMatrixView, RowTable
-from oracle import scalar, tiled
-from oracle.compare import max_errors
-from oracle.mutants import MODEL_MUTANTS
-from oracle.scalar import ScalarResult
-from oracle.spec import Problem
-from oracle.tiled import TiledResult
-
-#: Problems up to this many elements (rows * row_stride) are analysed on the GUI thread
-#: (a few ms); bigger ones go to the worker so the window never freezes.
-SYNC_ELEMENTS = 1 << 16
-MAX_RECENT = 8
-AUTOSAVE_MS = 60_000
-DEMO_FIXTURE = "padded_row_stride"
+from inspector.worker import JobRunner
 
 
-@functools.lru_cache(maxsize=1)
-def kernel_environment() -> dict[str, Any]:
-    """Mode, device and versions of the kernel floor (imported once, on the GUI thread, so a
-    later run never stalls the window on torch's import)."""
-    try:
-        import kernels
-
-        return {
-            "available": True,
-            "mode": kernels.MODE,
-            "reason": getattr(kernels, "MODE_REASON", ""),
-            "device": kernels.device_description(),
-            "versions": dict(kernels.versions()),
-        }
-    except Exception as exc:  # the window still works on the oracle alone
-        return {
-            "available": False,
-            "mode": "unavailable",
-            "reason": f"{type(exc).__name__}: {exc}",
-            "device": "no kernel floor",
-            "versions": {},
-        }
-
-
-def _bench_available() -> tuple[bool, str]:
-    env = kernel_environment()
+def _bench_available(env: dict[str, Any]) -> tuple[bool, str]:
     if env["mode"] != "compiled":
         return False, INTERPRETER_NOTE
     try:
@@ -94,7 +58,15 @@ def _bench_available() -> tuple[bool, str]:
 
 
 class InspectorWindow(QMainWindow):
-    """RMSNorm Kernel Inspector main window."""
+    """RMSNorm Kernel Inspector main window.
+
+    Attributes:
+        state: the inspection (:class:`~inspector.state.InspectionState`).
+        runner: the worker thread's owner; one job at a time.
+        files: sessions, receipts, benchmark records, recent files.
+        menus: the menu actions.
+        env: the kernel floor's mode, device and versions (``jobs.kernel_environment``).
+    """
 
     def __init__(
         self,
@@ -109,43 +81,31 @@ class InspectorWindow(QMainWindow):
         self.setWindowTitle("RMSNorm Kernel Inspector")
         self.resize(1500, 940)
         self.settings = settings or QSettings("rmsnorm-inspector", "inspector")
-        self.runner = jobs.JobRunner(self)
-        self.problem: Problem | None = None
-        self.reference: ScalarResult | None = None
-        self.tiled: TiledResult | None = None
-        self._analysed_problem: Problem | None = None
-        self._model_image: tuple[TiledResult, Any] | None = None
-        self.kernel_outcome: jobs.KernelOutcome | None = None
-        self.check_result: Any = None
-        self.session_results: Any = None
-        self.bench_results: dict[str, Any] | None = None
-        self._model_errors: tuple[np.ndarray, np.ndarray] | None = None
-        self.compile_cache: dict[tuple[str, int, str | None], dict[str, Any]] = {}
-        self.session_path: str | None = None
-        self.dirty = False
+        self.state = InspectionState()
+        self.runner = JobRunner(self)
+        self.env = jobs.kernel_environment()
         self._pending_analysis = False
         self._analysis_scheduled = False
-        self._bench_records: list[dict[str, Any]] = []
         self._closed = False
-        self.autosave_dir = autosave_dir
         self._job_state: dict[str, str] = {}
-        self.env = kernel_environment()
 
         self._build()
+        self.menus = build_menus(self)
+        self.files = SessionFiles(self, autosave_dir, autosave_ms)
         self._wire()
         # Everything alive now (torch, triton, Qt wrappers) leaves the cyclic collector's
         # generations: a full collection triggered in the worker would otherwise walk it all
         # while holding the GIL and pause this thread for ~100 ms.
         gc.freeze()
-        self._autosave_timer = QTimer(self)
-        self._autosave_timer.setInterval(autosave_ms)
-        self._autosave_timer.timeout.connect(self.autosave)
-        if autosave_ms > 0:
-            self._autosave_timer.start()
         if demo:
             self.input_panel.load_fixture(DEMO_FIXTURE)
-            self.dirty = False
-            self._update_title()
+            self.state.dirty = False
+            self._show_title()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`shutdown` ran (no more jobs, autosaves or results)."""
+        return self._closed
 
     # ================================================================ layout
 
@@ -189,7 +149,7 @@ class InspectorWindow(QMainWindow):
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
 
-        bench_ok, bench_reason = _bench_available()
+        bench_ok, bench_reason = _bench_available(self.env)
         self.bench_button.setEnabled(bench_ok)
         if not bench_ok:
             self.bench_button.setText(f"Benchmark ({bench_reason})")
@@ -262,40 +222,12 @@ class InspectorWindow(QMainWindow):
         self.statusBar().addWidget(self.status_line, 1)
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().addPermanentWidget(self.versions_label)
-        self._build_menus()
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.new_action = QAction("&New", self, shortcut=QKeySequence.StandardKey.New)
-        self.open_action = QAction("&Open…", self, shortcut=QKeySequence.StandardKey.Open)
-        self.save_action = QAction("&Save", self, shortcut=QKeySequence.StandardKey.Save)
-        self.save_as_action = QAction("Save &As…", self, shortcut=QKeySequence.StandardKey.SaveAs)
-        self.export_action = QAction("&Export receipts…", self)
-        self.open_bench_action = QAction("Open &benchmark record…", self)
-        self.quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        for action in (self.new_action, self.open_action):
-            file_menu.addAction(action)
-        file_menu.addMenu(self.recent_menu)
-        for action in (self.save_action, self.save_as_action):
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.open_bench_action)
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        run_menu = self.menuBar().addMenu("&Run")
-        self.check_action = QAction("Run &check", self, shortcut="Ctrl+R")
-        self.kernel_action = QAction("Run &kernel", self, shortcut="Ctrl+K")
-        self.cancel_action = QAction("&Cancel", self, shortcut="Esc")
-        for action in (self.check_action, self.kernel_action, self.cancel_action):
-            run_menu.addAction(action)
-        self._refresh_recent()
 
     def _wire(self) -> None:
-        self.input_panel.problem_changed.connect(self._on_problem)
-        self.input_panel.edited.connect(self._mark_dirty)
-        self.mutant_panel.mutant_changed.connect(self._on_mutant)
+        menus, files, runner = self.menus, self.files, self.runner
+        self.input_panel.problem_changed.connect(self.state.set_problem)
+        self.input_panel.edited.connect(self.state.mark_dirty)
+        self.mutant_panel.mutant_changed.connect(self.state.set_mutant)
         self.grid.row_selected.connect(self.select_row)
         self.row_table.row_selected.connect(self.select_row)
         self.stepper.step_changed.connect(self._on_step)
@@ -303,50 +235,172 @@ class InspectorWindow(QMainWindow):
         self.run_check_button.clicked.connect(self.run_check)
         self.run_kernel_button.clicked.connect(self.run_kernel)
         self.bench_button.clicked.connect(self.run_benchmark)
-        self.bench_view.open_button.clicked.connect(self.open_bench_record_dialog)
-        self.open_bench_action.triggered.connect(self.open_bench_record_dialog)
-        self.cancel_button.clicked.connect(self.runner.cancel)
-        self.check_action.triggered.connect(self.run_check)
-        self.kernel_action.triggered.connect(self.run_kernel)
-        self.cancel_action.triggered.connect(self.runner.cancel)
-        self.new_action.triggered.connect(self.new_session)
-        self.open_action.triggered.connect(self.open_session_dialog)
-        self.save_action.triggered.connect(self.save_session)
-        self.save_as_action.triggered.connect(self.save_session_as)
-        self.export_action.triggered.connect(self.export_receipts)
-        self.quit_action.triggered.connect(self.close)
-        self.runner.progress.connect(self._on_progress)
-        self.runner.result.connect(self._on_result)
-        self.runner.failed.connect(self._on_failed)
-        self.runner.busy_changed.connect(self._on_busy)
-        self.runner.finished.connect(self._on_finished)
+        self.bench_view.open_button.clicked.connect(files.open_bench_record_dialog)
+        self.cancel_button.clicked.connect(runner.cancel)
+        for action, slot in (
+            (menus.open_bench, files.open_bench_record_dialog),
+            (menus.check, self.run_check),
+            (menus.kernel, self.run_kernel),
+            (menus.cancel, runner.cancel),
+            (menus.new, files.new_session),
+            (menus.open, files.open_session_dialog),
+            (menus.save, files.save_session),
+            (menus.save_as, files.save_session_as),
+            (menus.export, files.export_receipts),
+            (menus.quit, self.close),
+        ):
+            action.triggered.connect(slot)
+        runner.progress.connect(self._on_progress)
+        runner.result.connect(self._on_result)
+        runner.failed.connect(self._on_failed)
+        runner.busy_changed.connect(self._on_busy)
+        runner.finished.connect(self._on_finished)
+        events = self.state.events
+        events.problem.connect(self._on_problem)
+        events.mutant.connect(self._on_mutant)
+        events.analysis.connect(self._on_analysis)
+        events.kernel_run.connect(self._on_kernel_run)
+        events.check_result.connect(self._on_check_result)
+        events.session_results.connect(self._on_session_results)
+        events.bench.connect(self._on_bench)
+        events.compile_info.connect(self._on_compile_info)
+        events.session.connect(self.refresh_history)
+        events.session_path.connect(self._show_title)
+        events.dirty.connect(self._show_title)
 
-    # ================================================================ problem & analysis
+    # ================================================================ state -> views
 
-    def _on_problem(self, problem: Problem | None) -> None:
-        self.problem = problem
+    def _show_title(self, *_: Any) -> None:
+        self.setWindowTitle(self.state.title)
+
+    def _on_problem(self, event: Event) -> None:
         self._update_run_enabled()
-        if problem is None:
+        if event.value is None:
             self.status_line.setText("Invalid input: " + str(self.input_panel.error or ""))
             return
-        self.kernel_outcome = None
-        self.check_result = None
-        self.session_results = None
         self.verdict.setText("Input changed: run the check.")
         self.kill_view.set_matrices([])
         self.analyze()
 
+    def _on_mutant(self, event: Event) -> None:
+        mutant = event.value
+        self.mutant_panel.set_current(mutant)
+        self.kill_view.highlight_mutant(mutant)
+        self.state.mark_dirty()
+        if mutant in KERNEL_ONLY_MUTANTS:
+            self.status_line.setText(
+                f"{mutant} is a kernel-only mutant: press 'Run kernel' to see it."
+            )
+        self.analyze()
+
+    def _on_analysis(self, event: Event) -> None:
+        analysis = event.value
+        self._refresh_views()
+        problem = analysis.problem
+        tail = f", mutant {analysis.mutant}" if analysis.mutant else ""
+        self.status_line.setText(
+            f"Analysed {problem.rows} × {problem.width} {problem.dtype}{tail}."
+        )
+
+    def _refresh_views(self) -> None:
+        """Grid, stepper and row table from the held analysis (when it is of this problem)."""
+        state = self.state
+        if not state.analysis_current:
+            return  # the analysis of this problem is still running; it refreshes on arrival
+        analysis, problem = state.analysis, state.problem
+        model, reference = analysis.model, analysis.reference
+        run = state.kernel_run
+        kernel_oob = run.oob_addresses if run is not None else ()
+        # The worker's grid image of this model holds no kernel stores.
+        image = analysis.image if not kernel_oob else None
+        self.grid.set_data(problem, model, kernel_oob, image=image)
+        row = min(self.grid.selected_row, problem.rows - 1)
+        self.stepper.set_steps(viewdata.reduction_steps(problem, model, row, reference), row)
+        self.grid.set_span(self.stepper.active_lanes())
+        columns = state.kernel_columns()
+        self.row_table.set_columns(
+            viewdata.row_columns(
+                problem,
+                reference,
+                model,
+                columns.row_max_abs,
+                columns.row_max_rel,
+                analysis.errors,
+            ),
+            columns.note,
+        )
+        self.row_table.select_row(row)
+
+    def _on_kernel_run(self, event: Event) -> None:
+        run = event.value
+        self._refresh_views()
+        self.status_line.setText(report.kernel_run_status(run))
+        self.summary.appendPlainText(report.kernel_run_line(run))
+
+    def _on_check_result(self, event: Event) -> None:
+        result = event.value
+        matrices = [result.model_matrix]
+        if result.kernel_matrix is not None:
+            matrices.append(result.kernel_matrix)
+        self.kill_view.set_matrices(matrices)
+        self.kill_view.highlight_mutant(self.state.mutant)
+        self._refresh_views()
+        self.verdict.setText(report.check_verdict_html(result))
+        self.summary.setPlainText("\n".join(report.check_log_lines(result)))
+
+    def _on_session_results(self, event: Event) -> None:
+        """Kill matrices, kernel errors and the verdict saved with a session."""
+        results = event.value
+        if results is None:
+            return
+        matrices = [kill_matrix_from_table(results.model_matrix)]
+        if results.kernel_matrix is not None:
+            matrices.append(kill_matrix_from_table(results.kernel_matrix))
+        self.kill_view.set_matrices(matrices)
+        self._refresh_views()
+        self.verdict.setText(report.saved_verdict_html(results))
+        self.summary.setPlainText("\n".join(report.saved_check_lines(results, matrices)))
+
+    def _on_bench(self, event: Event) -> None:
+        bench = event.value
+        self.bench_view.set_records(list(bench["rows"]), bench.get("source"))
+
+    def _on_compile_info(self, event: Event) -> None:
+        self.compiler_view.set_info(event.value, self.state.compile_source)
+
+    def refresh_history(self, *_: Any) -> None:
+        """Show the held session's receipt history (first pass + counterexamples)."""
+        session = self.state.session
+        if session is None:
+            self.history_view.set_history([])
+            return
+        self.history_view.set_history(list(session.receipt_history), session.receipt_json)
+
+    # ================================================================ user actions
+
+    def select_row(self, row: int) -> None:
+        """Select a row everywhere: grid highlight, stepper, table."""
+        state = self.state
+        if not state.analysis_current:
+            return
+        row = min(max(int(row), 0), state.problem.rows - 1)
+        self.grid.select_row(row)
+        self.stepper.set_steps(
+            viewdata.reduction_steps(state.problem, state.tiled, row, state.reference), row
+        )
+        self.grid.set_span(self.stepper.active_lanes())
+        self.row_table.select_row(row)
+
+    def _on_step(self, _index: int) -> None:
+        self.grid.set_span(self.stepper.active_lanes())
+
     def analyze(self) -> None:
         """Scalar reference + lane model for the current problem and mutant."""
-        problem = self.problem
-        if problem is None:
+        state = self.state
+        if state.problem is None:
             return
-        mutant = self._model_mutant()
-        if problem.rows * problem.row_stride <= SYNC_ELEMENTS:
-            reference = scalar.reference(problem)
-            model = tiled.model(problem, mutant=mutant)
-            errors = max_errors(model.y, reference.y)
-            self._apply_analysis(problem, mutant, reference, model, errors)
+        if state.analyse_here:
+            state.set_analysis(jobs.analyse(state.problem, state.model_mutant))
             return
         if self.runner.busy:
             self._pending_analysis = True
@@ -361,145 +415,51 @@ class InspectorWindow(QMainWindow):
 
     def _start_scheduled_analysis(self) -> None:
         self._analysis_scheduled = False
-        problem = self.problem
-        if self._closed or problem is None:
+        state = self.state
+        if self._closed or state.problem is None:
             return
         if self.runner.busy:
             self._pending_analysis = True
             return
-        mutant = self._model_mutant()
-        self.runner.start("analyze", jobs.analysis_job(problem, mutant, self.grid.lut))
-
-    def _model_mutant(self) -> str | None:
-        mutant = self.mutant_panel.current
-        return mutant if mutant in MODEL_MUTANTS else None
-
-    def _apply_analysis(
-        self,
-        problem: Problem,
-        mutant: str | None,
-        reference: ScalarResult,
-        model: TiledResult,
-        errors: tuple[np.ndarray, np.ndarray] | None = None,
-        image: Any = None,
-    ) -> None:
-        if problem is not self.problem or mutant != self._model_mutant():
-            return  # stale: the input or the mutant changed meanwhile
-        self.reference = reference
-        self.tiled = model
-        self._analysed_problem = problem
-        # The worker's grid image of this model (no kernel stores drawn in it).
-        self._model_image = (model, image) if image is not None else None
-        self._model_errors = errors if errors is not None else max_errors(model.y, reference.y)
-        self._refresh_views()
-        tail = f", mutant {mutant}" if mutant else ""
-        self.status_line.setText(
-            f"Analysed {problem.rows} × {problem.width} {problem.dtype}{tail}."
+        self.runner.start(
+            "analyze", jobs.analysis_job(state.problem, state.model_mutant, self.grid.lut)
         )
-
-    def _analysis_current(self) -> bool:
-        """Whether the held analysis (reference + model) is of the current problem.
-
-        A new large problem is analysed on the worker; until its result arrives the views keep
-        showing the previous analysis and must not mix it with the new problem's shape.
-        """
-        problem, reference, model = self.problem, self.reference, self.tiled
-        if problem is None or reference is None or model is None:
-            return False
-        return self._analysed_problem is problem
-
-    def _refresh_views(self) -> None:
-        problem, reference, model = self.problem, self.reference, self.tiled
-        if problem is None or reference is None or model is None:
-            return
-        if not self._analysis_current():
-            return  # the analysis of this problem is still running; it refreshes on arrival
-        outcome = self.kernel_outcome
-        kernel_oob = outcome.oob_addresses if outcome is not None else ()
-        image = None
-        if not kernel_oob and self._model_image is not None and self._model_image[0] is model:
-            image = self._model_image[1]
-        self.grid.set_data(problem, model, kernel_oob, image=image)
-        row = min(self.grid.selected_row, problem.rows - 1)
-        self.stepper.set_steps(data.reduction_steps(problem, model, row, reference), row)
-        self.grid.set_span(self.stepper.active_lanes())
-        note = "kernel columns: run the kernel or a check with the kernel"
-        kernel_abs = kernel_rel = None
-        if outcome is not None:
-            kernel_abs, kernel_rel = outcome.row_max_abs, outcome.row_max_rel
-            tag = f" (mutant {outcome.mutant})" if outcome.mutant else ""
-            note = f"kernel columns: {outcome.mode} run on {outcome.device}{tag}"
-        elif self.check_result is not None and self.check_result.kernel is not None:
-            kernel_abs = self.check_result.kernel.row_max_abs
-            kernel_rel = self.check_result.kernel.row_max_rel
-            note = f"kernel columns: from the check ({self.check_result.kernel.mode})"
-        elif self.session_results is not None and self.session_results.kernel_y is not None:
-            kernel_abs, kernel_rel = max_errors(self.session_results.kernel_y, reference.y)
-            note = f"kernel columns: from the session file ({self.session_results.mode})"
-        if model.mutant:
-            note = f"tiled columns show mutant {model.mutant}; " + note
-        self.row_table.set_columns(
-            data.row_columns(problem, reference, model, kernel_abs, kernel_rel, self._model_errors),
-            note,
-        )
-        self.row_table.select_row(row)
-
-    def select_row(self, row: int) -> None:
-        """Select a row everywhere: grid highlight, stepper, table."""
-        if not self._analysis_current():
-            return
-        row = int(np.clip(row, 0, self.problem.rows - 1))
-        self.grid.select_row(row)
-        self.stepper.set_steps(
-            data.reduction_steps(self.problem, self.tiled, row, self.reference), row
-        )
-        self.grid.set_span(self.stepper.active_lanes())
-        self.row_table.select_row(row)
-
-    def _on_step(self, _index: int) -> None:
-        self.grid.set_span(self.stepper.active_lanes())
-
-    def _on_mutant(self, mutant: str | None) -> None:
-        self.kill_view.highlight_mutant(mutant)
-        self._mark_dirty()
-        if mutant in KERNEL_ONLY:
-            self.status_line.setText(
-                f"{mutant} is a kernel-only mutant: press 'Run kernel' to see it."
-            )
-        self.analyze()
-
-    # ================================================================ jobs
 
     def _update_run_enabled(self) -> None:
         idle = not self.runner.busy
-        valid = self.problem is not None
+        valid = self.state.problem is not None
+        menus = self.menus
         self.run_check_button.setEnabled(idle and valid)
-        self.check_action.setEnabled(idle and valid)
+        menus.check.setEnabled(idle and valid)
         self.bench_button.setEnabled(idle and self.bench_view.available)
         self.bench_view.open_button.setEnabled(idle)
-        self.open_bench_action.setEnabled(idle)
+        menus.open_bench.setEnabled(idle)
         can_kernel = idle and valid and self.env["available"]
         self.run_kernel_button.setEnabled(can_kernel)
-        self.kernel_action.setEnabled(can_kernel)
+        menus.kernel.setEnabled(can_kernel)
         self.cancel_button.setEnabled(not idle)
-        self.cancel_action.setEnabled(not idle)
+        menus.cancel.setEnabled(not idle)
 
     def run_check(self) -> bool:
         """Start the whole proof on the worker; False if it cannot start now."""
-        if self.problem is None or self.runner.busy:
+        problem = self.state.problem
+        if problem is None or self.runner.busy:
             return False
         from inspector.pipeline import CheckConfig
 
         config = CheckConfig(run_kernel=self.kernel_in_check.isChecked())
         # The log is replaced when the new result arrives, not now: a run that fails or is
         # cancelled leaves the earlier check's log in place (the failure is appended to it).
-        return self.runner.start("check", jobs.check_job(self.problem, config))
+        return self.runner.start("check", jobs.check_job(problem, config))
 
     def run_kernel(self) -> bool:
-        if self.problem is None or self.reference is None or self.runner.busy:
+        """The real kernel once, with the switched-on mutant, on the worker."""
+        state = self.state
+        if state.problem is None or state.reference is None or self.runner.busy:
             return False
-        mutant = self.mutant_panel.current
-        return self.runner.start("kernel", jobs.kernel_job(self.problem, mutant, self.reference.y))
+        return self.runner.start(
+            "kernel", jobs.kernel_job(state.problem, state.mutant, state.reference.y)
+        )
 
     def run_benchmark(self) -> bool:
         """The device benchmark on the worker (CUDA only: the button is disabled otherwise)."""
@@ -514,58 +474,17 @@ class InspectorWindow(QMainWindow):
             ),
         )
 
-    def open_bench_record_dialog(self) -> None:
-        path = dialogs.choose_open_file(self, "Open benchmark record", "Benchmark results (*.json)")
-        if path:
-            self.open_bench_record(path)
-
-    def open_bench_record(self, path: str) -> bool:
-        """Show a ``results.json`` of ``python main.py bench`` (a record from a GPU machine).
-
-        The file is read and checked by ``kernels.bench.read_json`` (schema, and every row's
-        fields and numbers); on any error the view keeps what it showed and the error names the
-        file and the field. The rows go into the session like a run of this machine, with the
-        record's device, start time and file name as their source.
-        """
-        if self.runner.busy:
-            return False
-        try:
-            from kernels.bench import read_json
-
-            data = read_json(path)
-        except Exception as exc:
-            dialogs.show_error(self, "Cannot open benchmark record", str(exc))
-            self.status_line.setText(f"open record failed: {exc}")
-            return False
-        environment = data.get("environment")
-        device = environment.get("device") if isinstance(environment, dict) else None
-        name = device.get("name") if isinstance(device, dict) else None
-        started = data.get("started_utc")
-        source = (
-            f"{name if isinstance(name, str) else 'an unnamed device'}, "
-            f"{started if isinstance(started, str) else 'an unknown time'} ({Path(path).name})"
-        )
-        rows = data["results"]
-        self.bench_results = {
-            "shapes": "record",
-            "dtypes": sorted({r["dtype"] for r in rows}),
-            "rows": rows,
-            "source": source,
-        }
-        self.tabs.setCurrentWidget(self.bench_view)
-        self.bench_view.set_records(rows, source)
-        self.status_line.setText(f"bench record: {len(rows)} measurements on {source}.")
-        self._mark_dirty()
-        return True
-
     def request_compile(self, target: str) -> bool:
-        if self.problem is None or self.runner.busy:
+        """Compiler output for this dtype and width on ``target`` ("": the device), cached."""
+        problem = self.state.problem
+        if problem is None or self.runner.busy:
             return False
-        key = (self.problem.dtype, self.problem.width, target or None)
-        if key in self.compile_cache:
-            self.compiler_view.set_info(self.compile_cache[key], "cached")
+        key = (problem.dtype, problem.width, target or None)
+        if self.state.show_cached_compile(key):
             return True
         return self.runner.start("compile", jobs.compile_job(*key))
+
+    # ================================================================ job results
 
     def _on_busy(self, busy: bool) -> None:
         self._update_run_enabled()
@@ -585,428 +504,62 @@ class InspectorWindow(QMainWindow):
         self.progress.setFormat(f"{name}: %v / %m")
         self.status_line.setText(f"{name}: {label}")
 
-    def _on_failed(self, name: str, message: str) -> None:
-        self._job_state[name] = "cancelled" if message == "cancelled" else "failed"
-        if message == "cancelled":
+    def _on_failed(self, name: str, exc: BaseException) -> None:
+        message = jobs.failure_text(exc)
+        cancelled = isinstance(exc, jobs.Cancelled)
+        self._job_state[name] = "cancelled" if cancelled else "failed"
+        if cancelled:
             self.status_line.setText(f"{name}: cancelled.")
             return
         if "OutOfMemoryError" in message or "out of memory" in message.lower():
             message += " (the device ran out of memory: try fewer rows or a narrower width)"
         self.status_line.setText(f"{name} failed: {message}")
         self.summary.appendPlainText(f"{name} failed: {message}\n{self.runner.last_details}")
-        self.verdict.setText(f"<b style='color:rgb(239,83,80)'>{name} failed</b>: {message}")
+        self.verdict.setText(report.failed_verdict_html(name, message))
 
     def _on_result(self, name: str, result: Any) -> None:
         self._job_state[name] = "done"
+        state = self.state
         if name == "analyze":
-            self._apply_analysis(*result)
+            state.set_analysis(result)
         elif name == "check":
-            self._apply_check(result)
+            self.apply_check_result(result)
         elif name == "kernel":
-            self._apply_kernel(result)
+            if not state.set_kernel_run(result):
+                self.status_line.setText("kernel: result is for an older input; ignored.")
         elif name == "bench":
-            self.bench_results = result
-            self.bench_view.set_records(result["rows"])
+            state.set_bench(result)
             self.status_line.setText(f"bench: {len(result['rows'])} measurements.")
-            self._mark_dirty()
+            state.mark_dirty()
         elif name == "compile":
-            key = tuple(result.get("key", ()))
-            self.compile_cache[key] = result  # type: ignore[index]
-            self.compiler_view.set_info(result)
+            state.remember_compile(result)
             self.status_line.setText("compile: done.")
 
-    def _apply_check(self, result: Any) -> None:
-        if result.problem is not self.problem:
+    def apply_check_result(self, result: Any) -> None:
+        """Show a check's result (a job's, or the screenshot's synchronous one)."""
+        if not self.state.set_check_result(result):
             self.status_line.setText("check: result is for an older input; ignored.")
             return
-        self.check_result = result
-        matrices = [result.model_matrix]
-        if result.kernel_matrix is not None:
-            matrices.append(result.kernel_matrix)
-        self.kill_view.set_matrices(matrices)
-        self.kill_view.highlight_mutant(self.mutant_panel.current)
-        if result.compile:
-            self.compiler_view.set_info(result.compile, "from the check")
-        self._refresh_views()
-        color = "rgb(102,187,106)" if result.passed else "rgb(239,83,80)"
-        state = "PASSED" if result.passed else "FAILED"
-        headline = result.headline
-        self.verdict.setText(
-            f"<b style='color:{color}'>check {state}</b> ({result.mode}) · "
-            f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
-            + (
-                f"<br>{len(result.failures)} failure(s): see the check log"
-                if result.failures
-                else ""
-            )
-        )
-        lines = [
-            f"check {state} — mode {result.mode}, device {result.device}",
-            f"kernel: {result.kernel_note}",
-            f"output (tiled vs scalar): {result.output.describe()}",
-            f"intermediates: {result.intermediates.describe()}",
-        ]
-        if result.kernel is not None:
-            lines.append(f"kernel vs scalar: {result.kernel.comparison.describe()}")
-            lines.append(f"kernel vs torch float64: {result.kernel.torch_comparison.describe()}")
-        traffic = result.traffic
-        lines.append(
-            f"traffic (modeled, not measured): read {traffic.bytes_read} B, written "
-            f"{traffic.bytes_written} B, {traffic.reductions} reductions"
-        )
-        for matrix in matrices:
-            lines += matrix.summary_lines()
-        lines += [f"FAILURE: {f}" for f in result.failures]
-        self.summary.setPlainText("\n".join(lines))
-        self.status_line.setText(f"check {state.lower()}: {len(result.failures)} failure(s).")
-        self._mark_dirty()
-
-    def _apply_kernel(self, outcome: jobs.KernelOutcome) -> None:
-        if outcome.problem is not self.problem:
-            self.status_line.setText("kernel: result is for an older input; ignored.")
-            return
-        self.kernel_outcome = outcome
-        self._refresh_views()
-        state = "agrees" if outcome.comparison.passed else "DISAGREES"
-        tag = f" mutant {outcome.mutant}" if outcome.mutant else ""
-        self.status_line.setText(
-            f"kernel{tag} ({outcome.mode}) {state} with the scalar reference; "
-            f"{len(outcome.oob_addresses)} out-of-bounds store(s)."
-        )
-        self.summary.appendPlainText(
-            f"kernel{tag} ({outcome.mode}, {outcome.device}, BLOCK {outcome.block}, "
-            f"num_warps {outcome.num_warps}): {outcome.comparison.describe()}; "
-            f"{len(outcome.oob_addresses)} out-of-bounds store(s)"
-        )
-
-    # ================================================================ files
-
-    def _mark_dirty(self, *_: Any) -> None:
-        self.dirty = True
-        self._update_title()
-
-    def _update_title(self) -> None:
-        name = Path(self.session_path).name if self.session_path else "untitled"
-        self.setWindowTitle(f"{name}{' *' if self.dirty else ''} — RMSNorm Kernel Inspector")
-
-    def _confirm_discard(self) -> bool:
-        if not self.dirty:
-            return True
-        answer = dialogs.ask_unsaved(self)
-        if answer == "save":
-            return self.save_session()
-        if answer == "discard":
-            self._discard_autosave(self.session_path)
-            return True
-        return False
-
-    def new_session(self) -> None:
-        if not self._confirm_discard():
-            return
-        self.session_path = None
-        self._session = None  # a new inspection starts without the old receipt history
-        self.refresh_history()
-        self.mutant_panel.set_current(None)
-        self.input_panel.load_fixture(DEMO_FIXTURE)
-        self.dirty = False
-        self._update_title()
-
-    def open_session_dialog(self) -> None:
-        if not self._confirm_discard():
-            return
-        path = dialogs.choose_open_file(self, "Open session", "Sessions (*.h5 *.hdf5)")
-        if path:
-            self.open_session(path)
-
-    def open_session(
-        self, path: str, *, interactive: bool = True, as_template: bool = False
-    ) -> bool:
-        """Load a session file; on any error say why and keep the current state.
-
-        Args:
-            path: the ``.h5`` file.
-            interactive: False re-raises errors instead of showing them (scripted use).
-            as_template: load it as an untitled inspection (the bundled demo), so Save never
-                overwrites the original.
-
-        Raises:
-            Exception: only when ``interactive`` is False (the caller reports).
-        """
-        try:
-            from inspector.session import load_session
-
-            session = load_session(path)
-            problem = session.problem()
-        except Exception as exc:
-            if not interactive:
-                raise
-            dialogs.show_error(self, "Cannot open session", f"{path}: {exc}")
-            self.status_line.setText(f"open failed: {exc}")
-            return False
-        self.mutant_panel.set_current(None)
-        self.input_panel.set_values(
-            x=np.array(problem.x),
-            weight=np.array(problem.weight),
-            eps=repr(problem.eps),
-            dtype=problem.dtype,
-            row_stride=problem.row_stride,
-            label=f"from {Path(path).name}",
-            validated=problem,
-        )
-        on = [
-            name
-            for name, state in {**session.model_mutants, **session.kernel_mutants}.items()
-            if state
-        ]
-        if on:
-            self.mutant_panel.set_current(on[0])
-        if session.compile_info:
-            self.compiler_view.set_info(session.compile_info, "from the session")
-        self._show_session_results(session)
-        bench_rows = (session.bench_meta or {}).get("rows")
-        if bench_rows:
-            self.bench_results = {
-                "shapes": session.bench_meta.get("shapes", ""),
-                "dtypes": session.bench_meta.get("dtypes", []),
-                "rows": list(bench_rows),
-                "source": session.bench_meta.get("source"),
-            }
-            self.bench_view.set_records(list(bench_rows), session.bench_meta.get("source"))
-        self._session = session
-        self.refresh_history()
-        self.session_path = None if as_template else path
-        self.dirty = False
-        if not as_template:
-            self._add_recent(path)
-        self._update_title()
-        self.status_line.setText(f"Opened {path}.")
-        return True
-
-    def _show_session_results(self, session: Any) -> None:
-        """Kill matrices, kernel errors and the verdict saved with a session."""
-        results = session.results
-        self.session_results = results
-        if results is None:
-            return
-        matrices = [kill_matrix_from_table(results.model_matrix)]
-        if results.kernel_matrix is not None:
-            matrices.append(kill_matrix_from_table(results.kernel_matrix))
-        self.kill_view.set_matrices(matrices)
-        self._refresh_views()
-        color = "rgb(102,187,106)" if results.passed else "rgb(239,83,80)"
-        state = "PASSED" if results.passed else "FAILED"
-        self.verdict.setText(
-            f"<b style='color:{color}'>saved check {state}</b> ({results.mode}, "
-            f"{results.device}) · run the check again to refresh"
-        )
-        self.summary.setPlainText(
-            "\n".join(
-                [f"saved check {state}: {results.kernel_note}"]
-                + [line for m in matrices for line in m.summary_lines()]
-                + [f"FAILURE: {f}" for f in results.failures]
-            )
-        )
-
-    def current_session(self) -> Any:
-        """A Session of what the window holds (problem, toggles, last check, compile info)."""
-        from inspector.session import Session
-
-        if self.check_result is not None and self.check_result.problem is self.problem:
-            session = Session.from_check(self.check_result)
-        elif self.problem is not None:
-            session = Session.from_problem(self.problem)
-        else:
-            raise ValueError("the input is invalid: nothing to save")
-        current = self.mutant_panel.current
-        session.model_mutants = {name: name == current for name in MODEL_MUTANTS}
-        kernel_names = list(session.kernel_mutants) or [*MODEL_MUTANTS, *KERNEL_ONLY]
-        session.kernel_mutants = {name: name == current for name in kernel_names}
-        if session.compile_info is None and self.compiler_view.info:
-            session.compile_info = {k: v for k, v in self.compiler_view.info.items() if k != "key"}
-        if self.bench_results is not None:
-            rows = self.bench_results["rows"]
-            session.bench_meta = {
-                "shapes": self.bench_results["shapes"],
-                "dtypes": self.bench_results["dtypes"],
-                "rows": [{k: v for k, v in r.items() if k != "samples_us"} for r in rows],
-            }
-            if self.bench_results.get("source"):
-                session.bench_meta["source"] = self.bench_results["source"]
-            session.bench_samples = {
-                f"{r['impl']}/{r['rows']}x{r['width']}/{r['dtype']}": np.asarray(
-                    r["samples_us"], dtype=np.float64
-                )
-                for r in rows
-                if r.get("samples_us")
-            }
-        previous = getattr(self, "_session", None)
-        if previous is not None and previous.receipt_history:
-            session.receipt_history = list(previous.receipt_history)
-            session.receipt_json, session.receipt_csv = previous.receipt_json, previous.receipt_csv
-        return session
-
-    def save_session(self) -> bool:
-        if not self.session_path:
-            return self.save_session_as()
-        return self._write_session(self.session_path)
-
-    def save_session_as(self) -> bool:
-        path = dialogs.choose_save_file(self, "Save session", "Sessions (*.h5)")
-        if not path:
-            return False
-        if not path.endswith((".h5", ".hdf5")):
-            path += ".h5"
-        return self._write_session(path)
-
-    def _write_session(self, path: str) -> bool:
-        try:
-            from inspector.session import save_session
-
-            session = self.current_session()
-            save_session(path, session)
-        except Exception as exc:
-            dialogs.show_error(self, "Cannot save session", f"{path}: {exc}")
-            self.status_line.setText(f"save failed: {exc}")
-            return False
-        self._session = session
-        previous_path = self.session_path
-        self.session_path = path
-        self.dirty = False
-        self._add_recent(path)
-        self._update_title()
-        self.status_line.setText(f"Saved {path}.")
-        self._discard_autosave(previous_path)
-        self._discard_autosave(path)
-        return True
-
-    # ---------------------------------------------------------------- autosave & recovery
-
-    def autosave(self) -> str | None:
-        """Write unsaved work to the autosave file (never to the session file itself)."""
-        if not self.dirty or self.problem is None or self._closed:
-            return None
-        try:
-            from inspector.session import write_autosave
-
-            target = write_autosave(self.current_session(), self.session_path, self.autosave_dir)
-        except Exception as exc:  # autosave must never disturb the user's work
-            self.status_line.setText(f"autosave failed: {exc}")
-            return None
-        self.status_line.setText(f"Autosaved to {target}.")
-        return str(target)
-
-    def _discard_autosave(self, path: str | None) -> None:
-        try:
-            from inspector.session import discard_autosave
-
-            discard_autosave(path, self.autosave_dir)
-        except Exception as exc:
-            self.status_line.setText(f"could not remove the autosave: {exc}")
-
-    def offer_recovery(self) -> bool:
-        """After a crash: offer the autosave of this (or the untitled) session; True if opened."""
-        from inspector.session import recovery_candidate
-
-        candidate = recovery_candidate(self.session_path, self.autosave_dir)
-        if candidate is None:
-            return False
-        if not dialogs.ask_recover(self, str(candidate)):
-            self._discard_autosave(self.session_path)
-            return False
-        original = self.session_path
-        if not self.open_session(str(candidate), as_template=True):
-            return False
-        self.session_path = original  # saving writes the real file, not the autosave
-        self.dirty = True
-        self._update_title()
-        self.status_line.setText(f"Recovered unsaved work from {candidate}.")
-        return True
-
-    def export_receipts(self) -> bool:
-        """Write receipt.json + receipt.csv for the last check and show the reparse result."""
-        if self.check_result is None or self.check_result.problem is not self.problem:
-            dialogs.show_error(self, "Export receipts", "Run the check on this input first.")
-            return False
-        folder = dialogs.choose_directory(self, "Export receipts into folder")
-        if not folder:
-            return False
-        try:
-            from inspector import receipt
-
-            written = receipt.write_receipts(self.check_result, folder)
-        except Exception as exc:
-            dialogs.show_error(self, "Export receipts", f"{folder}: {exc}")
-            self.status_line.setText(f"export failed: {exc}")
-            return False
-        check = written.get("export_check", {}) if isinstance(written, dict) else {}
-        ok = isinstance(check, dict) and check.get("status") == "passed"
-        problems = check.get("problems") if isinstance(check, dict) else None
-        text = f"receipts written to {folder}; reparse of both files {'passed' if ok else 'FAILED'}"
-        self.summary.appendPlainText(
-            text + (f": {'; '.join(map(str, problems))}" if problems else "")
-        )
-        self.verdict.setText(self.verdict.text() + f"<br>{text}")
-        self.status_line.setText(text)
-        try:
-            json_text = (Path(folder) / receipt.JSON_NAME).read_text(encoding="utf-8")
-            csv_text = (Path(folder) / receipt.CSV_NAME).read_text(encoding="utf-8")
-            session = getattr(self, "_session", None) or self.current_session()
-            session.record_receipts(json_text, csv_text, passed=self.check_result.passed)
-            self._session = session
-            self.refresh_history()
-            self._mark_dirty()
-        except Exception as exc:  # the files are written; keeping them in the session is a bonus
-            self.summary.appendPlainText(f"(receipts not kept in the session: {exc})")
-        return ok
-
-    def refresh_history(self) -> None:
-        """Show the held session's receipt history (first pass + counterexamples)."""
-        session = getattr(self, "_session", None)
-        if session is None:
-            self.history_view.set_history([])
-            return
-        self.history_view.set_history(list(session.receipt_history), session.receipt_json)
-
-    def _recent(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
-
-    def _add_recent(self, path: str) -> None:
-        recent = [p for p in self._recent() if p != path]
-        recent.insert(0, path)
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        recent = self._recent()
-        for path in recent:
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
-        self.recent_menu.setEnabled(bool(recent))
-
-    def _open_recent(self, path: str) -> None:
-        if self._confirm_discard():
-            self.open_session(path)
+        verdict = "passed" if result.passed else "failed"
+        self.status_line.setText(f"check {verdict}: {len(result.failures)} failure(s).")
+        self.state.mark_dirty()
 
     # ================================================================ shutdown
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._confirm_discard():
+        if not self.files.confirm_discard():
             event.ignore()
             return
         self.shutdown()
         super().closeEvent(event)
 
     def shutdown(self) -> None:
-        """Stop the play timer, cancel the worker and wait for its thread (no late results)."""
+        """Stop the play timer and autosave, cancel the worker and wait for its thread."""
         if self._closed:
             return
         self._closed = True
         self.stepper.play(False)
-        self._autosave_timer.stop()
+        self.files.stop()
         # The runner also drops anything late (generation check); disconnecting makes sure a
         # result can never reach a half-destroyed window.
         for signal, slot in (

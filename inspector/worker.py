@@ -1,10 +1,10 @@
 """Long work off the GUI thread: one ``QObject`` worker on one ``QThread``.
 
-A *job* is a plain, Qt-free callable ``job(cancel: threading.Event) -> Iterator`` that yields
-``(step, total, label)`` progress tuples and, last, its result object (for the check this is
-``pipeline.check_steps``, which is tested without Qt). The worker only iterates and emits; it
-never touches a widget. Cancel is cooperative: the event is checked between steps, never
-``QThread.terminate()``.
+The jobs are Qt-free (:mod:`inspector.jobs`): ``job(cancel) -> Iterator`` yielding
+``(step, total, label)`` progress tuples and, last, the result. The worker only iterates and
+emits; it never touches a widget. Cancel is cooperative: the event is checked between steps,
+never ``QThread.terminate()``. A failure travels as the exception object itself (the window
+formats it, ``jobs.failure_text``); a cancel as a :class:`~inspector.jobs.Cancelled`.
 
 Wiring follows superqt's ``new_worker_qthread``: ``thread.started -> worker.run``,
 ``worker.finished -> thread.quit``, and ``deleteLater`` on both when the thread finishes.
@@ -18,23 +18,11 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
-from oracle import compare as cmp
-from oracle import scalar, tiled
-from oracle.compare import Comparison
-from oracle.spec import Problem
-
-Job = Callable[[threading.Event], Iterator[Any]]
-
-
-class Cancelled(Exception):
-    """Raised inside the worker when a cancel request is seen between steps."""
+from inspector.jobs import Cancelled, Job, is_progress
 
 
 class Worker(QObject):
@@ -43,13 +31,13 @@ class Worker(QObject):
     Signals:
         progress(step, total, label): before each step.
         result(object): the job's last yielded non-progress item.
-        failed(str): an exception's one-line message (traceback in ``details``) or "cancelled".
+        failed(object): the exception (traceback in ``details``), or ``Cancelled()``.
         finished(): always, last.
     """
 
     progress = Signal(int, int, str)
     result = Signal(object)
-    failed = Signal(str)
+    failed = Signal(object)
     finished = Signal()
 
     #: Progress is emitted at most this often (the last step always): a fixture matrix has
@@ -80,7 +68,7 @@ class Worker(QObject):
                 # Hand the GIL over between steps: a waiting GUI thread runs now, not after the
                 # next 5 ms switch interval (or a long C call) in the job.
                 time.sleep(0)
-                if _is_progress(item):
+                if is_progress(item):
                     step, total, label = item
                     now = time.monotonic()
                     if now - last_emit >= self.PROGRESS_INTERVAL_S or step + 1 >= total:
@@ -93,23 +81,13 @@ class Worker(QObject):
             if not have_outcome:
                 raise RuntimeError(f"{self.name} produced no result")
             self.result.emit(outcome)
-        except Cancelled:
-            self.failed.emit("cancelled")
+        except Cancelled as exc:
+            self.failed.emit(exc)
         except Exception as exc:  # any failure is reported, never raised into Qt
             self.details = traceback.format_exc()
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
+            self.failed.emit(exc)
         finally:
             self.finished.emit()
-
-
-def _is_progress(item: Any) -> bool:
-    return (
-        isinstance(item, tuple)
-        and len(item) == 3
-        and isinstance(item[0], int)
-        and isinstance(item[1], int)
-        and isinstance(item[2], str)
-    )
 
 
 def start_worker(worker: Worker, parent: QObject | None = None) -> QThread:
@@ -136,7 +114,7 @@ class _Relay(QObject):
 
     def __init__(self, runner: JobRunner, generation: int, name: str) -> None:
         # No Qt parent and no deleteLater: the runner holds it in Python until its thread has
-        # finished (deleting it from inside its own queued slot crashed PySide 6.12).
+        # finished (deleting it from inside its own queued slot crashes PySide 6.12).
         super().__init__()
         self._runner = runner
         self._generation = generation
@@ -155,14 +133,14 @@ class _Relay(QObject):
         if self._current():
             self._runner.result.emit(self._name, obj)
 
-    @Slot(str)
-    def on_failed(self, message: str) -> None:
+    @Slot(object)
+    def on_failed(self, exc: BaseException) -> None:
         if self._current():
             # The traceback must be readable by the failed() handlers, which run before
             # finished() arrives (the worker sets it before emitting).
             worker = self._runner._worker
             self._runner.last_details = worker.details if worker is not None else ""
-            self._runner.failed.emit(self._name, message)
+            self._runner.failed.emit(self._name, exc)
 
     @Slot()
     def on_finished(self) -> None:
@@ -174,13 +152,13 @@ class JobRunner(QObject):
     """Owns at most one running worker; forwards its signals; ignores late results.
 
     Signals carry the job name so a window can route results:
-        progress(name, step, total, label), result(name, obj), failed(name, message),
+        progress(name, step, total, label), result(name, obj), failed(name, exception),
         finished(name), busy_changed(bool).
     """
 
     progress = Signal(str, int, int, str)
     result = Signal(str, object)
-    failed = Signal(str, str)
+    failed = Signal(str, object)
     finished = Signal(str)
     busy_changed = Signal(bool)
 
@@ -237,7 +215,7 @@ class JobRunner(QObject):
         self._threads = alive
 
     def cancel(self) -> None:
-        """Ask the running job to stop; its ``failed("cancelled")`` still arrives."""
+        """Ask the running job to stop; its ``failed(name, Cancelled())`` still arrives."""
         if self._worker is not None:
             self._worker.cancel()
 
@@ -264,135 +242,3 @@ class JobRunner(QObject):
         if was_busy:
             self.busy_changed.emit(False)
         return ok
-
-
-# ---------------------------------------------------------------- jobs (Qt-free generators)
-
-
-@dataclass(frozen=True)
-class KernelOutcome:
-    """One run of the real kernel (maybe a mutant) on the inspected problem.
-
-    Attributes:
-        oob_addresses: output addresses (row * row_stride + lane; negative for the leading
-            guard) that the kernel changed outside the valid elements.
-    """
-
-    problem: Problem
-    mutant: str | None
-    y: np.ndarray
-    row_max_abs: np.ndarray
-    row_max_rel: np.ndarray
-    comparison: Comparison
-    oob_addresses: tuple[int, ...]
-    mode: str
-    device: str
-    block: int
-    num_warps: int
-
-
-def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) -> Job:
-    """A job running the kernel once (``pipeline.run_kernel_on``), judged against reference_y."""
-
-    def job(cancel: threading.Event) -> Iterator[Any]:
-        yield (0, 2, "loading the kernel (torch + triton)")
-        import kernels
-
-        yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
-        from inspector.pipeline import run_kernel_on
-
-        run = run_kernel_on(problem, mutant=mutant)
-        row_abs, row_rel = cmp.max_errors(run.y, reference_y)
-        guard = int(getattr(run, "guard", 0))
-        yield KernelOutcome(
-            problem=problem,
-            mutant=mutant,
-            y=np.array(run.y),
-            row_max_abs=row_abs,
-            row_max_rel=row_rel,
-            comparison=cmp.compare(run.y, reference_y, cmp.TOLERANCES[problem.dtype]),
-            oob_addresses=tuple(int(w.address) - guard for w in run.oob_writes),
-            mode=run.mode,
-            device=run.device,
-            block=int(run.block),
-            num_warps=int(run.num_warps),
-        )
-
-    return job
-
-
-def check_job(problem: Problem, config: Any) -> Job:
-    """A job draining ``pipeline.check_steps`` (progress, then the CheckResult)."""
-
-    def job(cancel: threading.Event) -> Iterator[Any]:
-        from inspector import pipeline
-
-        yield from pipeline.check_steps(problem, config)
-
-    return job
-
-
-def compile_job(dtype: str, width: int, target: str | None) -> Job:
-    """A job asking ``kernels.compiler_output`` for one signature (a dict comes back)."""
-
-    def job(cancel: threading.Event) -> Iterator[Any]:
-        yield (0, 2, "loading the kernel (torch + triton)")
-        import kernels
-
-        yield (1, 2, f"compiling {dtype} width {width} for {target or 'the device'}")
-        info = kernels.compiler_output(dtype, width, target)
-        result = info.to_dict() if hasattr(info, "to_dict") else dict(info)
-        result["key"] = (dtype, width, target)
-        yield result
-
-    return job
-
-
-def analysis_job(problem: Problem, mutant: str | None, lut: np.ndarray | None = None) -> Job:
-    """Scalar reference + lane model for a problem too large to compute on the GUI thread.
-
-    With ``lut`` (the lane grid's colour table) the grid image is drawn here too, so the GUI
-    thread only uploads it.
-    """
-
-    def job(cancel: threading.Event) -> Iterator[Any]:
-        total = 3 if lut is not None else 2
-        yield (0, total, "scalar reference")
-        reference = scalar.reference(problem)
-        yield (1, total, "tiled lane model")
-        model = tiled.model(problem, mutant=mutant)
-        errors = cmp.max_errors(model.y, reference.y)
-        image = None
-        if lut is not None:
-            yield (2, total, "lane grid image")
-            from inspector.widgets import data
-
-            image = data.lane_image(model, lut)
-        yield (problem, mutant, reference, model, errors, image)
-
-    return job
-
-
-def bench_job(shapes: str, dtypes: list[str], budget_s: float | None = 300.0) -> Job:
-    """A job running ``kernels.bench.iter_benchmark`` (CUDA only); yields the finalized rows.
-
-    Cancel is honoured between measurements (one shape x dtype x implementation each).
-    """
-
-    def job(cancel: threading.Event) -> Iterator[Any]:
-        yield (0, 1, "loading the benchmark harness")
-        from kernels import bench
-
-        shape_list = bench.resolve_shapes(shapes, bench.load_shape_sets())
-        impls = list(bench.IMPLEMENTATIONS)
-        config = bench.BenchConfig(
-            shapes=shape_list, dtypes=list(dtypes), impls=impls, budget_s=budget_s
-        )
-        rows: list[dict[str, Any]] = []
-        for step, total, row in bench.iter_benchmark(config):
-            rows.append(row)
-            label = f"{row.get('impl')} {row.get('rows')}x{row.get('width')} {row.get('dtype')}"
-            yield (step, total, label)
-        yield {"shapes": shapes, "dtypes": list(dtypes), "rows": bench.finalize(rows)}
-
-    return job

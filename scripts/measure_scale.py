@@ -103,9 +103,9 @@ def measure_shape(
 
     def analysed() -> bool:
         return (
-            window.problem is not None
-            and window.tiled is not None
-            and window.tiled.y.shape == (rows, width)
+            window.state.problem is not None
+            and window.state.tiled is not None
+            and window.state.tiled.y.shape == (rows, width)
             and not window.runner.busy
         )
 
@@ -124,16 +124,16 @@ def measure_shape(
     stage(
         "model-only check (worker)",
         lambda: (window.kernel_in_check.setChecked(False), window.run_check()),
-        lambda: window.check_result is not None and not window.runner.busy,
+        lambda: window.state.check_result is not None and not window.runner.busy,
     )
-    if not window.check_result.passed:
-        raise RuntimeError(f"check failed: {window.check_result.failures}")
+    if not window.state.check_result.passed:
+        raise RuntimeError(f"check failed: {window.state.check_result.failures}")
     path = folder / f"scale_{rows}x{width}.h5"
     saved: list[bool] = []
-    stage("save session", lambda: saved.append(window._write_session(str(path))), lambda: True)
+    stage("save session", lambda: saved.append(window.files.write_session(str(path))), lambda: True)
     if not saved[0]:
         raise RuntimeError("save failed: " + window.status_line.text())
-    window.dirty = False
+    window.state.dirty = False
     window.shutdown()
     window.close()
 
@@ -145,22 +145,22 @@ def measure_shape(
     def reopened() -> bool:
         return (
             bool(opened)
-            and other.tiled is not None
-            and other.tiled.y.shape == (rows, width)
+            and other.state.tiled is not None
+            and other.state.tiled.y.shape == (rows, width)
             and not other.runner.busy
         )
 
     stage(
         "open session + analyse",
-        lambda: opened.append(other.open_session(str(path), interactive=False)),
+        lambda: opened.append(other.files.open_session(str(path), interactive=False)),
         reopened,
     )
-    if not np.array_equal(np.asarray(other.problem.x), np.asarray(window.problem.x)):
+    if not np.array_equal(np.asarray(other.state.problem.x), np.asarray(window.state.problem.x)):
         raise RuntimeError("the reopened session differs")
     started = time.perf_counter()
     load_session(path)
     load_only = time.perf_counter() - started
-    other.dirty = False
+    other.state.dirty = False
     other.shutdown()
     other.close()
     loop.processEvents()

@@ -17,14 +17,9 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
+
+from inspector.widgets.layout import toolbar_over
 
 INTERPRETER_NOTE = "interpreter mode — no timing claims"
 SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "all")
@@ -70,19 +65,21 @@ class BenchView(QWidget):
         # One row, on a translucent box: curves at 95-105% of copy run along the top edge,
         # where a column of five entries hid both the curves and its own labels.
         item.addLegend(offset=(10, 5), colCount=5, brush=pg.mkBrush(250, 250, 250, 170))
-        top = QHBoxLayout()
-        top.addWidget(self.note, 1)
-        top.addWidget(QLabel("shapes"))
-        top.addWidget(self.shape_combo)
-        top.addWidget(QLabel("dtype"))
-        top.addWidget(self.dtype_combo)
-        top.addWidget(self.metric_combo)
-        top.addWidget(self.open_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.plot, 1)
+        toolbar_over(
+            self,
+            [
+                self.note,
+                QLabel("shapes"),
+                self.shape_combo,
+                QLabel("dtype"),
+                self.dtype_combo,
+                self.metric_combo,
+                self.open_button,
+            ],
+            self.plot,
+            above_body=[self.summary],
+            body_stretch=1,
+        )
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.bars: dict[str, pg.ErrorBarItem] = {}
         self.records: list[dict[str, Any]] = []

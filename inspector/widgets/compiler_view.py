@@ -1,6 +1,7 @@
 """Compiler view: TTIR / TTGIR / LLIR / PTX / SASS tabs and the resource facts.
 
-Fed a plain dict (``pipeline``'s compile summary, or ``CompileInfo.to_dict()``); compiling
+Fed a plain dict (``pipeline``'s compile summary, or ``CompileInfo.to_dict()``, normalised by
+``viewdata.normalize_compile_info``); compiling
 itself happens on the worker thread (the window asks through ``compile_requested``).
 """
 
@@ -12,31 +13,16 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
-STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
-
-
-def normalize(info: Any) -> dict[str, Any]:
-    """Accept a CompileInfo, its dict, or the pipeline's summary; return one shape of dict."""
-    if info is None:
-        return {}
-    if hasattr(info, "to_dict"):
-        info = info.to_dict()
-    info = dict(info)
-    texts = dict(info.get("texts") or {})
-    for stage in STAGES:
-        if info.get(stage):
-            texts[stage] = info[stage]
-    info["texts"] = texts
-    return info
+from inspector.viewdata import COMPILE_STAGES as STAGES
+from inspector.viewdata import normalize_compile_info
+from inspector.widgets.layout import toolbar_over
 
 
 class CompilerView(QWidget):
@@ -66,15 +52,12 @@ class CompilerView(QWidget):
             editor.setFont(mono)
             self.editors[stage] = editor
             self.tabs.addTab(editor, stage.upper())
-        top = QHBoxLayout()
-        top.addWidget(self.facts, 1)
-        top.addWidget(QLabel("target"))
-        top.addWidget(self.target_combo)
-        top.addWidget(self.compile_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(self.tabs, 1)
+        toolbar_over(
+            self,
+            [self.facts, QLabel("target"), self.target_combo, self.compile_button],
+            self.tabs,
+            body_stretch=1,
+        )
         self.compile_button.clicked.connect(self._request)
         self.tabs.currentChanged.connect(self._fill)
         self.info: dict[str, Any] = {}
@@ -108,7 +91,7 @@ class CompilerView(QWidget):
         self.compile_requested.emit("" if target == "device" else target)
 
     def set_info(self, info: Any, label: str = "") -> None:
-        self.info = normalize(info)
+        self.info = normalize_compile_info(info)
         if not self.info:
             self.facts.setText("Not compiled yet.")
             return

@@ -1,5 +1,5 @@
 """Receipt history: the session's first passing receipt and every later counterexample, and
-the difference between any two of them (``inspector.receipt.diff_receipts``, the same
+the difference between any two of them (``inspector.records.diff.diff_receipts``, the same
 comparison as ``python main.py diff A B``)."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class HistoryView(QWidget):
 
     def compare(self, a: int, b: int) -> list[str]:
         """The differences between entries ``a`` and ``b`` (empty: equivalent)."""
-        from inspector.receipt import diff_receipts
+        from inspector.records.diff import diff_receipts
 
         left = json.loads(self.entries[a][1])
         right = json.loads(self.entries[b][1])

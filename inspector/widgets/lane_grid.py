@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QToolTip, QVBoxLayout, QWidget
 
-from inspector.widgets import data
+from inspector import viewdata
 from oracle.spec import Problem
 from oracle.tiled import TiledResult
 
@@ -26,6 +26,18 @@ def _swatch(color: tuple[int, int, int, int], text: str) -> str:
     return f"<span style='color: rgb({r},{g},{b})'>■</span> {text}"
 
 
+def _outline(plot_item: pg.PlotItem, rgb: tuple[int, int, int], z: float) -> QGraphicsRectItem:
+    """An unfilled rectangle over the image, its 2-pixel pen the same at every zoom."""
+    box = QGraphicsRectItem()
+    pen = QPen(QColor(*rgb))
+    pen.setCosmetic(True)
+    pen.setWidth(2)
+    box.setPen(pen)
+    box.setZValue(z)
+    plot_item.addItem(box)
+    return box
+
+
 class LaneGrid(QWidget):
     """The tile of every row. ``row_selected(int)`` when a row is clicked."""
 
@@ -35,7 +47,7 @@ class LaneGrid(QWidget):
         super().__init__(parent)
         self._problem: Problem | None = None
         self._tiled: TiledResult | None = None
-        self._image: data.LaneImage | None = None
+        self._image: viewdata.LaneImage | None = None
         self._extra_oob: tuple[int, ...] = ()
         self.selected_row = 0
         self._span = 0  # lanes highlighted in the selected row (the stepper's current stage)
@@ -64,28 +76,16 @@ class LaneGrid(QWidget):
             self.width_line, text="width", position=0.92, color=(230, 230, 230)
         )
         item.addItem(self.width_line)
-        self.row_box = QGraphicsRectItem()
-        pen = QPen(QColor(255, 255, 255))
-        pen.setCosmetic(True)
-        pen.setWidth(2)
-        self.row_box.setPen(pen)
-        self.row_box.setZValue(10)
-        item.addItem(self.row_box)
-        self.span_box = QGraphicsRectItem()
-        span_pen = QPen(QColor(0, 229, 255))
-        span_pen.setCosmetic(True)
-        span_pen.setWidth(2)
-        self.span_box.setPen(span_pen)
-        self.span_box.setZValue(11)
-        item.addItem(self.span_box)
+        self.row_box = _outline(item, (255, 255, 255), 10)
+        self.span_box = _outline(item, (0, 229, 255), 11)
 
         self.legend = QLabel(objectName="lane_legend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setText(
             "valid lanes: value on a blue–white–red map (0 is white) &nbsp; "
             + " &nbsp; ".join(
-                _swatch(data.STATE_COLORS[state], data.STATE_NAMES[state])
-                for state in (data.MASKED, data.POISON_IN, data.OOB_WRITE)
+                _swatch(viewdata.STATE_COLORS[state], viewdata.STATE_NAMES[state])
+                for state in (viewdata.MASKED, viewdata.POISON_IN, viewdata.OOB_WRITE)
             )
             + " &nbsp; <span style='color: white'>□</span> selected row"
             + " &nbsp; <span style='color: rgb(0,229,255)'>□</span> lanes of the current step"
@@ -105,7 +105,7 @@ class LaneGrid(QWidget):
     # ------------------------------------------------------------------ data
 
     @property
-    def image(self) -> data.LaneImage | None:
+    def image(self) -> viewdata.LaneImage | None:
         return self._image
 
     @property
@@ -118,12 +118,12 @@ class LaneGrid(QWidget):
         problem: Problem,
         tiled: TiledResult,
         extra_oob: tuple[int, ...] = (),
-        image: data.LaneImage | None = None,
+        image: viewdata.LaneImage | None = None,
     ) -> None:
         """Redraw for a new model result; keeps the view range when the shape is unchanged.
 
         Args:
-            image: ``data.lane_image(tiled, self.lut, extra_oob)`` when the caller computed it
+            image: ``viewdata.lane_image(tiled, self.lut, extra_oob)`` when the caller computed it
                 already (on the worker: ~0.3 s for the largest problems).
         """
         same_shape = self._tiled is not None and self._tiled.lanes.shape == tiled.lanes.shape
@@ -131,7 +131,7 @@ class LaneGrid(QWidget):
         self._tiled = tiled
         self._extra_oob = tuple(extra_oob)
         self._image = (
-            image if image is not None else data.lane_image(tiled, self._lut, self._extra_oob)
+            image if image is not None else viewdata.lane_image(tiled, self._lut, self._extra_oob)
         )
         rows, block = tiled.lanes.shape
         self.image_item.setImage(self._image.rgba, autoLevels=False)
@@ -150,9 +150,9 @@ class LaneGrid(QWidget):
             self.plot.getPlotItem().getViewBox().setRange(
                 QRectF(0, -0.5, block, rows), padding=0.02
             )
-        counts = data.lane_counts(tiled)
-        oob = int((self._image.states == data.OOB_WRITE).sum()) + self._image.oob_outside
-        leaked = int((self._image.states == data.POISON_IN).sum())
+        counts = viewdata.lane_counts(tiled)
+        oob = int((self._image.states == viewdata.OOB_WRITE).sum()) + self._image.oob_outside
+        leaked = int((self._image.states == viewdata.POISON_IN).sum())
         bad = "color: rgb(255,196,0)"
         text = (
             f"width <b>{counts.width}</b> · tile <b>{counts.block}</b> · valid "
@@ -212,7 +212,7 @@ class LaneGrid(QWidget):
         """Hover text for one lane (what the tooltip shows)."""
         if self._problem is None or self._tiled is None or self._image is None:
             return ""
-        return data.hover_text(self._problem, self._tiled, self._image.states, row, lane)
+        return viewdata.hover_text(self._problem, self._tiled, self._image.states, row, lane)
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
         view = self.plot.getPlotItem().getViewBox()

@@ -5,9 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QVBoxLayout, QWidget
 
+from inspector.state import KERNEL_ONLY_MUTANTS
 from oracle.mutants import DESCRIPTIONS, MODEL_MUTANTS
-
-KERNEL_ONLY = ("unmasked_store",)
 
 
 class MutantPanel(QGroupBox):
@@ -19,8 +18,8 @@ class MutantPanel(QGroupBox):
         super().__init__("Mutants (one at a time)", parent)
         self.switches: dict[str, QCheckBox] = {}
         layout = QVBoxLayout(self)
-        for name in (*MODEL_MUTANTS, *KERNEL_ONLY):
-            kernel_only = name in KERNEL_ONLY
+        for name in (*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS):
+            kernel_only = name in KERNEL_ONLY_MUTANTS
             box = QCheckBox(name + ("  (kernel only)" if kernel_only else ""))
             box.setObjectName(f"mutant_{name}")
             box.setToolTip(DESCRIPTIONS.get(name, name))

@@ -18,15 +18,14 @@ from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
 from inspector.models import KillMatrixModel, RowTableModel, rows_as_tsv
+from inspector.widgets.layout import toolbar_over
 from oracle.matrix import KillMatrix
 
 Index = QModelIndex | QPersistentModelIndex
@@ -144,13 +143,7 @@ class RowTable(QWidget):
         )
         self.note = QLabel(objectName="row_note")
         self.note.setWordWrap(True)
-        top = QHBoxLayout()
-        top.addWidget(self.note, 1)
-        top.addWidget(self.copy_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(self.view)
+        toolbar_over(self, [self.note, self.copy_button], self.view)
         self.copy_button.clicked.connect(self.copy_to_clipboard)
         QShortcut(QKeySequence.StandardKey.Copy, self.view, activated=self.copy_to_clipboard)
         self.view.clicked.connect(self._on_clicked)
@@ -214,13 +207,7 @@ class KillMatrixView(QWidget):
         self.summary = QLabel("Run the check to fill the kill matrix.", objectName="kill_summary")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        top = QHBoxLayout()
-        top.addWidget(self.summary, 1)
-        top.addWidget(self.fixtures_as_rows)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(self.view)
+        toolbar_over(self, [self.summary, self.fixtures_as_rows], self.view)
         self.fixtures_as_rows.toggled.connect(self._set_transposed)
         self._matrices: list[KillMatrix] = []
         self._highlight: str | None = None

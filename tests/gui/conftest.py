@@ -63,7 +63,7 @@ def window(qtbot, settings, tmp_path):
     yield win
     # Close it here, while the dialogs are still patched: a dirty window closed later (by
     # pytest-qt or at exit) would open a real, modal "unsaved changes" box and hang offscreen.
-    win.dirty = False
+    win.state.dirty = False
     win.shutdown()
     win.close()
 

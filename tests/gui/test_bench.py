@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from inspector import worker as jobs
+from inspector import jobs
 from inspector.widgets import dialogs
 from inspector.widgets.bench_view import BenchView
 
@@ -51,21 +50,6 @@ def test_bench_view_draws_ok_rows_and_lists_wrong_ones(qtbot) -> None:
     assert "90–90% of copy" in view.summary.text()
 
 
-def test_bench_job_drives_the_harness(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernels import bench
-
-    def fake_iter(config):
-        for i, row in enumerate(_rows()):
-            yield i + 1, len(_rows()), row
-
-    monkeypatch.setattr(bench, "iter_benchmark", fake_iter)
-    items = list(jobs.bench_job("llm", ["bfloat16"])(threading.Event()))
-    result = items[-1]
-    assert result["dtypes"] == ["bfloat16"]
-    assert len(result["rows"]) == len(_rows())
-    assert all(isinstance(i, tuple) for i in items[:-1])
-
-
 def test_benchmark_in_the_window_and_in_the_session(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
@@ -89,7 +73,7 @@ def test_benchmark_in_the_window_and_in_the_session(
     assert window.bench_view.plotted("ours")[1].size == 2
     path = tmp_path / "bench.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
-    assert window.save_session_as()
+    assert window.files.save_session_as()
     from inspector.records.session import load_session
 
     session = load_session(path)
@@ -99,9 +83,9 @@ def test_benchmark_in_the_window_and_in_the_session(
 
     other = InspectorWindow(demo=True, settings=settings)
     qtbot.addWidget(other)
-    assert other.open_session(str(path))
+    assert other.files.open_session(str(path))
     np.testing.assert_allclose(other.bench_view.plotted("ours")[1], [3600.0, 3780.0])
-    other.dirty = False
+    other.state.dirty = False
     other.shutdown()
     other.close()
 
@@ -122,7 +106,7 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
     monkeypatch.setattr(dialogs, "choose_open_file", lambda *a: str(RECORD))
-    window.open_bench_record_dialog()
+    window.files.open_bench_record_dialog()
     view = window.bench_view
     assert window.tabs.currentWidget() is view
     assert view.source.startswith("NVIDIA H200, 2026-11-30T19:42")
@@ -163,18 +147,18 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     # Saved and reopened: the rows and where they were measured.
     path = tmp_path / "record.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
-    assert window.dirty
-    assert window.save_session_as()
+    assert window.state.dirty
+    assert window.files.save_session_as()
     from inspector.window import InspectorWindow
 
     other = InspectorWindow(demo=True, settings=settings)
     qtbot.addWidget(other)
-    assert other.open_session(str(path))
+    assert other.files.open_session(str(path))
     assert other.bench_view.source == view.source
     other.bench_view.shape_combo.setCurrentText("narrow")
     other.bench_view.dtype_combo.setCurrentText("float32")
     np.testing.assert_allclose(other.bench_view.plotted("ours")[1], [r["gbps"] for r in ours])
-    other.dirty = False
+    other.state.dirty = False
     other.shutdown()
     other.close()
 
@@ -190,8 +174,8 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
 def test_a_bad_benchmark_record_is_refused_and_the_view_keeps_its_rows(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, content, message
 ) -> None:
-    assert window.open_bench_record(str(RECORD))
-    window.dirty = False
+    assert window.files.open_bench_record(str(RECORD))
+    window.state.dirty = False
     before = list(window.bench_view.records)
     bad = tmp_path / "bad.json"
     if content is None:  # the real record with one field broken
@@ -201,12 +185,12 @@ def test_a_bad_benchmark_record_is_refused_and_the_view_keeps_its_rows(
     bad.write_text(content, encoding="utf-8")
     errors: list[str] = []
     monkeypatch.setattr(dialogs, "show_error", lambda parent, title, text: errors.append(text))
-    assert window.open_bench_record(str(bad)) is False
+    assert window.files.open_bench_record(str(bad)) is False
     assert len(errors) == 1
     assert message in errors[0]
     assert window.bench_view.records == before
-    assert window.bench_results["source"].endswith("(results.json)")
-    assert not window.dirty
+    assert window.state.bench["source"].endswith("(results.json)")
+    assert not window.state.dirty
     assert message in window.status_line.text()
 
 
@@ -217,9 +201,9 @@ def test_a_record_with_odd_metadata_and_an_unlisted_shape_set_still_shows(
     path = tmp_path / "odd.json"
     report = {"schema_version": "rmsnorm-bench/1", "environment": ["x"], "started_utc": 5}
     path.write_text(json.dumps({**report, "results": rows}), encoding="utf-8")
-    assert window.open_bench_record(str(path))
+    assert window.files.open_bench_record(str(path))
     view = window.bench_view
     assert view.source == "an unnamed device, an unknown time (odd.json)"
     assert view.shape_combo.currentText() == "all"  # "sweep" is not a set the picker lists
     np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
-    window.dirty = False
+    window.state.dirty = False

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector import pipeline
-from inspector import worker as jobs
+from inspector import jobs, pipeline
 
 
 def _run_model_check(qtbot, window):
@@ -32,11 +31,11 @@ def _snapshot(window) -> dict:
     """What an earlier check left in the window (compared after the fault)."""
     model = window.kill_view.model
     return {
-        "check": window.check_result,
+        "check": window.state.check_result,
         "labels": list(model.row_labels()),
         "verdicts": [model.verdict(r) for r in range(len(model.row_labels()))],
         "rrms": np.array(window.row_table.model.column_values("rrms scalar"), copy=True),
-        "tiled": window.tiled,
+        "tiled": window.state.tiled,
     }
 
 
@@ -53,11 +52,11 @@ def _assert_survived(qtbot, window, before: dict) -> None:
     assert after["tiled"] is before["tiled"]
     np.testing.assert_array_equal(after["rrms"], before["rrms"])
     # The session still holds the earlier check: it saves with its kill matrix.
-    session = window.current_session()
+    session = window.state.to_session()
     assert session.results is not None
     result = _run_model_check(qtbot, window)
     assert result.passed
-    assert window.check_result is result
+    assert window.state.check_result is result
     assert "PASSED" in window.verdict.text()
 
 
@@ -69,12 +68,18 @@ def checked_window(qtbot, window):
     return window
 
 
-def test_cuda_out_of_memory_in_the_kernel_job(
-    qtbot, checked_window, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    window = checked_window
-    if not window.env["available"]:
+@pytest.fixture
+def kernel_window(checked_window):
+    """The checked window, where the kernel floor is importable (else the test is skipped)."""
+    if not checked_window.env["available"]:
         pytest.skip("kernel floor unavailable")
+    return checked_window
+
+
+def test_cuda_out_of_memory_in_the_kernel_job(
+    qtbot, kernel_window, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = kernel_window
     import kernels
 
     calls: list[int] = []
@@ -90,7 +95,8 @@ def test_cuda_out_of_memory_in_the_kernel_job(
     with qtbot.waitSignal(window.runner.failed, timeout=30000) as blocker:
         assert window.run_kernel()
     assert calls == [1]
-    name, message = blocker.args
+    name, exc = blocker.args
+    message = jobs.failure_text(exc)
     assert name == "kernel"
     assert "OutOfMemoryError" in message
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
@@ -98,17 +104,13 @@ def test_cuda_out_of_memory_in_the_kernel_job(
     assert "out of memory" in window.status_line.text().lower()
     assert "OutOfMemoryError" in window.summary.toPlainText()
     assert "kernel failed" in window.verdict.text()
-    assert window.kernel_outcome is None
+    assert window.state.kernel_run is None
     assert window.run_kernel_button.isEnabled()
     _assert_survived(qtbot, window, before)
 
 
-def test_compile_error_on_the_worker(
-    qtbot, checked_window, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    window = checked_window
-    if not window.env["available"]:
-        pytest.skip("kernel floor unavailable")
+def test_compile_error_on_the_worker(qtbot, kernel_window, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = kernel_window
     import kernels
 
     def broken_compiler(*args, **kwargs):
@@ -119,11 +121,11 @@ def test_compile_error_on_the_worker(
     with qtbot.waitSignal(window.runner.failed, timeout=30000) as blocker:
         assert window.request_compile("sm_90")
     assert blocker.args[0] == "compile"
-    assert "RuntimeError: triton compile failed" in blocker.args[1]
+    assert "RuntimeError: triton compile failed" in jobs.failure_text(blocker.args[1])
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
     assert "compile failed" in window.status_line.text()
     assert "PassManager::run failed" in window.summary.toPlainText()
-    assert not window.compile_cache  # a failure is never cached
+    assert not window.state.compile_cache  # a failure is never cached
     _assert_survived(qtbot, window, before)
 
 
@@ -147,7 +149,11 @@ def test_exception_in_the_middle_of_a_check(
     window.runner.progress.connect(lambda *a: seen_progress.append(a))
     with qtbot.waitSignal(window.runner.failed, timeout=30000) as blocker:
         assert window.run_check()
-    assert blocker.args == ["check", "ZeroDivisionError: injected fault after 40 steps"]
+    name, exc = blocker.args
+    assert [name, jobs.failure_text(exc)] == [
+        "check",
+        "ZeroDivisionError: injected fault after 40 steps",
+    ]
     assert len(progressed) >= 40
     assert seen_progress  # it had made progress before the fault
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
@@ -220,7 +226,8 @@ def test_cancel_in_the_middle_of_a_benchmark(
         qtbot.waitUntil(gate.is_set, timeout=20000)
         assert window.cancel_button.isEnabled()
         window.cancel_button.click()
-    assert blocker.args == ["bench", "cancelled"]
+    name, exc = blocker.args
+    assert [name, jobs.failure_text(exc)] == ["bench", "cancelled"]
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
     assert 5 <= len(produced) < total  # stopped in the middle, between measurements
     stopped_at = len(produced)
@@ -229,7 +236,7 @@ def test_cancel_in_the_middle_of_a_benchmark(
     assert "bench: cancelled" in window.status_line.text()
     assert window.bench_view.records == first_records
     np.testing.assert_array_equal(window.bench_view.plotted("ours")[1], first_plot[1])
-    assert len(window.bench_results["rows"]) == total
+    assert len(window.state.bench["rows"]) == total
     assert window.bench_button.isEnabled()
     _assert_survived(qtbot, window, before)
 
@@ -252,7 +259,7 @@ def test_fault_in_the_job_factory_is_reported(
     before = _snapshot(window)
     with qtbot.waitSignal(window.runner.failed, timeout=10000) as blocker:
         assert window.run_check()
-    assert blocker.args[1].startswith("ImportError")
+    assert jobs.failure_text(blocker.args[1]).startswith("ImportError")
     monkeypatch.setattr(jobs, "check_job", real)
     _assert_survived(qtbot, window, before)
 

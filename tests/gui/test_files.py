@@ -29,32 +29,32 @@ def test_save_open_round_trip_is_bit_exact_in_bfloat16(
     panel.stride_edit.setText("40")
     panel.seed_edit.setText("3")
     panel.load_random()
-    problem = window.problem
+    problem = window.state.problem
     assert problem.dtype == "bfloat16"
     click_switch(qtbot, window.mutant_panel.switches["missing_weight"])
     _run_model_check(qtbot, window)
     path = tmp_path / "inspection"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
-    assert window.save_session_as()
+    assert window.files.save_session_as()
     saved = tmp_path / "inspection.h5"
     assert saved.is_file()
-    assert not window.dirty
-    assert window.session_path == str(saved)
+    assert not window.state.dirty
+    assert window.state.session_path == str(saved)
 
     from inspector.window import InspectorWindow
 
     other = InspectorWindow(demo=True, settings=settings)
     qtbot.addWidget(other)
-    assert other.open_session(str(saved))
-    np.testing.assert_array_equal(bfloat16_bits(other.problem.x), bfloat16_bits(problem.x))
-    np.testing.assert_array_equal(other.problem.weight, problem.weight)
-    assert other.problem.row_stride == 40
-    assert other.problem.eps == problem.eps
+    assert other.files.open_session(str(saved))
+    np.testing.assert_array_equal(bfloat16_bits(other.state.problem.x), bfloat16_bits(problem.x))
+    np.testing.assert_array_equal(other.state.problem.weight, problem.weight)
+    assert other.state.problem.row_stride == 40
+    assert other.state.problem.eps == problem.eps
     assert other.mutant_panel.current == "missing_weight"
     # The saved check comes back into the kill-matrix view.
     assert len(other.kill_view.model.row_labels()) == 7
-    assert str(saved) in other._recent()
-    other.dirty = False
+    assert str(saved) in other.files.recent_files()
+    other.state.dirty = False
     other.shutdown()
     other.close()
     session = load_session(saved)
@@ -65,9 +65,9 @@ def test_save_open_round_trip_is_bit_exact_in_bfloat16(
 def test_open_failure_keeps_the_current_state(window, tmp_path) -> None:
     bad = tmp_path / "not_a_session.h5"
     bad.write_bytes(b"definitely not hdf5")
-    before = window.problem
-    assert not window.open_session(str(bad))
-    assert window.problem is before
+    before = window.state.problem
+    assert not window.files.open_session(str(bad))
+    assert window.state.problem is before
     assert "open failed" in window.status_line.text()
     assert bad.read_bytes() == b"definitely not hdf5"
 
@@ -77,7 +77,7 @@ def test_export_receipts_writes_a_pair_that_verify_accepts(
 ) -> None:
     _run_model_check(qtbot, window)
     monkeypatch.setattr(dialogs, "choose_directory", lambda *a: str(tmp_path / "out"))
-    assert window.export_receipts()
+    assert window.files.export_receipts()
     json_path = tmp_path / "out" / receipt.JSON_NAME
     assert json_path.is_file()
     report = verify.verify_receipts(json_path, tmp_path / "out" / receipt.CSV_NAME)
@@ -88,7 +88,7 @@ def test_export_receipts_writes_a_pair_that_verify_accepts(
 def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch: pytest.MonkeyPatch) -> None:
     window.input_panel.eps_edit.setText("1e-5")
     window.input_panel.eps_edit.textEdited.emit("1e-5")
-    assert window.dirty
+    assert window.state.dirty
     asked: list[str] = []
 
     def answer(parent):
@@ -119,22 +119,22 @@ def test_autosave_and_recovery_after_a_crash(
     panel.eps_edit.setText("2e-6")
     panel.eps_edit.textEdited.emit("2e-6")
     window.input_panel.validate()
-    assert window.dirty
-    target = window.autosave()
+    assert window.state.dirty
+    target = window.files.autosave()
     assert target is not None
     assert (tmp_path / "autosave").is_dir()
     # "Crash": a new window finds the autosave and, when the user agrees, opens it untitled.
     monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path: True)
     other = InspectorWindow(demo=True, settings=settings, autosave_dir=str(tmp_path / "autosave"))
     qtbot.addWidget(other)
-    assert other.offer_recovery()
-    assert other.problem.eps == pytest.approx(2e-6)
-    assert other.dirty
-    assert other.session_path is None
+    assert other.files.offer_recovery()
+    assert other.state.problem.eps == pytest.approx(2e-6)
+    assert other.state.dirty
+    assert other.state.session_path is None
     # Saving for real removes the autosave.
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(tmp_path / "saved.h5"))
-    assert other.save_session()
-    assert not other.offer_recovery()
-    other.dirty = False
+    assert other.files.save_session()
+    assert not other.files.offer_recovery()
+    other.state.dirty = False
     other.shutdown()
     other.close()

@@ -21,7 +21,7 @@ def test_history_lists_receipts_and_diffs_two_of_them(
     folder = tmp_path / "receipts"
     folder.mkdir()
     monkeypatch.setattr(dialogs, "choose_directory", lambda *a: str(folder))
-    assert window.export_receipts()
+    assert window.files.export_receipts()
     # The first passing receipt is kept and shown.
     assert len(view.entries) == 1
     assert "first" in view.a_combo.itemText(0) or "pass" in view.a_combo.itemText(0)
@@ -32,7 +32,7 @@ def test_history_lists_receipts_and_diffs_two_of_them(
     changed = json.loads(json.dumps(receipt))
     changed["input"]["eps"] = receipt["input"]["eps"] * 2
     changed["errors"]["passed"] = False
-    session = window._session
+    session = window.state.session
     session.record_receipts(json.dumps(changed), "", passed=False, reason="injected regression")
     window.refresh_history()
     assert len(view.entries) == 2
@@ -52,10 +52,10 @@ def test_history_lists_receipts_and_diffs_two_of_them(
     # Saved and reopened, the history comes back in the tab.
     path = tmp_path / "history.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
-    assert window.save_session_as()
-    window.new_session()
+    assert window.files.save_session_as()
+    window.files.new_session()
     assert view.entries == []
-    assert window.open_session(str(path))
+    assert window.files.open_session(str(path))
     assert len(view.entries) == 2
     assert "eps" in view.diff_text.toPlainText()
 

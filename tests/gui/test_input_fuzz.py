@@ -98,16 +98,16 @@ def test_window_fields_are_valid_or_show_the_oracles_message(qtbot, window, edit
     panel = window.input_panel
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
     panel.set_values(x="3, 4; 1, -2", weight="0.5, -2", eps="1e-6", rows=2, width=2)
-    assert window.problem is not None
-    good_tiled, good_reference = window.tiled, window.reference
-    good_problem = window.problem
+    assert window.state.problem is not None
+    good_tiled, good_reference = window.state.tiled, window.state.reference
+    good_problem = window.state.problem
     for name, text in edits:
         _set_field(panel, name, text)
     problem = panel.validate()
     expected = _expected(panel)
     if expected is None:
         assert problem is not None
-        assert window.problem is problem
+        assert window.state.problem is problem
         assert panel.error is None
         # A large valid input (rows * row_stride > SYNC_ELEMENTS) is analysed on the worker
         # first; Run is enabled once that is done.
@@ -115,7 +115,7 @@ def test_window_fields_are_valid_or_show_the_oracles_message(qtbot, window, edit
         assert window.run_check_button.isEnabled()
     else:
         assert problem is None
-        assert window.problem is None
+        assert window.state.problem is None
         message = str(expected)
         assert message.startswith(expected.field)
         assert panel.message.text() == message
@@ -124,8 +124,8 @@ def test_window_fields_are_valid_or_show_the_oracles_message(qtbot, window, edit
         assert not window.run_check()
         assert message in window.status_line.text()
         # The last good analysis stays on screen.
-        assert window.tiled is good_tiled
-        assert window.reference is good_reference
+        assert window.state.tiled is good_tiled
+        assert window.state.reference is good_reference
         assert window.grid.image.states is not None
         assert good_problem is not None
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
@@ -338,10 +338,10 @@ def test_session_open_refuses_damage_or_loads_an_equal_session(
     assert isinstance(outcome, SessionError), f"{type(outcome).__name__}: {outcome}"
     assert str(path) in str(outcome)
     # The window: the error is shown, its state stays, the file stays untouched.
-    problem, tiled, title = window.problem, window.tiled, window.windowTitle()
-    assert not window.open_session(str(path))
-    assert window.problem is problem
-    assert window.tiled is tiled
+    problem, tiled, title = window.state.problem, window.state.tiled, window.windowTitle()
+    assert not window.files.open_session(str(path))
+    assert window.state.problem is problem
+    assert window.state.tiled is tiled
     assert window.windowTitle() == title
     assert window.status_line.text().startswith("open failed")
     assert path.read_bytes() == damaged

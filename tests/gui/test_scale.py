@@ -22,15 +22,15 @@ def test_largest_problem_checks_saves_and_reopens(
     x = rng.standard_normal((rows, width))
     weight = rng.uniform(-2.0, 2.0, width)
     window.input_panel.set_values(x=x, weight=weight, eps=1e-6, dtype="float32", label="largest")
-    problem = window.problem
+    problem = window.state.problem
     assert problem is not None
     assert window.input_panel.x_edit.isReadOnly()  # held as an array, not as 4M values of text
 
     def analysed(win) -> bool:
         return (
-            win.problem is not None
-            and win.tiled is not None
-            and win.tiled.y.shape == (rows, width)
+            win.state.problem is not None
+            and win.state.tiled is not None
+            and win.state.tiled.y.shape == (rows, width)
             and not win.runner.busy
         )
 
@@ -47,11 +47,11 @@ def test_largest_problem_checks_saves_and_reopens(
     result = blocker.args[1]
     assert result.passed, result.failures
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=10000)
-    assert window.check_result is result
+    assert window.state.check_result is result
 
     path = tmp_path / f"largest_{rows}x{width}.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
-    assert window.save_session_as(), window.status_line.text()
+    assert window.files.save_session_as(), window.status_line.text()
     session = load_session(path)
     np.testing.assert_array_equal(session.x, np.asarray(problem.x))
     assert session.results is not None
@@ -62,13 +62,13 @@ def test_largest_problem_checks_saves_and_reopens(
     other = InspectorWindow(demo=False, settings=settings, autosave_dir=str(tmp_path / "auto"))
     qtbot.addWidget(other)
     try:
-        assert other.open_session(str(path))
+        assert other.files.open_session(str(path))
         qtbot.waitUntil(lambda: analysed(other), timeout=120000)
-        np.testing.assert_array_equal(np.asarray(other.problem.x), np.asarray(problem.x))
+        np.testing.assert_array_equal(np.asarray(other.state.problem.x), np.asarray(problem.x))
         assert other.kill_view.model.row_labels() == window.kill_view.model.row_labels()
         assert other.grid.image.downsampled
         np.testing.assert_array_equal(other.grid.image.states, image.states)
     finally:
-        other.dirty = False
+        other.state.dirty = False
         other.shutdown()
         other.close()

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.widgets import data
+from inspector import viewdata
 from oracle import compare as cmp
 from oracle import scalar, tiled
 from oracle.mutants import MODEL_MUTANTS
 
 
 def test_window_builds_with_the_demo_input(window) -> None:
-    problem = window.problem
+    problem = window.state.problem
     assert problem is not None
     image = window.grid.image
     assert image is not None
@@ -31,7 +31,7 @@ def test_window_builds_with_the_demo_input(window) -> None:
 def test_invalid_field_shows_message_and_blocks_running(qtbot, window) -> None:
     window.input_panel.eps_edit.setText("0.5")
     window.input_panel.validate()
-    assert window.problem is None
+    assert window.state.problem is None
     message = window.input_panel.field_error("eps")
     assert message.startswith("eps:")
     assert "0.01" in message
@@ -58,16 +58,16 @@ def test_each_mutant_toggle_changes_table_grid_and_stepper(
     before = _table_snapshot(window)
     click_switch(qtbot, window.mutant_panel.switches[mutant])
     assert window.mutant_panel.current == mutant
-    assert window.tiled.mutant == mutant
+    assert window.state.tiled.mutant == mutant
     after = _table_snapshot(window)
     changed = [n for n in before if not np.array_equal(before[n], after[n], equal_nan=True)]
     assert changed, f"{mutant} changed no table column"
     # The mutant shows in the table: the model's output no longer matches the reference
     # (missing_epsilon only moves rows whose mean square is near eps: zero_row kills it).
     if mutant != "missing_epsilon":
-        assert np.nanmax(after["model max rel"]) > cmp.TOLERANCES[window.problem.dtype].rtol
+        assert np.nanmax(after["model max rel"]) > cmp.TOLERANCES[window.state.problem.dtype].rtol
     # The table agrees with the oracle's own mutated model.
-    expected = tiled.model(window.problem, mutant=mutant)
+    expected = tiled.model(window.state.problem, mutant=mutant)
     np.testing.assert_array_equal(after["rrms tiled"], expected.rrms.astype(np.float64))
     assert mutant in window.grid.counts.text()
     assert window.stepper.steps[0].key == "load"
@@ -80,10 +80,10 @@ def test_each_mutant_toggle_changes_table_grid_and_stepper(
 
 
 def test_masked_tail_mutant_colours_poison_lanes(qtbot, window) -> None:
-    assert not (window.grid.image.states == data.POISON_IN).any()
+    assert not (window.grid.image.states == viewdata.POISON_IN).any()
     window.mutant_panel.set_current("masked_tail_inclusion")
     states = window.grid.image.states
-    assert (states[:, window.problem.width :] == data.POISON_IN).all()
+    assert (states[:, window.state.problem.width :] == viewdata.POISON_IN).all()
     assert "poison" in window.grid.counts.text()
 
 
@@ -105,7 +105,7 @@ def test_stepping_to_the_end_reaches_the_oracles_rrms(qtbot, window) -> None:
         keys.append(stepper.current.key)
         qtbot.mouseClick(stepper.forward_button, Qt.MouseButton.LeftButton)
     keys.append(stepper.current.key)
-    block = window.problem.block
+    block = window.state.problem.block
     stage_count = block.bit_length() - 1
     assert keys == (
         ["load", "square"]
@@ -113,24 +113,24 @@ def test_stepping_to_the_end_reaches_the_oracles_rrms(qtbot, window) -> None:
         + ["sum", "mean", "eps", "rsqrt", "scale", "store"]
     )
     steps = {step.key: step for step in stepper.steps}
-    reference = scalar.reference(window.problem)
+    reference = scalar.reference(window.state.problem)
     rrms = steps["rsqrt"].scalar
-    assert rrms == float(window.tiled.rrms[2])
+    assert rrms == float(window.state.tiled.rrms[2])
     assert rrms == pytest.approx(reference.rrms[2], rel=cmp.INTERMEDIATE_TOLERANCE.rtol)
-    assert steps["sum"].scalar == float(window.tiled.sum_squares[2])
+    assert steps["sum"].scalar == float(window.state.tiled.sum_squares[2])
     assert steps[f"stage{stage_count}"].scalar == steps["sum"].scalar
     # The last step draws the stored row: read the curve back.
     x, y = stepper.plotted()
     assert len(x) == block + 1
-    np.testing.assert_array_equal(y[: window.problem.width], window.tiled.y[2])
-    assert not y[window.problem.width :].any()
+    np.testing.assert_array_equal(y[: window.state.problem.width], window.state.tiled.y[2])
+    assert not y[window.state.problem.width :].any()
     # Back from the end, and the grid highlights the lanes of the current stage.
     qtbot.mouseClick(stepper.back_button, Qt.MouseButton.LeftButton)
     assert stepper.current.key == "scale"
     stepper.go_to(keys.index("stage2"))
     assert window.grid._span == block // 4
     x, y = stepper.plotted()
-    np.testing.assert_array_equal(y, window.tiled.stages[2][2])
+    np.testing.assert_array_equal(y, window.state.tiled.stages[2][2])
 
 
 def test_play_runs_to_the_end(qtbot, window) -> None:
@@ -142,12 +142,12 @@ def test_play_runs_to_the_end(qtbot, window) -> None:
 
 
 def test_grid_hover_text_and_row_selection(qtbot, window) -> None:
-    problem = window.problem
+    problem = window.state.problem
     row, lane = 1, 5
     text = window.grid.describe(row, lane)
     address = row * problem.row_stride + lane
     assert f"address {row} * {problem.row_stride} + {lane} = {address}" in text
-    value = float(window.tiled.lanes[row, lane])
+    value = float(window.state.tiled.lanes[row, lane])
     assert f"x = {value:.7g}" in text
     assert f"x² = {value * value:.7g}"[:8] in text
     tail = window.grid.describe(0, problem.block - 1)
@@ -178,10 +178,10 @@ def test_row_table_sorts_and_copies(qtbot, window) -> None:
     text = table.copy_to_clipboard()
     lines = text.strip().split("\n")
     assert lines[0].split("\t") == table.model.column_names
-    assert len(lines) == window.problem.rows + 1
+    assert len(lines) == window.state.problem.rows + 1
     first_row = int(lines[1].split("\t")[0])
     rrms = float(lines[1].split("\t")[column])
-    assert rrms == scalar.reference(window.problem).rrms[first_row]  # repr-exact
+    assert rrms == scalar.reference(window.state.problem).rrms[first_row]  # repr-exact
     from PySide6.QtGui import QGuiApplication
 
     assert QGuiApplication.clipboard().text() == text
@@ -197,8 +197,8 @@ def test_large_problem_is_analysed_off_the_gui_thread_and_downsampled(qtbot, win
         # 300k elements: the worker computes the reference (started once the GUI work of this
         # event is done, so that nothing on the GUI thread competes with it for the GIL).
         assert window.runner.busy or window._analysis_scheduled
-    assert window.tiled.lanes.shape == (300, 1024)
-    image = data.lane_image(window.tiled, window.grid._lut, max_cells=4096)
+    assert window.state.tiled.lanes.shape == (300, 1024)
+    image = viewdata.lane_image(window.state.tiled, window.grid._lut, max_cells=4096)
     assert image.downsampled
     assert image.rgba.shape[0] * image.rgba.shape[1] <= 4096
 
@@ -208,8 +208,8 @@ def test_fixture_picker_in_the_window(qtbot, window) -> None:
     index = combo.findData("zero_row")
     combo.setCurrentIndex(index)
     combo.activated.emit(index)
-    assert window.problem.name == "text"
-    assert window.problem.rows == 2
+    assert window.state.problem.name == "text"
+    assert window.state.problem.rows == 2
     assert window.row_table.model.column_values("rrms tiled")[0] == pytest.approx(1e3, rel=1e-3)
 
 
@@ -226,7 +226,7 @@ def test_hover_and_click_through_real_mouse_events(qtbot, window) -> None:
     under = view.mapSceneToView(grid.plot.mapToScene(pos))
     row, lane = grid.cell_at(under.x(), under.y())
     assert row == 2
-    problem = window.problem
+    problem = window.state.problem
     address = row * problem.row_stride + lane
     assert f"address {row} * {problem.row_stride} + {lane} = {address}" in grid.hover_text
     assert grid.hover_text == grid.describe(row, lane)

@@ -1,4 +1,5 @@
-"""Qt-free view data: lane states and images, reduction steps, row-table columns.
+"""Qt-free view data: lane states and images, reduction steps, row-table columns, compiler
+output.
 
 Everything here is numpy over the oracle's results, so it is tested without a window; the
 widgets only draw what these functions return.
@@ -7,6 +8,7 @@ widgets only draw what these functions return.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -219,6 +221,19 @@ class ReductionStep:
     lines: tuple[float, ...] = ()  # horizontal guides drawn over ``values``
 
 
+def _reference_rrms_note(rrms: float, reference: ScalarResult | None, row: int) -> str:
+    """The scalar reference's rrms of ``row`` and how far the model's is from it."""
+    if reference is None:
+        return ""
+    ref_rrms = float(reference.rrms[row])
+    rel = abs(rrms - ref_rrms) / abs(ref_rrms) if ref_rrms else abs(rrms - ref_rrms)
+    ok = rel <= cmp.INTERMEDIATE_TOLERANCE.rtol
+    return (
+        f"; scalar reference rrms = {ref_rrms:.9g}, relative difference {rel:.2e} "
+        f"({'within' if ok else 'OUTSIDE'} {cmp.INTERMEDIATE_TOLERANCE.rtol:g})"
+    )
+
+
 def reduction_steps(
     problem: Problem, tiled: TiledResult, row: int, reference: ScalarResult | None = None
 ) -> list[ReductionStep]:
@@ -318,15 +333,7 @@ def reduction_steps(
         )
     )
     rrms = float(tiled.rrms[row])
-    ref_note = ""
-    if reference is not None:
-        ref_rrms = float(reference.rrms[row])
-        rel = abs(rrms - ref_rrms) / abs(ref_rrms) if ref_rrms else abs(rrms - ref_rrms)
-        ok = rel <= cmp.INTERMEDIATE_TOLERANCE.rtol
-        ref_note = (
-            f"; scalar reference rrms = {ref_rrms:.9g}, relative difference {rel:.2e} "
-            f"({'within' if ok else 'OUTSIDE'} {cmp.INTERMEDIATE_TOLERANCE.rtol:g})"
-        )
+    ref_note = _reference_rrms_note(rrms, reference, row)
     steps.append(
         ReductionStep(
             "rsqrt",
@@ -431,3 +438,27 @@ def row_columns(
         ),
     ]
     return columns
+
+
+# ----------------------------------------------------------------------- compiler output
+
+COMPILE_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+
+
+def normalize_compile_info(info: Any) -> dict[str, Any]:
+    """One shape of dict from a ``CompileInfo``, its dict, or the pipeline's compile summary.
+
+    Returns:
+        The facts, with every stage's text under ``texts`` ({} for None).
+    """
+    if info is None:
+        return {}
+    if hasattr(info, "to_dict"):
+        info = info.to_dict()
+    info = dict(info)
+    texts = dict(info.get("texts") or {})
+    for stage in COMPILE_STAGES:
+        if info.get(stage):
+            texts[stage] = info[stage]
+    info["texts"] = texts
+    return info

@@ -1,0 +1,206 @@
+"""The window's long work as plain, Qt-free jobs (the worker thread only iterates them).
+
+A *job* is a callable ``job(cancel: threading.Event) -> Iterator`` that yields
+``(step, total, label)`` progress tuples and, last, its result: an immutable object the GUI
+thread may keep (a frozen dataclass, copied arrays, a plain dict). Cancel is cooperative: the
+worker checks the event between steps, and a job may check it inside a long step. Every job
+here is tested without Qt (tests/inspector_core/test_jobs.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oracle import compare as cmp
+from oracle import scalar, tiled
+from oracle.spec import Problem
+
+Job = Callable[[threading.Event], Iterator[Any]]
+Progress = tuple[int, int, str]
+
+
+class Cancelled(Exception):
+    """A job stopped because its cancel event was set (raised between steps)."""
+
+
+def is_progress(item: Any) -> bool:
+    """Whether a yielded item is a ``(step, total, label)`` progress tuple."""
+    return (
+        isinstance(item, tuple)
+        and len(item) == 3
+        and isinstance(item[0], int)
+        and isinstance(item[1], int)
+        and isinstance(item[2], str)
+    )
+
+
+def failure_text(exc: BaseException) -> str:
+    """One line for a failed job: "cancelled", or the exception's type and message."""
+    if isinstance(exc, Cancelled):
+        return "cancelled"
+    return f"{type(exc).__name__}: {exc}"
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_environment() -> dict[str, Any]:
+    """Mode, device and versions of the kernel floor.
+
+    Called once on the GUI thread when the window is built, so a later run never waits for
+    torch's import; without a kernel floor the window still works on the oracle alone.
+    """
+    try:
+        import kernels
+
+        return {
+            "available": True,
+            "mode": kernels.MODE,
+            "reason": getattr(kernels, "MODE_REASON", ""),
+            "device": kernels.device_description(),
+            "versions": dict(kernels.versions()),
+        }
+    except Exception as exc:
+        return {
+            "available": False,
+            "mode": "unavailable",
+            "reason": f"{type(exc).__name__}: {exc}",
+            "device": "no kernel floor",
+            "versions": {},
+        }
+
+
+# ---------------------------------------------------------------- analysis
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Scalar reference and lane model of one problem under one model mutant.
+
+    Attributes:
+        errors: per-row (max abs, max rel) of the model's output against the reference's.
+        image: the lane grid's image of ``model`` (no kernel stores in it), when it was drawn
+            off the GUI thread; None otherwise.
+    """
+
+    problem: Problem
+    mutant: str | None
+    reference: scalar.ScalarResult
+    model: tiled.TiledResult
+    errors: tuple[np.ndarray, np.ndarray]
+    image: Any = None
+
+
+def analysis_steps(
+    problem: Problem, mutant: str | None, lut: np.ndarray | None = None
+) -> Iterator[Progress | Analysis]:
+    """Progress before each step, then the :class:`Analysis`.
+
+    Args:
+        problem: a validated problem.
+        mutant: a model mutant or None.
+        lut: the lane grid's colour table; with it the grid image is drawn here too, so the
+            GUI thread only uploads it.
+    """
+    total = 3 if lut is not None else 2
+    yield (0, total, "scalar reference")
+    reference = scalar.reference(problem)
+    yield (1, total, "tiled lane model")
+    model = tiled.model(problem, mutant=mutant)
+    errors = cmp.max_errors(model.y, reference.y)
+    image = None
+    if lut is not None:
+        yield (2, total, "lane grid image")
+        from inspector import viewdata
+
+        image = viewdata.lane_image(model, lut)
+    yield Analysis(problem, mutant, reference, model, errors, image)
+
+
+def analyse(problem: Problem, mutant: str | None) -> Analysis:
+    """:func:`analysis_steps` drained in place (small problems, on the GUI thread)."""
+    *_, analysis = analysis_steps(problem, mutant)
+    return analysis  # type: ignore[return-value]
+
+
+def analysis_job(problem: Problem, mutant: str | None, lut: np.ndarray | None = None) -> Job:
+    """A job running :func:`analysis_steps` (problems too large for the GUI thread)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield from analysis_steps(problem, mutant, lut)
+
+    return job
+
+
+# ---------------------------------------------------------------- kernel, check, compile, bench
+
+
+def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) -> Job:
+    """A job running the kernel once, judged against ``reference_y`` (a ``KernelRun`` back)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 2, "loading the kernel (torch + triton)")
+        import kernels
+
+        yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
+        from inspector.pipeline import run_and_judge_kernel
+
+        yield run_and_judge_kernel(problem, reference_y, mutant=mutant)
+
+    return job
+
+
+def check_job(problem: Problem, config: Any) -> Job:
+    """A job draining ``pipeline.check_steps`` (progress, then the ``CheckResult``)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        from inspector import pipeline
+
+        yield from pipeline.check_steps(problem, config)
+
+    return job
+
+
+def compile_job(dtype: str, width: int, target: str | None) -> Job:
+    """A job asking ``kernels.compiler_output`` for one signature (a dict with its ``key``)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 2, "loading the kernel (torch + triton)")
+        import kernels
+
+        yield (1, 2, f"compiling {dtype} width {width} for {target or 'the device'}")
+        info = kernels.compiler_output(dtype, width, target)
+        result = info.to_dict() if hasattr(info, "to_dict") else dict(info)
+        result["key"] = (dtype, width, target)
+        yield result
+
+    return job
+
+
+def bench_job(shapes: str, dtypes: list[str], budget_s: float | None = 300.0) -> Job:
+    """A job running ``kernels.bench.iter_benchmark`` (CUDA only); yields the finalized rows.
+
+    Cancel is honoured between measurements (one shape x dtype x implementation each).
+    """
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 1, "loading the benchmark harness")
+        from kernels import bench
+
+        shape_list = bench.resolve_shapes(shapes, bench.load_shape_sets())
+        impls = list(bench.IMPLEMENTATIONS)
+        config = bench.BenchConfig(
+            shapes=shape_list, dtypes=list(dtypes), impls=impls, budget_s=budget_s
+        )
+        rows: list[dict[str, Any]] = []
+        for step, total, row in bench.iter_benchmark(config):
+            rows.append(row)
+            label = f"{row.get('impl')} {row.get('rows')}x{row.get('width')} {row.get('dtype')}"
+            yield (step, total, label)
+        yield {"shapes": shapes, "dtypes": list(dtypes), "rows": bench.finalize(rows)}
+
+    return job

@@ -1,0 +1,135 @@
+"""The check's report text, Qt-free and built once: ``main.py check`` prints it, the window's
+check log shows it.
+
+:func:`result_lines` are the lines both print about a :class:`~inspector.pipeline.CheckResult`.
+The CLI follows them with its receipt lines (``cli._report``); the window's log
+(:func:`check_log_lines`) puts a verdict line above them and the modeled traffic and every
+failure below, so the log is a superset of what the CLI says about the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PASSED_COLOR = "rgb(102,187,106)"
+FAILED_COLOR = "rgb(239,83,80)"
+
+
+def fixture_summary(kill_matrix: Any) -> str:
+    """``"<target> <behaved>/<fixtures> as expected"`` for one kill matrix."""
+    behaved = sum(o.passed for o in kill_matrix.baseline)
+    return f"{kill_matrix.target} {behaved}/{len(kill_matrix.baseline)} as expected"
+
+
+def result_lines(result: Any) -> list[str]:
+    """Input, kernel, device, every comparison, the fixtures, each mutant and launch layout."""
+    problem = result.problem
+    lines = [
+        f"input: {problem.name}: {problem.rows} rows x {problem.width}, row_stride "
+        f"{problem.row_stride}, {problem.dtype}, eps {problem.eps:g}; tile {problem.block} lanes "
+        f"({problem.width} valid, {problem.block - problem.width} masked)",
+        f"kernel: {result.kernel_note}",
+        f"device: {result.device}",
+        f"tiled model vs scalar: output {result.output.describe()}",
+        f"tiled model vs scalar: mean square + rrms {result.intermediates.describe()}",
+    ]
+    if result.kernel is not None:
+        kernel = result.kernel
+        lines += [
+            f"kernel vs scalar: {kernel.comparison.describe()}",
+            f"kernel vs torch float64 rms_norm: {kernel.torch_comparison.describe()}",
+            f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
+        ]
+    matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
+    lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
+    for kill_matrix in matrices:
+        lines += kill_matrix.summary_lines()
+    for path, path_matrix in result.kernel_path_matrices.items():
+        survivors = path_matrix.survivors
+        lines.append(
+            f"kernel layout {path}: {fixture_summary(path_matrix)}; "
+            + (
+                f"SURVIVED: {', '.join(survivors)}"
+                if survivors
+                else f"all {len(path_matrix.mutants)} mutants killed"
+            )
+        )
+    return lines
+
+
+def verdict_word(passed: bool) -> str:
+    """ "PASSED" or "FAILED"."""
+    return "PASSED" if passed else "FAILED"
+
+
+def failure_lines(failures: Any) -> list[str]:
+    """One ``FAILURE:`` line per failure, as the check log lists them."""
+    return [f"FAILURE: {failure}" for failure in failures]
+
+
+def check_log_lines(result: Any) -> list[str]:
+    """The window's check log: verdict, :func:`result_lines`, modeled traffic, failures."""
+    traffic = result.traffic
+    return [
+        f"check {verdict_word(result.passed)} — mode {result.mode}, device {result.device}",
+        *result_lines(result),
+        f"traffic (modeled, not measured): read {traffic.bytes_read} B, written "
+        f"{traffic.bytes_written} B, {traffic.reductions} reductions",
+        *failure_lines(result.failures),
+    ]
+
+
+def check_verdict_html(result: Any) -> str:
+    """The rich-text verdict under the Run buttons after a check."""
+    color = PASSED_COLOR if result.passed else FAILED_COLOR
+    headline = result.headline
+    text = (
+        f"<b style='color:{color}'>check {verdict_word(result.passed)}</b> ({result.mode}) · "
+        f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
+    )
+    if result.failures:
+        text += f"<br>{len(result.failures)} failure(s): see the check log"
+    return text
+
+
+def saved_check_lines(results: Any, matrices: list[Any]) -> list[str]:
+    """The check log of a check saved in a session file (``session.results``)."""
+    return [
+        f"saved check {verdict_word(results.passed)}: {results.kernel_note}",
+        *[line for kill_matrix in matrices for line in kill_matrix.summary_lines()],
+        *failure_lines(results.failures),
+    ]
+
+
+def saved_verdict_html(results: Any) -> str:
+    """The rich-text verdict of a check saved in a session file."""
+    color = PASSED_COLOR if results.passed else FAILED_COLOR
+    return (
+        f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "
+        f"({results.mode}, {results.device}) · run the check again to refresh"
+    )
+
+
+def failed_verdict_html(name: str, message: str) -> str:
+    """The rich-text verdict after job ``name`` failed with ``message``."""
+    return f"<b style='color:{FAILED_COLOR}'>{name} failed</b>: {message}"
+
+
+def kernel_run_line(run: Any) -> str:
+    """The check-log line of one kernel run (``pipeline.KernelRun``)."""
+    tag = f" mutant {run.mutant}" if run.mutant else ""
+    return (
+        f"kernel{tag} ({run.mode}, {run.device}, BLOCK {run.block}, "
+        f"num_warps {run.num_warps}): {run.comparison.describe()}; "
+        f"{len(run.oob_addresses)} out-of-bounds store(s)"
+    )
+
+
+def kernel_run_status(run: Any) -> str:
+    """The status-bar line of one kernel run."""
+    tag = f" mutant {run.mutant}" if run.mutant else ""
+    state = "agrees" if run.comparison.passed else "DISAGREES"
+    return (
+        f"kernel{tag} ({run.mode}) {state} with the scalar reference; "
+        f"{len(run.oob_addresses)} out-of-bounds store(s)."
+    )

@@ -1,0 +1,490 @@
+"""The inspection's state, Qt-free: what the window shows, with plain change notification.
+
+Modelled on napari's ``components`` (a model the Qt views observe, no Qt inside): each piece of
+state has an :class:`EventEmitter` in :attr:`InspectionState.events`. The window connects its
+renderers to them and sends every user action through the state's methods, so everything the
+window decides (what is stale, which kernel errors the table shows, what a saved session holds,
+the title) is tested without a window (tests/inspector_core/test_state.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from inspector.jobs import Analysis
+from inspector.viewdata import normalize_compile_info
+from oracle.compare import max_errors
+from oracle.mutants import MODEL_MUTANTS
+from oracle.spec import Problem
+
+if TYPE_CHECKING:
+    from inspector.pipeline import CheckResult, KernelRun
+
+APP_NAME = "RMSNorm Kernel Inspector"
+#: The input a new inspection starts from.
+DEMO_FIXTURE = "padded_row_stride"
+#: Problems up to this many elements (rows * row_stride) are analysed on the GUI thread (a few
+#: ms); bigger ones go to the worker so the window never freezes.
+SYNC_ELEMENTS = 1 << 16
+#: Mutants only the real kernel has (the lane model cannot store out of bounds).
+KERNEL_ONLY_MUTANTS = ("unmasked_store",)
+MAX_RECENT = 8
+
+CompileKey = tuple[str, int, str | None]
+
+
+@dataclass(frozen=True)
+class Event:
+    """What an emitter hands its callbacks: which state changed and its new value."""
+
+    type: str
+    value: Any = None
+
+
+class EventEmitter:
+    """The callbacks of one kind of change, called in the order they were connected."""
+
+    def __init__(self, event_type: str) -> None:
+        self.type = event_type
+        self._callbacks: list[Callable[[Event], Any]] = []
+
+    def connect(self, callback: Callable[[Event], Any]) -> Callable[[Event], Any]:
+        """Call ``callback(event)`` on every emit (once, however often it is connected)."""
+        if callback not in self._callbacks:
+            self._callbacks.append(callback)
+        return callback
+
+    def disconnect(self, callback: Callable[[Event], Any] | None = None) -> None:
+        """Forget ``callback`` (None: every callback)."""
+        if callback is None:
+            self._callbacks.clear()
+        elif callback in self._callbacks:
+            self._callbacks.remove(callback)
+
+    def emit(self, value: Any = None) -> Event:
+        """Call every callback with ``Event(type, value)``; returns the event."""
+        event = Event(self.type, value)
+        for callback in list(self._callbacks):
+            callback(event)
+        return event
+
+
+class StateEvents:
+    """One emitter per piece of state: ``state.events.problem.connect(callback)``."""
+
+    NAMES = (
+        "problem",
+        "mutant",
+        "analysis",
+        "kernel_run",
+        "check_result",
+        "session_results",
+        "bench",
+        "compile_info",
+        "session",
+        "session_path",
+        "dirty",
+    )
+
+    def __init__(self) -> None:
+        self.problem = EventEmitter("problem")
+        self.mutant = EventEmitter("mutant")
+        self.analysis = EventEmitter("analysis")
+        self.kernel_run = EventEmitter("kernel_run")
+        self.check_result = EventEmitter("check_result")
+        self.session_results = EventEmitter("session_results")
+        self.bench = EventEmitter("bench")
+        self.compile_info = EventEmitter("compile_info")
+        self.session = EventEmitter("session")
+        self.session_path = EventEmitter("session_path")
+        self.dirty = EventEmitter("dirty")
+
+    def emitters(self) -> list[EventEmitter]:
+        """Every emitter, in :attr:`NAMES` order."""
+        return [getattr(self, name) for name in self.NAMES]
+
+
+@dataclass(frozen=True)
+class KernelColumns:
+    """The row table's kernel columns: per-row errors (None: not run) and where they are from."""
+
+    row_max_abs: np.ndarray | None
+    row_max_rel: np.ndarray | None
+    note: str
+
+
+class InspectionState:
+    """Everything one inspection holds, and the rules for changing it.
+
+    Every setter emits its event (``events.<name>``) with the new value; ``session_path`` and
+    ``dirty`` only when the value changes, ``session`` only when the held receipts change.
+    """
+
+    def __init__(self) -> None:
+        self.events = StateEvents()
+        self._problem: Problem | None = None
+        self._mutant: str | None = None
+        self._analysis: Analysis | None = None
+        self._kernel_run: KernelRun | None = None
+        self._check_result: CheckResult | None = None
+        self._session_results: Any = None
+        self._bench: dict[str, Any] | None = None
+        self._compile_info: dict[str, Any] = {}
+        self._compile_source = ""
+        self.compile_cache: dict[CompileKey, dict[str, Any]] = {}
+        self._session: Any = None
+        self._receipts: tuple[Any, ...] = ((), None)
+        self._session_path: str | None = None
+        self._dirty = False
+
+    def _hold(self, name: str, value: Any, fresh: bool) -> bool:
+        """Hold ``value`` as the state ``name`` and emit its event, unless it is stale."""
+        if not fresh:
+            return False
+        setattr(self, f"_{name}", value)
+        getattr(self.events, name).emit(value)
+        return True
+
+    # ------------------------------------------------------------------ input
+
+    @property
+    def problem(self) -> Problem | None:
+        """The validated input (None while the input is invalid)."""
+        return self._problem
+
+    def set_problem(self, problem: Problem | None) -> None:
+        """Take the input panel's problem (None: invalid input, nothing can run).
+
+        A new valid problem drops the kernel run, the check and the saved results of the old
+        one (the ``problem`` event stands for all three); the analysis stays on screen until
+        the new one arrives.
+        """
+        self._problem = problem
+        if problem is not None:
+            self._kernel_run = None
+            self._check_result = None
+            self._session_results = None
+        self.events.problem.emit(problem)
+
+    @property
+    def mutant(self) -> str | None:
+        """The switched-on mutant (model or kernel-only), or None."""
+        return self._mutant
+
+    def set_mutant(self, name: str | None) -> bool:
+        """Switch ``name`` on (None: all off); False, and no event, when it already is."""
+        if name == self._mutant:
+            return False
+        self._mutant = name
+        self.events.mutant.emit(name)
+        return True
+
+    @property
+    def model_mutant(self) -> str | None:
+        """The mutant the lane model runs (kernel-only mutants leave the model faithful)."""
+        return self._mutant if self._mutant in MODEL_MUTANTS else None
+
+    @property
+    def analyse_here(self) -> bool:
+        """Whether the problem is small enough to analyse on the GUI thread."""
+        problem = self._problem
+        return problem is not None and problem.rows * problem.row_stride <= SYNC_ELEMENTS
+
+    # ------------------------------------------------------------------ results
+
+    @property
+    def analysis(self) -> Analysis | None:
+        """The last analysis that was current when it arrived (maybe of an earlier problem)."""
+        return self._analysis
+
+    @property
+    def reference(self) -> Any:
+        """The held analysis's scalar reference (maybe of an earlier problem)."""
+        return self._analysis.reference if self._analysis is not None else None
+
+    @property
+    def tiled(self) -> Any:
+        """The held analysis's lane model (maybe of an earlier problem)."""
+        return self._analysis.model if self._analysis is not None else None
+
+    @property
+    def analysis_current(self) -> bool:
+        """Whether the held analysis is of the current problem.
+
+        A new large problem is analysed on the worker; until it arrives the views keep the
+        previous analysis and must not mix it with the new problem's shape.
+        """
+        problem, analysis = self._problem, self._analysis
+        return problem is not None and analysis is not None and analysis.problem is problem
+
+    def set_analysis(self, analysis: Analysis) -> bool:
+        """Hold ``analysis``; False (ignored) when the problem or the model mutant changed since."""
+        fresh = analysis.problem is self._problem and analysis.mutant == self.model_mutant
+        return self._hold("analysis", analysis, fresh)
+
+    @property
+    def kernel_run(self) -> KernelRun | None:
+        """The last ``pipeline.KernelRun`` of Run kernel on this problem, or None."""
+        return self._kernel_run
+
+    def set_kernel_run(self, run: KernelRun) -> bool:
+        """Hold a kernel run; False (ignored) when it ran on an older problem."""
+        return self._hold("kernel_run", run, run.problem is self._problem)
+
+    @property
+    def check_result(self) -> CheckResult | None:
+        """The last ``pipeline.CheckResult`` on this problem, or None."""
+        return self._check_result
+
+    @property
+    def check_current(self) -> bool:
+        """Whether there is a check of the current problem (receipts can be exported)."""
+        return self._check_result is not None and self._check_result.problem is self._problem
+
+    def set_check_result(self, result: CheckResult) -> bool:
+        """Hold a check (and its compiler output); False (ignored) for an older problem."""
+        if not self._hold("check_result", result, result.problem is self._problem):
+            return False
+        if result.compile:
+            self.set_compile_info(result.compile, "from the check")
+        return True
+
+    @property
+    def session_results(self) -> Any:
+        """The check saved in the opened session file (``session.results``), or None."""
+        return self._session_results
+
+    def set_session_results(self, results: Any) -> None:
+        """Hold the check an opened session file holds (None: it holds none)."""
+        self._session_results = results
+        self.events.session_results.emit(results)
+
+    def kernel_columns(self) -> KernelColumns:
+        """The kernel's per-row errors for the row table: Run kernel's, else the check's, else
+        the session file's (recomputed against the held reference)."""
+        run, check, saved = self._kernel_run, self._check_result, self._session_results
+        row_abs = row_rel = None
+        note = "kernel columns: run the kernel or a check with the kernel"
+        if run is not None:
+            row_abs, row_rel = run.row_max_abs, run.row_max_rel
+            tag = f" (mutant {run.mutant})" if run.mutant else ""
+            note = f"kernel columns: {run.mode} run on {run.device}{tag}"
+        elif check is not None and check.kernel is not None:
+            row_abs, row_rel = check.kernel.row_max_abs, check.kernel.row_max_rel
+            note = f"kernel columns: from the check ({check.kernel.mode})"
+        elif saved is not None and saved.kernel_y is not None and self.reference is not None:
+            row_abs, row_rel = max_errors(saved.kernel_y, self.reference.y)
+            note = f"kernel columns: from the session file ({saved.mode})"
+        model = self.tiled
+        if model is not None and model.mutant:
+            note = f"tiled columns show mutant {model.mutant}; " + note
+        return KernelColumns(row_abs, row_rel, note)
+
+    @property
+    def bench(self) -> dict[str, Any] | None:
+        """Benchmark rows: ``{"shapes", "dtypes", "rows", "source"?}`` (a run or a record)."""
+        return self._bench
+
+    def set_bench(self, bench: dict[str, Any]) -> None:
+        """Hold the rows of a benchmark run or of an opened record."""
+        self._bench = bench
+        self.events.bench.emit(bench)
+
+    @property
+    def compile_info(self) -> dict[str, Any]:
+        """The compiler output on show (``viewdata.normalize_compile_info``); {} before any."""
+        return self._compile_info
+
+    @property
+    def compile_source(self) -> str:
+        """Where the compiler output on show comes from ("from the check", "cached", ...)."""
+        return self._compile_source
+
+    def set_compile_info(self, info: Any, source: str = "") -> None:
+        """Show compiler output (any shape ``viewdata.normalize_compile_info`` takes)."""
+        self._compile_info = normalize_compile_info(info)
+        self._compile_source = source
+        self.events.compile_info.emit(self._compile_info)
+
+    def remember_compile(self, result: dict[str, Any]) -> None:
+        """Cache a compile job's result under its ``key`` and show it."""
+        self.compile_cache[tuple(result.get("key", ()))] = result  # type: ignore[index]
+        self.set_compile_info(result)
+
+    def show_cached_compile(self, key: CompileKey) -> bool:
+        """Show the cached compile of ``key``; False when there is none."""
+        cached = self.compile_cache.get(key)
+        if cached is None:
+            return False
+        self.set_compile_info(cached, "cached")
+        return True
+
+    # ------------------------------------------------------------------ file
+
+    @property
+    def session(self) -> Any:
+        """The session last opened, saved or exported to (its receipt history lives on)."""
+        return self._session
+
+    def set_session(self, session: Any) -> None:
+        """Hold ``session``; emits ``session`` when its receipts differ from the held ones."""
+        receipts = (
+            (tuple(session.receipt_history), session.receipt_json)
+            if session is not None
+            else ((), None)
+        )
+        changed = receipts != self._receipts
+        self._session, self._receipts = session, receipts
+        if changed:
+            self.events.session.emit(session)
+
+    @property
+    def session_path(self) -> str | None:
+        """The file Save writes (None: untitled)."""
+        return self._session_path
+
+    @session_path.setter
+    def session_path(self, path: str | None) -> None:
+        if path != self._session_path:
+            self._session_path = path
+            self.events.session_path.emit(path)
+
+    @property
+    def dirty(self) -> bool:
+        """Whether there is work that no file holds yet."""
+        return self._dirty
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        if bool(value) != self._dirty:
+            self._dirty = bool(value)
+            self.events.dirty.emit(self._dirty)
+
+    def mark_dirty(self, *_: Any) -> None:
+        """Something changed that no file holds yet (takes and ignores signal arguments)."""
+        self.dirty = True
+
+    @property
+    def title(self) -> str:
+        """The window title: file name (or untitled), a star for unsaved work, the app."""
+        name = Path(self._session_path).name if self._session_path else "untitled"
+        return f"{name}{' *' if self._dirty else ''} — {APP_NAME}"
+
+    # ------------------------------------------------------------------ sessions
+
+    def to_session(self) -> Any:
+        """A ``Session`` of what the state holds: problem, toggles, check, compile, bench rows.
+
+        Raises:
+            ValueError: the input is invalid (there is nothing to save).
+        """
+        from inspector.records.session import Session
+
+        if self.check_current:
+            session = Session.from_check(self._check_result)
+        elif self._problem is not None:
+            session = Session.from_problem(self._problem)
+        else:
+            raise ValueError("the input is invalid: nothing to save")
+        current = self._mutant
+        session.model_mutants = {name: name == current for name in MODEL_MUTANTS}
+        kernel_names = list(session.kernel_mutants) or [*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS]
+        session.kernel_mutants = {name: name == current for name in kernel_names}
+        if session.compile_info is None and self._compile_info:
+            session.compile_info = {k: v for k, v in self._compile_info.items() if k != "key"}
+        if self._bench is not None:
+            session.bench_meta, session.bench_samples = bench_for_session(self._bench)
+        previous = self._session
+        if previous is not None and previous.receipt_history:
+            session.receipt_history = list(previous.receipt_history)
+            session.receipt_json, session.receipt_csv = previous.receipt_json, previous.receipt_csv
+        return session
+
+    def restore_session(self, session: Any, path: str, *, as_template: bool = False) -> None:
+        """After the input panel took an opened session's problem: the rest of the session.
+
+        Args:
+            session: the loaded ``Session``.
+            path: its file.
+            as_template: hold it untitled (the bundled demo), so Save never overwrites it.
+        """
+        on = [
+            name
+            for name, state in {**session.model_mutants, **session.kernel_mutants}.items()
+            if state
+        ]
+        if on:
+            self.set_mutant(on[0])
+        if session.compile_info:
+            self.set_compile_info(session.compile_info, "from the session")
+        self.set_session_results(session.results)
+        bench = bench_from_session(session.bench_meta)
+        if bench is not None:
+            self.set_bench(bench)
+        self.set_session(session)
+        self.session_path = None if as_template else path
+        self.dirty = False
+
+
+def bench_for_session(bench: dict[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A session's ``bench_meta`` (rows without samples) and ``bench_samples`` (raw arrays)."""
+    rows = bench["rows"]
+    meta: dict[str, Any] = {
+        "shapes": bench["shapes"],
+        "dtypes": bench["dtypes"],
+        "rows": [{k: v for k, v in r.items() if k != "samples_us"} for r in rows],
+    }
+    if bench.get("source"):
+        meta["source"] = bench["source"]
+    samples = {
+        f"{r['impl']}/{r['rows']}x{r['width']}/{r['dtype']}": np.asarray(
+            r["samples_us"], dtype=np.float64
+        )
+        for r in rows
+        if r.get("samples_us")
+    }
+    return meta, samples
+
+
+def bench_from_session(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The benchmark rows a session file holds (None: it holds none)."""
+    meta = meta or {}
+    rows = meta.get("rows")
+    if not rows:
+        return None
+    return {
+        "shapes": meta.get("shapes", ""),
+        "dtypes": meta.get("dtypes", []),
+        "rows": list(rows),
+        "source": meta.get("source"),
+    }
+
+
+def bench_from_record(report: dict[str, Any], file_name: str) -> dict[str, Any]:
+    """The rows of a ``results.json`` (already checked by ``kernels.bench.read_json``), with
+    the device, start time and file name they were recorded with as their source."""
+    environment = report.get("environment")
+    device = environment.get("device") if isinstance(environment, dict) else None
+    name = device.get("name") if isinstance(device, dict) else None
+    started = report.get("started_utc")
+    source = (
+        f"{name if isinstance(name, str) else 'an unnamed device'}, "
+        f"{started if isinstance(started, str) else 'an unknown time'} ({file_name})"
+    )
+    rows = report["results"]
+    return {
+        "shapes": "record",
+        "dtypes": sorted({r["dtype"] for r in rows}),
+        "rows": rows,
+        "source": source,
+    }
+
+
+def recent_with(recent: Sequence[str], path: str, limit: int = MAX_RECENT) -> list[str]:
+    """The recent-files list with ``path`` first (once), at most ``limit`` long."""
+    return [path, *(p for p in recent if p != path)][:limit]
