@@ -1,24 +1,19 @@
-"""Launch-layout sweep of ``kernels.rms_norm``'s kernels on the shapes that miss their targets.
+"""Launch-layout sweep: candidate ``LaunchConfig`` layouts of the product kernels, timed like the
+benchmark's implementations.
 
 Each candidate :class:`kernels.rmsnorm.LaunchConfig` is launched through ``kernels.rmsnorm.launch``
 after ``kernels.rmsnorm.validate`` (the product kernels, the product checks) and measured exactly
 like an implementation of ``kernels.bench`` (same buffers rotated past 2x L2, same CUDA-graph or
 event timing, parity against the float64 reference first), next to the copy ceiling, ``ours``
-(:func:`kernels.rmsnorm.choose_config`'s layout) and torch.compile. Output: one JSON file and a
-table on stdout.
+(the layout ``choose_config`` picks) and torch.compile. Output: one JSON file and a table on
+stdout. Needs a CUDA device.
 
-    python3 -m kernels.bench_sweep --out sweep.json [--rep-ms 25]
+    python -m lab.sweep --out sweep.json [--rep-ms 25] [--only 32768x16384:float32]
 
-Sweeps 1-3 (docs/benchmarks/sweeps/) were run with the former ``kernels.rmsnorm_fast``; their
-labels map onto LaunchConfig as ``rows_R{rows_per_program}_w{num_warps}`` (tile kernel) and
-``cols_C{chunk}_w{num_warps}_P{programs}`` (column loop). Sweeps 4-7 label the product kernel's
-configs ``tile_R{rows}_w{warps}[_wlate]`` and ``loop_C{chunk}_w{warps}_P{programs}`` with
-``_rt`` (runtime chunk loop), ``_cs`` (streaming stores), ``_r{n}`` (register cap); ``P0`` is
-one program per row; sweeps 9-10 add ``_cs`` to tile labels (streaming hints). ``_masked``
-(sweeps 12-13, 22) is ``even=False``. Sweeps 17-21 add
-``probe_R{rows}_w{warps}[_i64][_cs][_rtw][_1p][_xplain][_wplain][_wearly]``, Inductor's layout
-as a diagnostic kernel (:mod:`kernels.bench_probe`). The cases below are the
-last sweep run (23); earlier ones are in git history.
+Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}]`` for the tile kernel and
+``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
+(``_rt`` runtime chunk loop, ``_cs`` streaming stores, ``_masked`` ``even=False``, ``_r`` a
+register cap, ``P0`` one program per block of rows).
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -28,23 +23,23 @@ one replay that the harness shares out over its launches (``launch_cost`` in the
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from kernels import bench
-from kernels.bench_probe import Probe, probe_launch
-from kernels.rmsnorm import LaunchConfig, choose_config, launch, validate
+from kernels.bench.harness import bench_one_shape
+from kernels.bench.impls import Preparer
+from kernels.bench.timing import device_l2_bytes
+from kernels.rmsnorm import LaunchConfig, launch, validate
 
+# Reference implementations measured next to the candidates of every case.
+REFERENCES = ("copy", "ours", "torch_compile")
 
-def _tile(
-    block: int, rows_per_program: int, num_warps: int, *, w_early: bool = True, regs: int = 0
-) -> LaunchConfig:
-    return LaunchConfig(False, block, num_warps, rows_per_program, 0, w_early, max_registers=regs)
+# (shape, dtype, candidate layouts, further bench implementations to time beside REFERENCES)
+Case = tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]
 
 
 def _loop(
@@ -69,27 +64,14 @@ def _loop(
     )
 
 
-# Reference implementations measured next to the candidates of every case.
-REFERENCES = ("copy", "ours", "torch_compile")
+def sweep_cases() -> list[Case]:
+    """The cases: ``(shape, dtype, candidate layouts, further implementations)``.
 
-
-Candidate = LaunchConfig | Probe
-
-
-def _masked_twin(rows: int, width: int, itemsize: int) -> LaunchConfig:
-    """``choose_config``'s layout with the tile kernel's column masks kept (``even=False``)."""
-    return dataclasses.replace(choose_config(rows, width, itemsize), even=False)
-
-
-def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ...]]]:
-    """Sweep 23: fp32 rows of 16384. 32768x16384 fp32 was 0.04% behind torch.compile in the
-    19:02 record (1001.12 against 1000.70 us) and 0.01% in its reproduction, both at 101% of the
-    copy; 16384x16384 fp32 a tie. Ours there is the column loop, one row per program, 8192-lane
-    chunks in a runtime loop on 32 warps, streaming stores. Predicted: Inductor's pick
-    (``ALTS_CASES``) is 16 warps; 16 warps and/or plain stores move ours by < 0.1%, which
-    decides whether these ties can be won at all. Sweeps 14-22 are in git history (22: commit
-    267447a)."""
-    candidates: dict[tuple[int, int, str], list[Candidate]] = {
+    fp32 rows of 16384 (32768 and 16384 of them), where ``choose_config`` picks the column
+    loop with 8192-lane chunks in a runtime loop on 32 warps with streaming stores: the same
+    chunks on 16 warps, with plain stores, 4096-lane chunks, and one unrolled 16384-lane chunk.
+    """
+    candidates: dict[tuple[int, int, str], list[LaunchConfig]] = {
         (rows, 16384, "float32"): [
             _loop(8192, 16, unroll=False, stream=True),
             _loop(8192, 16, unroll=False),
@@ -105,69 +87,62 @@ def sweep_cases() -> list[tuple[bench.Shape, str, list[Candidate], tuple[str, ..
     ]
 
 
-def _label(config: Candidate) -> str:
-    if isinstance(config, Probe):
-        return config.label
+def label(config: LaunchConfig) -> str:
+    """The candidate's name in the results (see the module docstring)."""
     regs = f"_r{config.max_registers}" if config.max_registers else ""
+    cs = "_cs" if config.stream_store else ""
+    cs += "" if config.even else "_masked"
     if config.loop:
         rt = "" if config.unroll else "_rt"
-        cs = "_cs" if config.stream_store else ""
-        cs += "" if config.even else "_masked"
         blocks = f"_R{config.rows_per_program}" if config.rows_per_program > 1 else ""
         return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
     late = "" if config.w_early else "_wlate"
-    cs = "_cs" if config.stream_store else ""
-    cs += "" if config.even else "_masked"
     return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}"
 
 
-def _preparer(
-    config: Candidate,
-) -> Callable[[bench.Shape, torch.dtype, float, torch.device], bench.Prepared]:
+def _preparer(config: LaunchConfig) -> Preparer:
     def prepare(
         shape: bench.Shape, dtype: torch.dtype, eps: float, device: torch.device
     ) -> bench.Prepared:
-        if isinstance(config, Probe):
-            probe = config
-
-            def call_probe(
-                x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None
-            ) -> torch.Tensor:
-                return probe_launch(x, weight, torch.empty_like(x), eps, probe)
-
-            return bench.Prepared(call=call_probe, note=probe.label)
-
         def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
             checked = validate(x, weight, eps)
             out = torch.empty_like(x)
             launch(checked.x2d, weight, out.view(-1, checked.width), checked.eps, config=config)
             return out
 
-        return bench.Prepared(call=call, note=_label(config))
+        return bench.Prepared(call=call, note=label(config))
 
     return prepare
+
+
+def _selected(only: str) -> list[Case]:
+    wanted = {item.strip() for item in only.split(",") if item.strip()}
+    return [
+        case
+        for case in sweep_cases()
+        if not wanted or f"{case[0].rows}x{case[0].width}:{case[1]}" in wanted
+    ]
 
 
 def run_sweep(
     rep_ms: float, budget_s: float, only: str = "", rounds: int = 1
 ) -> list[dict[str, Any]]:
+    """Time every candidate of the selected cases (``only``: ``RxW:dtype,...``; all when empty).
+
+    No case starts after ``budget_s`` seconds. Returns the finalized result rows.
+    """
     device = bench.require_cuda()
-    l2_bytes, _ = bench._l2_bytes(device)
+    l2_bytes, _ = device_l2_bytes(device)
     generator = torch.Generator(device=device)
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
-    wanted = {item.strip() for item in only.split(",") if item.strip()}
-    for shape, dtype_key, candidates, extra in sweep_cases():
-        if wanted and f"{shape.rows}x{shape.width}:{dtype_key}" not in wanted:
-            continue
+    for shape, dtype_key, candidates, extra in _selected(only):
         if time.perf_counter() - started > budget_s:
             print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
             continue
-        preparers = {name: bench.PREPARERS[name] for name in REFERENCES}
-        for name in extra:
-            preparers[name] = bench.PREPARERS[name]
+        preparers = {name: bench.PREPARERS[name] for name in (*REFERENCES, *extra)}
         for config in candidates:
-            preparers[_label(config)] = _preparer(config)
+            preparers[label(config)] = _preparer(config)
         config_run = bench.BenchConfig(
             shapes=[("sweep", shape)],
             dtypes=[dtype_key],
@@ -178,7 +153,7 @@ def run_sweep(
             rounds=rounds,
         )
         generator.manual_seed(17 + shape.rows + shape.width)
-        rows = bench._bench_one_shape(
+        rows = bench_one_shape(
             config_run,
             device,
             l2_bytes,
@@ -198,8 +173,10 @@ def run_sweep(
 def fit_launch_cost(per_launch_us: dict[int, float]) -> tuple[float, float]:
     """Least-squares ``(t, F)`` of ``per_launch(L) = t + F / L`` over launch counts ``L``.
 
-    ``t`` is the time of one launch without the replay's fixed cost ``F`` (microseconds). Needs
-    at least two distinct counts.
+    ``t`` is the time of one launch without the replay's fixed cost ``F`` (microseconds).
+
+    Raises:
+        ValueError: fewer than two launch counts.
     """
     if len(per_launch_us) < 2:
         raise ValueError(f"fit_launch_cost needs >= 2 launch counts; got {sorted(per_launch_us)}")
@@ -255,13 +232,10 @@ def _launch_cost_of(
 def launch_cost(counts: list[int], only: str = "", replays: int = 25) -> list[dict[str, Any]]:
     """Per-launch time of the copy and ``ours`` at each launch count, and the fitted ``t, F``."""
     device = bench.require_cuda()
-    l2_bytes, _ = bench._l2_bytes(device)
+    l2_bytes, _ = device_l2_bytes(device)
     generator = torch.Generator(device=device)
-    wanted = {item.strip() for item in only.split(",") if item.strip()}
     out: list[dict[str, Any]] = []
-    for shape, dtype_key, _, _ in sweep_cases():
-        if wanted and f"{shape.rows}x{shape.width}:{dtype_key}" not in wanted:
-            continue
+    for shape, dtype_key, _, _ in _selected(only):
         dtype = bench.DTYPES[dtype_key]
         count = min(bench.buffer_count(bench.traffic_bytes(shape, dtype), l2_bytes), min(counts))
         generator.manual_seed(23 + shape.rows + shape.width)
@@ -276,8 +250,22 @@ def launch_cost(counts: list[int], only: str = "", replays: int = 25) -> list[di
     return out
 
 
+def _print_table(results: list[dict[str, Any]]) -> None:
+    print("\nsweep (median us, GB/s, % of copy):")
+    for row in results:
+        head = f"{row['rows']:>6}x{row['width']:<6} {row['dtype']:>8} {row['impl']:>26}"
+        if row.get("status") == "ok":
+            print(
+                f"{head} {row['median_us']:9.2f} {row['gbps']:7.0f} "
+                f"{row.get('pct_of_copy', 0):6.1f}%"
+            )
+        else:
+            print(f"{head} {row.get('status')} {str(row.get('note', ''))[:80]}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kernels.bench_sweep")
+    """``python -m lab.sweep``; exit 2 on bad options before any device is touched."""
+    parser = argparse.ArgumentParser(prog="python -m lab.sweep")
     parser.add_argument("--out", required=True, help="JSON file for the sweep results")
     parser.add_argument("--rep-ms", type=float, default=25.0)
     parser.add_argument("--budget-s", type=float, default=150.0)
@@ -314,18 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     if counts:
         report["launch_cost"] = launch_cost(sorted(set(counts)), args.only)
     bench.write_json(report, args.out)
-    print("\nsweep (median us, GB/s, % of copy):")
-    for row in results:
-        if row.get("status") == "ok":
-            print(
-                f"{row['rows']:>6}x{row['width']:<6} {row['dtype']:>8} {row['impl']:>26} "
-                f"{row['median_us']:9.2f} {row['gbps']:7.0f} {row.get('pct_of_copy', 0):6.1f}%"
-            )
-        else:
-            print(
-                f"{row['rows']:>6}x{row['width']:<6} {row['dtype']:>8} {row['impl']:>26} "
-                f"{row.get('status')} {str(row.get('note', ''))[:80]}"
-            )
+    _print_table(results)
     return 0
 
 

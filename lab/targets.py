@@ -1,6 +1,9 @@
-"""Check a ``results.json`` of ``kernels.bench`` against the issue-5 speed targets.
+"""Check a ``results.json`` of ``kernels.bench`` against the speed targets.
 
-    python -m kernels.bench_targets docs/benchmarks/results.json [--repro OTHER.json] [--impl ours]
+    python -m lab.targets docs/benchmarks/results.json [--repro OTHER.json] [--impl ours]
+
+Targets: >= 90% of the copy's GB/s on calls of >= 256 MiB at widths 1024-32768 (bf16, fp32);
+>= 85% on the narrow set; >= 80% at width 65536; >= 1.0x the fastest alternative.
 
 Prints markdown: one table per target, every qualifying shape with its measured value, and a
 line saying met / not met. Only what the files hold is reported; nothing is extrapolated.
@@ -26,7 +29,8 @@ def _index(results: list[dict[str, Any]]) -> dict[tuple[str, int, int, str, str]
     return {(r["set"], r["rows"], r["width"], r["dtype"], r["impl"]): r for r in results}
 
 
-def _shapes(results: list[dict[str, Any]]) -> list[tuple[str, int, int, str]]:
+def shape_keys(results: list[dict[str, Any]]) -> list[tuple[str, int, int, str]]:
+    """``(set, rows, width, dtype)`` of every shape in ``results``, in first-seen order."""
     keys: list[tuple[str, int, int, str]] = []
     for row in results:
         key = (row["set"], row["rows"], row["width"], row["dtype"])
@@ -51,7 +55,7 @@ def percent_target(
         "|---|---|---|---|---|",
     ]
     met_all = True
-    for key in _shapes(results):
+    for key in shape_keys(results):
         row = index.get((*key, impl))
         if row is None or not qualifies(*key, row.get("bytes", 0)):
             continue
@@ -100,7 +104,7 @@ def speed_target(
     ]
     met_all = True
     ahead = within = behind = 0
-    for key in _shapes(results):
+    for key in shape_keys(results):
         row = index.get((*key, impl))
         alts = [index.get((*key, a)) for a in ALTERNATIVES]
         alts = [a for a in alts if a is not None and a.get("status") == "ok"]
@@ -138,6 +142,7 @@ def speed_target(
 def report(
     results: list[dict[str, Any]], impl: str, repro: list[dict[str, Any]] | None = None
 ) -> tuple[str, dict[str, bool]]:
+    """Markdown for every target and ``{target: met}``; ``repro`` is a second run's rows."""
     parts = []
     verdicts: dict[str, bool] = {}
     text, verdicts["ge90_large"] = percent_target(
@@ -164,7 +169,8 @@ def report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kernels.bench_targets")
+    """``python -m lab.targets RESULTS.json [--repro OTHER.json] [--impl ours]``."""
+    parser = argparse.ArgumentParser(prog="python -m lab.targets")
     parser.add_argument("results", help="results.json written by kernels.bench")
     parser.add_argument("--impl", default="ours")
     parser.add_argument("--repro", help="results.json of a second run of the same command")

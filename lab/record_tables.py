@@ -1,24 +1,22 @@
 """Markdown for docs/benchmarks/README.md, read from the record (and its reproduction) only.
 
-    python scripts/record_tables.py docs/benchmarks/results.json \
+    python -m lab.record_tables docs/benchmarks/results.json \
         docs/benchmarks/repro_1945/results.json > /tmp/tables.md
 
 Prints: the headline table (bf16 and fp32), the reproduction table (ours and the fastest
-alternative in both runs), the issue-5 target verdicts (kernels.bench_targets, with the second
-run as the run-to-run spread) and the full per-dtype tables (kernels.bench.markdown_table).
-Nothing is typed by hand, so the README cannot drift from the JSON.
+alternative in both runs), the target verdicts (:mod:`lab.targets`, with the second run as the
+run-to-run spread) and the full per-dtype tables (``kernels.bench.markdown_table``). Nothing is
+typed by hand, so the README cannot drift from the JSON.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from kernels import bench, bench_targets
+from kernels import bench
+from lab import targets
 
 ALTS = ("torch_compile", "liger", "torch_eager")
 
@@ -55,15 +53,6 @@ def _cell(row: dict[str, Any] | None) -> str:
     return f"{row['pct_of_copy']:.0f}% ({time})"
 
 
-def _keys(results: list[dict[str, Any]]) -> list[tuple]:
-    seen: list[tuple] = []
-    for r in results:
-        key = (r["set"], r["rows"], r["width"], r["dtype"])
-        if key not in seen:
-            seen.append(key)
-    return seen
-
-
 def _fastest_alt(index: dict, key: tuple) -> dict[str, Any] | None:
     alts = [index.get((*key, a)) for a in ALTS]
     alts = [a for a in alts if a is not None]
@@ -78,7 +67,7 @@ def headline(results: list[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for dtype in ("bfloat16", "float32"):
-        for key in _keys(results):
+        for key in targets.shape_keys(results):
             if key[3] != dtype:
                 continue
             ours = index.get((*key, "ours"))
@@ -106,7 +95,7 @@ def reproduction(record: list[dict[str, Any]], repro: list[dict[str, Any]]) -> s
         "|---|---|---|---|---|---|---|---|",
     ]
     changes = []
-    for key in _keys(record):
+    for key in targets.shape_keys(record):
         a, b = first.get((*key, "ours")), second.get((*key, "ours"))
         alt_a, alt_b = _fastest_alt(first, key), _fastest_alt(second, key)
         if None in (a, b, alt_a, alt_b):
@@ -138,7 +127,7 @@ def main(argv: list[str]) -> int:
     if repro is not None:
         print("\n## Reproduction\n")
         print(reproduction(record, repro))
-    text, verdicts = bench_targets.report(record, "ours", repro)
+    text, verdicts = targets.report(record, "ours", repro)
     print("\n## Targets\n")
     print(text)
     print("Summary: " + ", ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in verdicts.items()))

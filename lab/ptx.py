@@ -4,7 +4,7 @@ For every shape of the benchmark's shape sets and each dtype: the launch layout
 :func:`kernels.rmsnorm.choose_config` picks, the vector width of the global loads and stores in
 the PTX, registers and spill bytes per thread (ptxas from the Triton wheel).
 
-    TRITON_INTERPRET=0 python -m kernels.bench_ptx [--dtypes bfloat16,float32]
+    TRITON_INTERPRET=0 python -m lab.ptx [--dtypes bfloat16,float32]
 
 (No device time: PTX comes from LLVM, registers and spills from ptxas.)
 """
@@ -31,7 +31,8 @@ def access_widths(ptx: str, kind: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kernels.bench_ptx")
+    """``python -m lab.ptx``: one line per shape x dtype on stdout."""
+    parser = argparse.ArgumentParser(prog="python -m lab.ptx")
     parser.add_argument("--dtypes", default="bfloat16,float32")
     parser.add_argument("--arch", type=int, default=90)
     args = parser.parse_args(argv)
