@@ -15,16 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernels.bench.harness import (
-    BenchConfig,
-    CudaUnavailableError,
-    environment,
-    finalize,
-    iter_benchmark,
-    nvidia_smi_query,
-    require_cuda,
-    utc_now,
-)
+from kernels.bench import harness
+from kernels.bench.harness import BenchConfig
 from kernels.bench.impls import IMPLEMENTATIONS, implementation_info
 from kernels.bench.report import (
     build_report,
@@ -176,24 +168,24 @@ def run_benchmark(
     Raises:
         CudaUnavailableError: no CUDA device.
     """
-    device = require_cuda()
+    device = harness.require_cuda()
     config.device = str(device)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    started = utc_now()
+    started = harness.utc_now()
     t0 = time.perf_counter()
-    smi_before = nvidia_smi_query()
-    env = environment(device)
+    smi_before = harness.nvidia_smi_query()
+    env = harness.environment(device)
     implementations = {name: implementation_info(name) for name in config.impls}
     results = []
     partial = out_dir / "results.partial.jsonl"
     with open(partial, "w", encoding="utf-8") as handle:
-        for _, _, row in iter_benchmark(config):
+        for _, _, row in harness.iter_benchmark(config):
             results.append(row)
             handle.write(json.dumps(json_safe(row)) + "\n")
             handle.flush()
-    finalize(results)
-    smi_after = nvidia_smi_query()
+    harness.finalize(results)
+    smi_after = harness.nvidia_smi_query()
     report = build_report(
         config,
         results,
@@ -233,11 +225,11 @@ def bench_main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # --help printed its text
             return int(exc.code or 0)
         config = config_from_args(args)
-        require_cuda()
+        harness.require_cuda()
     except BenchUsageError as err:
         print(f"bench: error: {err}", file=sys.stderr)
         return 2
-    except CudaUnavailableError as err:
+    except harness.CudaUnavailableError as err:
         print(str(err), file=sys.stderr)
         return 2
     command = "python main.py bench " + " ".join(argv)

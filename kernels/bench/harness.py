@@ -24,26 +24,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from kernels.bench import timing
 from kernels.bench.impls import PREPARERS, ImplementationUnavailable, Prepared, Preparer
 from kernels.bench.parity import check_copy, check_parity, make_parity_input, make_weight
 from kernels.bench.shapes import DTYPES, Shape, dtype_name, traffic_bytes
-from kernels.bench.timing import (
-    GRAPH_BYTES_THRESHOLD,
-    MAX_GRAPH_LAUNCHES,
-    MAX_SAMPLES,
-    MIN_SAMPLES,
-    SLEEP_US_BEFORE_SAMPLE,
-    buffer_count,
-    device_l2_bytes,
-    first_call_seconds,
-    gbps,
-    graph_launches,
-    peak_extra_bytes,
-    round_order,
-    summarize,
-    time_events,
-    time_graph,
-)
 
 _ALTERNATIVES = ("torch_eager", "torch_compile", "liger")
 
@@ -63,9 +47,9 @@ class BenchConfig:
     rep_ms: float = 60.0
     warmup_ms: float = 10.0
     seed: int = 0
-    min_samples: int = MIN_SAMPLES
-    max_samples: int = MAX_SAMPLES
-    graph_bytes_threshold: int = GRAPH_BYTES_THRESHOLD
+    min_samples: int = timing.MIN_SAMPLES
+    max_samples: int = timing.MAX_SAMPLES
+    graph_bytes_threshold: int = timing.GRAPH_BYTES_THRESHOLD
     device: str = "cuda"
     budget_s: float | None = None  # start no new shape x dtype after this many seconds
     rounds: int = 1  # timing rounds over all implementations (run-to-run spread)
@@ -104,7 +88,7 @@ def iter_benchmark(config: BenchConfig) -> Iterator[tuple[int, int, dict[str, An
     Once ``config.budget_s`` is spent, every later shape x dtype is yielded as ``skipped``.
     """
     device = torch.device(config.device)
-    l2_bytes, _ = device_l2_bytes(device)
+    l2_bytes, _ = timing.device_l2_bytes(device)
     total = len(config.shapes) * len(config.dtypes) * len(config.impls)
     step = 0
     unavailable: dict[str, str] = {}
@@ -173,10 +157,10 @@ def bench_one_shape(
     """
     preparers = PREPARERS if preparers is None else preparers
     bytes_call = traffic_bytes(shape, dtype)
-    count = buffer_count(bytes_call, l2_bytes)
+    count = timing.buffer_count(bytes_call, l2_bytes)
     use_graph = bytes_call < config.graph_bytes_threshold
     if use_graph:
-        count = min(count, MAX_GRAPH_LAUNCHES)
+        count = min(count, timing.MAX_GRAPH_LAUNCHES)
     xs = [
         torch.randn(
             shape.rows, shape.width, device=device, dtype=torch.float32, generator=generator
@@ -237,9 +221,9 @@ def _time_rounds(
     An implementation whose timing fails is recorded as failed and dropped from ``ready``.
     """
     # One launch count per shape: every implementation's replay carries the same fixed cost.
-    launches = graph_launches([item.estimate_us for item in ready.values()], count)
+    launches = timing.graph_launches([item.estimate_us for item in ready.values()], count)
     for round_index in range(config.rounds):
-        for impl in round_order(list(ready), round_index):
+        for impl in timing.round_order(list(ready), round_index):
             item = ready.get(impl)
             if item is None:
                 continue
@@ -258,11 +242,11 @@ def _time_rounds(
 
 def _summarize_row(row: dict[str, Any], nbytes: int) -> None:
     """Statistics, GB/s, the rounds' spread and the status of a timed row."""
-    stats = summarize(row["samples_us"])
+    stats = timing.summarize(row["samples_us"])
     row.update(dataclasses.asdict(stats))
-    row["gbps"] = gbps(nbytes, stats.median_us)
-    row["gbps_p20_time"] = gbps(nbytes, stats.p20_us)
-    row["gbps_p80_time"] = gbps(nbytes, stats.p80_us)
+    row["gbps"] = timing.gbps(nbytes, stats.median_us)
+    row["gbps_p20_time"] = timing.gbps(nbytes, stats.p20_us)
+    row["gbps_p80_time"] = timing.gbps(nbytes, stats.p80_us)
     medians = row["round_medians_us"]
     row["round_spread_pct"] = 100.0 * (max(medians) - min(medians)) / min(medians)
     parity_ok = row["parity"]["passed"]
@@ -324,7 +308,7 @@ def _prepare_impl(
     if prepared.compile_s is not None:
         row["compile_s"] = prepared.compile_s
     else:
-        row["first_call_s"] = first_call_seconds(lambda: call(0), device)
+        row["first_call_s"] = timing.first_call_seconds(lambda: call(0), device)
 
     # Parity on fresh random input, inside the harness, before any timing.
     x_check = make_parity_input(shape, dtype, device, generator=generator)
@@ -340,8 +324,8 @@ def _prepare_impl(
     row["parity"] = parity.as_dict()
 
     with prepared.steady():
-        peak, out_bytes = peak_extra_bytes(lambda: call(0), device)
-        warm = time_events(call, count, samples=max(3, min(count, 20)), device=device)
+        peak, out_bytes = timing.peak_extra_bytes(lambda: call(0), device)
+        warm = timing.time_events(call, count, samples=max(3, min(count, 20)), device=device)
     row["peak_bytes_per_call"] = peak
     row["output_bytes"] = out_bytes
     row["extra_bytes_beyond_output"] = peak - out_bytes if not prepared.needs_dst else peak
@@ -370,7 +354,7 @@ def _time_impl(
                 min(config.max_samples, max(config.min_samples, config.rep_ms * 1000.0 / replay_us))
             )
             try:
-                samples = time_graph(
+                samples = timing.time_graph(
                     item.call, item.count, launches=launches, replays=replays, device=device
                 )
                 row["launches_per_sample"] = launches
@@ -385,14 +369,14 @@ def _time_impl(
         row["launches_per_sample"] = 1
         extra_warm = int(config.warmup_ms * 1000.0 / estimate_us)
         if extra_warm > 0:
-            time_events(
+            timing.time_events(
                 item.call, item.count, samples=min(extra_warm, config.max_samples), device=device
             )
-        per_sample_us = estimate_us + SLEEP_US_BEFORE_SAMPLE
+        per_sample_us = estimate_us + timing.SLEEP_US_BEFORE_SAMPLE
         n = int(
             min(config.max_samples, max(config.min_samples, config.rep_ms * 1000.0 / per_sample_us))
         )
-        return time_events(item.call, item.count, samples=n, device=device)
+        return timing.time_events(item.call, item.count, samples=n, device=device)
 
 
 def _shape_key(row: dict[str, Any]) -> tuple[str, int, int, str]:
@@ -485,7 +469,7 @@ def environment(device: torch.device | None) -> dict[str, Any]:
             env[package] = None
     if device is not None and device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
-        l2, l2_source = device_l2_bytes(device)
+        l2, l2_source = timing.device_l2_bytes(device)
         env["device"] = {
             "name": props.name,
             "capability": f"sm_{props.major}{props.minor}",
