@@ -55,7 +55,7 @@ for stage in $STAGES; do
       ;;
     sweep)
       log sweep
-      timeout $((SWEEP_BUDGET_S + 90)) python3 -m kernels.bench_sweep --out "$OUT/sweep.json" \
+      timeout $((SWEEP_BUDGET_S + 90)) python3 -m lab.sweep --out "$OUT/sweep.json" \
         --budget-s "$SWEEP_BUDGET_S" 2>&1 | tee -a "$LOG"
       ;;
     caches)

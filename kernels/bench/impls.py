@@ -1,0 +1,209 @@
+"""The implementations the benchmark measures, each prepared for one shape and dtype.
+
+``copy`` (a device-to-device copy of the same bytes: the bandwidth ceiling), ``ours``
+(``kernels.rms_norm``, the product launcher, its per-shape layout in the row's note),
+``torch_eager`` (``F.rms_norm``), ``torch_compile`` (the same under
+``torch.compile(dynamic=False)``, compiled once per shape, its compile time recorded apart) and
+``liger`` (Liger-Kernel, when it imports).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import importlib
+import importlib.metadata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kernels.bench.parity import make_parity_input, make_weight
+from kernels.bench.shapes import Shape
+from kernels.bench.timing import first_call_seconds
+
+# Display order; "copy" is the ceiling, measured first for every shape.
+IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger")
+
+CallFn = Callable[[torch.Tensor, torch.Tensor, "torch.Tensor | None"], torch.Tensor]
+
+
+@dataclasses.dataclass
+class Prepared:
+    """An implementation ready for one shape and dtype.
+
+    ``call(x, weight, dst)`` returns the output; ``dst`` is a preallocated destination used by
+    the copy ceiling only. ``steady()`` is entered around every timed region (torch.compile
+    uses it to turn a recompilation into an error instead of a silent eager fallback).
+    """
+
+    call: CallFn
+    compile_s: float | None = None
+    needs_dst: bool = False
+    steady: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
+    note: str = ""
+
+
+Preparer = Callable[[Shape, torch.dtype, float, torch.device], Prepared]
+
+
+class ImplementationUnavailable(RuntimeError):
+    """The implementation cannot run here at all (module missing); recorded once, not per row."""
+
+
+def _prepare_copy(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
+    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+        if dst is None:  # the harness always passes one to needs_dst implementations
+            raise ValueError("copy needs a destination buffer")
+        return dst.copy_(x)
+
+    return Prepared(call=call, needs_dst=True, note="device-to-device copy x -> y (ceiling)")
+
+
+def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
+    try:
+        from kernels import rms_norm
+        from kernels.rmsnorm import choose_config, sm_count_for
+    except ImportError as err:  # pragma: no cover - the package is ours
+        raise ImplementationUnavailable(f"kernels.rms_norm does not import: {err}") from err
+
+    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+        return rms_norm(x, weight, eps)
+
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    config = choose_config(shape.rows, shape.width, itemsize, sm_count_for(device))
+    layout = (
+        f"{config.path}: block {config.block}, rows/program {config.rows_per_program}, "
+        f"{config.num_warps} warps, {config.grid(shape.rows)} programs"
+        + (", early weight" if config.w_early and not config.loop else "")
+        + (", runtime chunk loop" if config.loop and not config.unroll else "")
+        + (", streaming stores" if config.loop and config.stream_store else "")
+        + (", streaming x and y" if not config.loop and config.stream_store else "")
+    )
+    return Prepared(call=call, note=f"kernels.rms_norm ({layout})")
+
+
+def _prepare_torch_eager(
+    shape: Shape, dtype: torch.dtype, eps: float, device: torch.device
+) -> Prepared:
+    from torch.nn import functional
+
+    normalized_shape = (shape.width,)
+
+    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+        return functional.rms_norm(x, normalized_shape, weight, eps)
+
+    return Prepared(call=call, note="torch.nn.functional.rms_norm")
+
+
+def _raise_dynamo_limits() -> dict[str, int]:
+    """Lift dynamo's recompile limits so no shape ever falls back to eager silently."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    raised = {}
+    for name in (
+        "cache_size_limit",
+        "recompile_limit",
+        "accumulated_cache_size_limit",
+        "accumulated_recompile_limit",
+    ):
+        if hasattr(config, name):
+            setattr(config, name, max(int(getattr(config, name)), 4096))
+            raised[name] = int(getattr(config, name))
+    return raised
+
+
+def _prepare_torch_compile(
+    shape: Shape, dtype: torch.dtype, eps: float, device: torch.device
+) -> Prepared:
+    import torch._dynamo
+    from torch.nn import functional
+
+    # A fresh dynamo state per shape: compiled exactly once for this static shape, and the
+    # limits lifted as well, so a recompile can never hit a limit and fall back to eager.
+    torch._dynamo.reset()
+    _raise_dynamo_limits()
+    normalized_shape = (shape.width,)
+
+    def rms_norm_eager(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        return functional.rms_norm(x, normalized_shape, weight, eps)
+
+    compiled = torch.compile(rms_norm_eager, dynamic=False, fullgraph=True)
+
+    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+        return compiled(x, weight)
+
+    generator = torch.Generator(device=device).manual_seed(1234)
+    example = make_parity_input(shape, dtype, device, generator=generator)
+    weight = make_weight(shape.width, dtype, device, generator=generator)
+    compile_s = first_call_seconds(lambda: compiled(example, weight), device)
+
+    def steady() -> contextlib.AbstractContextManager[Any]:
+        set_stance = getattr(torch.compiler, "set_stance", None)
+        if set_stance is None:  # pragma: no cover - torch < 2.6
+            return contextlib.nullcontext()
+        return set_stance("fail_on_recompile")
+
+    return Prepared(
+        call=call,
+        compile_s=compile_s,
+        steady=steady,
+        note="torch.compile(F.rms_norm, dynamic=False, fullgraph=True), fresh per shape; "
+        "timed under set_stance('fail_on_recompile')",
+    )
+
+
+def _prepare_liger(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
+    try:
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+    except Exception as err:  # ImportError, or a Liger that fails on this torch/triton
+        raise ImplementationUnavailable(f"liger_kernel does not import: {err}") from err
+
+    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+        # Liger's defaults (offset 0, casting_mode "llama"), the way LigerRMSNorm calls it.
+        return LigerRMSNormFunction.apply(x, weight, eps)
+
+    return Prepared(call=call, note="liger_kernel LigerRMSNormFunction (llama casting)")
+
+
+PREPARERS: dict[str, Preparer] = {
+    "copy": _prepare_copy,
+    "ours": _prepare_ours,
+    "torch_eager": _prepare_torch_eager,
+    "torch_compile": _prepare_torch_compile,
+    "liger": _prepare_liger,
+}
+
+
+def implementation_info(name: str) -> dict[str, Any]:
+    """Version and availability of one implementation (without running it).
+
+    Args:
+        name: one of :data:`IMPLEMENTATIONS`.
+
+    Returns:
+        ``{"name", "available"}`` plus a version, the source hash of ``ours``, or the reason
+        it is unavailable.
+    """
+    info: dict[str, Any] = {"name": name}
+    try:
+        if name == "ours":
+            module_name = "kernels.rmsnorm"
+            module = importlib.import_module(module_name)
+            source = Path(module.__file__ or "").read_bytes()
+            info["source_sha256"] = hashlib.sha256(source).hexdigest()
+            info["module"] = module_name
+        elif name == "liger":
+            import liger_kernel  # noqa: F401
+
+            info["version"] = importlib.metadata.version("liger-kernel")
+        elif name in ("torch_eager", "torch_compile"):
+            info["version"] = torch.__version__
+        info["available"] = True
+    except Exception as err:
+        info["available"] = False
+        info["reason"] = f"{type(err).__name__}: {err}"
+    return info

@@ -1,0 +1,438 @@
+"""The record a run leaves: ``results.json`` (exact), ``results.csv`` (a line per result),
+the markdown table and ``bench.png``; and :func:`read_json`, which checks a record before
+anyone draws it.
+
+``results.json`` holds the protocol, the bytes formula, versions, device, driver, clocks and
+every sample; NaN is written as null. ``results.csv`` has one line per shape x dtype x
+implementation with repr-exact floats, so it parses back to the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kernels.bench.impls import IMPLEMENTATIONS
+from kernels.bench.parity import TOLERANCES
+from kernels.bench.shapes import BYTES_FORMULA, DTYPES
+from kernels.bench.timing import (
+    GRAPH_REPLAY_TARGET_US,
+    L2_FACTOR,
+    MAX_GRAPH_LAUNCHES,
+    MIN_GRAPH_LAUNCHES,
+    SLEEP_US_BEFORE_SAMPLE,
+)
+
+if TYPE_CHECKING:
+    from kernels.bench.harness import BenchConfig
+
+SCHEMA_VERSION = "rmsnorm-bench/1"
+
+CSV_FIELDS = (
+    "set",
+    "rows",
+    "width",
+    "dtype",
+    "impl",
+    "status",
+    "timing_mode",
+    "launches_per_sample",
+    "buffers",
+    "working_set_bytes",
+    "bytes",
+    "n",
+    "median_us",
+    "p20_us",
+    "p80_us",
+    "min_us",
+    "max_us",
+    "mean_us",
+    "std_us",
+    "gbps",
+    "gbps_p20_time",
+    "gbps_p80_time",
+    "pct_of_copy",
+    "speedup_vs_best_alt",
+    "best_alternative",
+    "compile_s",
+    "first_call_s",
+    "peak_bytes_per_call",
+    "output_bytes",
+    "extra_bytes_beyond_output",
+    "parity_passed",
+    "parity_max_abs",
+    "parity_max_rel",
+    "parity_rel_l2",
+    "wall_s",
+    "note",
+)
+_CSV_INT = {
+    "rows",
+    "width",
+    "launches_per_sample",
+    "buffers",
+    "working_set_bytes",
+    "bytes",
+    "n",
+    "peak_bytes_per_call",
+    "output_bytes",
+    "extra_bytes_beyond_output",
+}
+_CSV_STR = {"set", "dtype", "impl", "status", "timing_mode", "best_alternative", "note"}
+
+
+def _csv_row(row: dict[str, Any]) -> dict[str, str]:
+    flat = dict(row)
+    parity = row.get("parity") or {}
+    if parity:
+        flat["parity_passed"] = parity.get("passed")
+        flat["parity_max_abs"] = parity.get("max_abs")
+        flat["parity_max_rel"] = parity.get("max_rel")
+        flat["parity_rel_l2"] = parity.get("rel_l2")
+    out: dict[str, str] = {}
+    for field in CSV_FIELDS:
+        value = flat.get(field)
+        if value is None:
+            out[field] = ""
+        elif isinstance(value, bool):
+            out[field] = "true" if value else "false"
+        elif isinstance(value, float):
+            out[field] = repr(value)  # repr parses back to the same float
+        else:
+            out[field] = str(value)
+    return out
+
+
+def write_csv(results: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -> None:
+    """One line per result, fields ``CSV_FIELDS``; floats repr-exact."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for row in results:
+            writer.writerow(_csv_row(row))
+
+
+def read_csv(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Parse a ``results.csv`` back (empty cells -> None, numbers -> int/float, bools)."""
+    rows = []
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != CSV_FIELDS:
+            raise ValueError(f"{path}: header does not match CSV_FIELDS")
+        for raw in reader:
+            row: dict[str, Any] = {}
+            for field, text in raw.items():
+                if text == "":
+                    row[field] = None
+                elif field in _CSV_STR:
+                    row[field] = text
+                elif field == "parity_passed":
+                    row[field] = text == "true"
+                elif field in _CSV_INT:
+                    row[field] = int(text)
+                else:
+                    row[field] = float(text)
+            rows.append(row)
+    return rows
+
+
+def build_report(
+    config: BenchConfig,
+    results: list[dict[str, Any]],
+    *,
+    command: str,
+    env: dict[str, Any],
+    smi_before: dict[str, Any],
+    smi_after: dict[str, Any],
+    started: str,
+    wall_s: float,
+    implementations: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The exact record written to ``results.json``."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "started_utc": started,
+        "wall_s": wall_s,
+        "environment": env,
+        "nvidia_smi_before": smi_before,
+        "nvidia_smi_after": smi_after,
+        "implementations": implementations,
+        "protocol": {
+            "bytes_formula": BYTES_FORMULA,
+            "eps": config.eps,
+            "seed": config.seed,
+            "rep_ms": config.rep_ms,
+            "warmup_ms": config.warmup_ms,
+            "min_samples": config.min_samples,
+            "max_samples": config.max_samples,
+            "graph_bytes_threshold": config.graph_bytes_threshold,
+            "l2_factor": L2_FACTOR,
+            "graph_launches": [MIN_GRAPH_LAUNCHES, MAX_GRAPH_LAUNCHES],
+            "graph_replay_target_us": GRAPH_REPLAY_TARGET_US,
+            "rounds": config.rounds,
+            "sleep_us_before_sample": SLEEP_US_BEFORE_SAMPLE,
+            "timing": (
+                "CUDA events. cuda_graph (calls under graph_bytes_threshold): one replay of "
+                "launches_per_sample back-to-back calls per sample (inputs rotated over "
+                "`buffers`, every launch writing its own output), time per launch = replay / "
+                "launches; launches >= buffers and >= 2 ms of work for the fastest "
+                "implementation of the shape, the same count for all its implementations (so "
+                "the replay's fixed cost weighs the same on each). events_per_call (larger "
+                "calls): one call per sample, inputs rotated, a GPU sleep queued before each "
+                "start event. Every implementation is prepared, parity-checked and warmed up "
+                "first; then `rounds` rounds time all implementations, in the order of `impls` in "
+                "even rounds and reversed in odd ones (round_order), and the statistics pool "
+                "the rounds (round_medians_us, round_spread_pct keep them apart)."
+            ),
+            "parity": (
+                "fresh random input (row scales 0.1..10), output compared elementwise with a "
+                "float64 reference: |y-ref| <= atol + rtol*|ref| and relative L2 <= rel_l2; "
+                "copy must be bit-exact"
+            ),
+            "tolerances": {k: dataclasses.asdict(v) for k, v in TOLERANCES.items()},
+            "memory": "peak_bytes_per_call = max_memory_allocated during one call - "
+            "memory_allocated before it; extra_bytes_beyond_output subtracts the output",
+        },
+        "shapes": [
+            {"set": name, "rows": shape.rows, "width": shape.width} for name, shape in config.shapes
+        ],
+        "dtypes": list(config.dtypes),
+        "impls": list(config.impls),
+        "results": results,
+    }
+
+
+def write_json(report: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write ``report`` as JSON (NaN written as null) atomically."""
+    path = Path(path)
+    text = json.dumps(json_safe(report), indent=1, allow_nan=False)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float as None (JSON has no NaN), keys as strings."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+# Largest results.json read_json opens (the full H200 record is under 1 MiB).
+MAX_REPORT_BYTES = 64 * 2**20
+
+# Fields every result row carries, and their types.
+_ROW_FIELDS: dict[str, type] = {
+    "set": str,
+    "rows": int,
+    "width": int,
+    "dtype": str,
+    "impl": str,
+    "status": str,
+}
+# Numbers an "ok" row must carry (finite, > 0) and ones it may carry (finite, >= 0).
+_OK_ROW_NUMBERS = ("median_us", "gbps")
+_OPTIONAL_ROW_NUMBERS = ("gbps_p20_time", "gbps_p80_time", "pct_of_copy")
+
+
+def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a ``results.json`` back: schema version, and every result row's fields and numbers.
+
+    Raises:
+        ValueError: not a benchmark report of this schema, larger than ``MAX_REPORT_BYTES``, or
+            a row with a missing or wrong field (the message names ``results[i].field``).
+        OSError: the file cannot be read.
+    """
+    size = Path(path).stat().st_size
+    if size > MAX_REPORT_BYTES:
+        raise ValueError(
+            f"{path}: {size} bytes; a benchmark report is at most {MAX_REPORT_BYTES} bytes"
+        )
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason})") from None
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"{path}: not a {SCHEMA_VERSION} report")
+    if not isinstance(data.get("results"), list):
+        raise ValueError(f"{path}: results must be a list")
+    for index, row in enumerate(data["results"]):
+        _check_row(row, f"{path}: results[{index}]")
+    return data
+
+
+def _check_row(row: object, where: str) -> None:
+    if not isinstance(row, dict):
+        raise ValueError(f"{where} must be an object; got {type(row).__name__}")
+    for field, kind in _ROW_FIELDS.items():
+        value = row.get(field)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"{where}.{field} must be a {kind.__name__}; got {value!r}")
+    for field in ("rows", "width"):
+        if row[field] < 1:
+            raise ValueError(f"{where}.{field} must be >= 1; got {row[field]}")
+    for field in (*_OK_ROW_NUMBERS, *_OPTIONAL_ROW_NUMBERS):
+        value = row.get(field)
+        if value is None and (row["status"] != "ok" or field in _OPTIONAL_ROW_NUMBERS):
+            continue
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{where}.{field} must be a finite number >= 0; got {value!r}")
+        if field in _OK_ROW_NUMBERS and row["status"] == "ok" and value <= 0:
+            raise ValueError(f"{where}.{field} must be > 0 in an ok row; got {value!r}")
+
+
+def markdown_table(results: list[dict[str, Any]], *, dtypes: Sequence[str] | None = None) -> str:
+    """GB/s and % of copy per shape (rows) and implementation (columns), for the README."""
+    impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in results)]
+    keys: list[tuple[str, int, int, str]] = []
+    for row in results:
+        key = (row["set"], row["rows"], row["width"], row["dtype"])
+        if key not in keys and (dtypes is None or row["dtype"] in dtypes):
+            keys.append(key)
+    header = ["set", "shape", "dtype", *impls]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lookup = {(r["set"], r["rows"], r["width"], r["dtype"], r["impl"]): r for r in results}
+    for key in keys:
+        cells = [key[0], f"{key[1]}x{key[2]}", key[3]]
+        for impl in impls:
+            row = lookup.get((*key, impl))
+            cells.append(_cell(row, impl))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(row: dict[str, Any] | None, impl: str) -> str:
+    if row is None:
+        return "-"
+    status = row.get("status")
+    if status != "ok":
+        return f"{status}" + (f" ({row['median_us']:.1f} us)" if "median_us" in row else "")
+    time_text = (
+        f"{row['median_us']:.2f} us" if row["median_us"] < 100 else f"{row['median_us']:.0f} us"
+    )
+    if impl == "copy":
+        return f"{row['gbps']:.0f} GB/s, {time_text}"
+    pct = row.get("pct_of_copy")
+    pct_text = f" ({pct:.0f}%)" if pct is not None else ""
+    return f"{row['gbps']:.0f}{pct_text}, {time_text}"
+
+
+_COLORS = {
+    "copy": "black",
+    "ours": "tab:red",
+    "torch_eager": "tab:blue",
+    "torch_compile": "tab:green",
+    "liger": "tab:orange",
+}
+
+
+def write_plot(results: list[dict[str, Any]], path: str | os.PathLike[str]) -> str | None:
+    """GB/s against width (one line per implementation, copy dashed) and % of copy per shape.
+
+    Rows whose status is not ``ok`` (a wrong result included) are never plotted.
+
+    Args:
+        results: the run's rows (after :func:`~kernels.bench.harness.finalize`).
+        path: the PNG to write.
+
+    Returns:
+        None on success, or a note saying why no PNG was written (matplotlib missing).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as err:
+        return f"no PNG: matplotlib is not importable ({type(err).__name__}: {err})"
+    ok = [r for r in results if r.get("status") == "ok"]
+    dtypes = [d for d in DTYPES if any(r["dtype"] == d for r in ok)]
+    if not dtypes:
+        return "no PNG: no successful result to plot"
+    impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in ok)]
+    fig, axes = plt.subplots(2, len(dtypes), figsize=(7.5 * len(dtypes), 10), squeeze=False)
+    for col, dtype_key in enumerate(dtypes):
+        _plot_gbps(axes[0][col], [r for r in ok if r["dtype"] == dtype_key], impls, dtype_key)
+        _plot_pct(axes[1][col], [r for r in ok if r["dtype"] == dtype_key], impls, dtype_key)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
+
+
+def _plot_gbps(ax: Any, ok: list[dict[str, Any]], impls: list[str], dtype_key: str) -> None:
+    """GB/s against width for one dtype's ok rows: a line per implementation, shapes as dots."""
+    for impl in impls:
+        pts = sorted((r["width"], r["gbps"], r["rows"]) for r in ok if r["impl"] == impl)
+        if not pts:
+            continue
+        # One line through the widest-rows entry per width; every shape as a marker.
+        per_width: dict[int, float] = {}
+        rows_at: dict[int, int] = {}
+        for width, value, rows in pts:
+            if rows >= rows_at.get(width, 0):
+                per_width[width], rows_at[width] = value, rows
+        widths = sorted(per_width)
+        style = "--" if impl == "copy" else "-"
+        ax.plot(
+            widths,
+            [per_width[w] for w in widths],
+            style,
+            color=_COLORS.get(impl),
+            label=f"{impl}" + (" (ceiling)" if impl == "copy" else ""),
+            linewidth=1.6,
+        )
+        ax.scatter(
+            [p[0] for p in pts], [p[1] for p in pts], s=12, color=_COLORS.get(impl), alpha=0.6
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("width (elements per row)")
+    ax.set_ylabel("GB/s (x read + w read + y written)")
+    ax.set_title(f"{dtype_key}: GB/s vs width (line: most rows per width)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def _plot_pct(ax: Any, ok: list[dict[str, Any]], impls: list[str], dtype_key: str) -> None:
+    """% of copy per shape for one dtype's ok rows: a bar per implementation but the copy."""
+    keys: list[tuple[str, int, int]] = []
+    for r in ok:
+        key = (r["set"], r["rows"], r["width"])
+        if key not in keys:
+            keys.append(key)
+    bar_impls = [i for i in impls if i != "copy"]
+    width_bar = 0.8 / max(1, len(bar_impls))
+    for j, impl in enumerate(bar_impls):
+        values = []
+        for key in keys:
+            match = [
+                r for r in ok if (r["set"], r["rows"], r["width"]) == key and r["impl"] == impl
+            ]
+            values.append(match[0].get("pct_of_copy", float("nan")) if match else float("nan"))
+        ax.bar(
+            [k + j * width_bar for k in range(len(keys))],
+            values,
+            width_bar,
+            color=_COLORS.get(impl),
+            label=impl,
+        )
+    ax.axhline(100, color="black", linestyle="--", linewidth=1)
+    ax.axhline(90, color="grey", linestyle=":", linewidth=1)
+    ax.set_xticks([k + 0.4 - width_bar / 2 for k in range(len(keys))])
+    ax.set_xticklabels([f"{r}x{w}" for _, r, w in keys], rotation=70, fontsize=7)
+    ax.set_ylabel("% of copy GB/s (same shape)")
+    ax.set_title(f"{dtype_key}: % of copy per shape")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)

@@ -1,0 +1,310 @@
+"""Launch-layout sweep: candidate ``LaunchConfig`` layouts of the product kernels, timed like the
+benchmark's implementations.
+
+Each candidate :class:`kernels.rmsnorm.LaunchConfig` is launched through ``kernels.rmsnorm.launch``
+after ``kernels.rmsnorm.validate`` (the product kernels, the product checks) and measured exactly
+like an implementation of ``kernels.bench`` (same buffers rotated past 2x L2, same CUDA-graph or
+event timing, parity against the float64 reference first), next to the copy ceiling, ``ours``
+(the layout ``choose_config`` picks) and torch.compile. Output: one JSON file and a table on
+stdout. Needs a CUDA device.
+
+    python -m lab.sweep --out sweep.json [--rep-ms 25] [--only 32768x16384:float32]
+
+Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}]`` for the tile kernel and
+``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
+(``_rt`` runtime chunk loop, ``_cs`` streaming stores, ``_masked`` ``even=False``, ``_r`` a
+register cap, ``P0`` one program per block of rows).
+
+``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
+of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
+one replay that the harness shares out over its launches (``launch_cost`` in the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import torch
+
+from kernels import bench
+from kernels.bench.harness import bench_one_shape
+from kernels.bench.impls import Preparer
+from kernels.bench.timing import device_l2_bytes
+from kernels.rmsnorm import LaunchConfig, launch, validate
+
+# Reference implementations measured next to the candidates of every case.
+REFERENCES = ("copy", "ours", "torch_compile")
+
+# (shape, dtype, candidate layouts, further bench implementations to time beside REFERENCES)
+Case = tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]
+
+
+def _loop(
+    chunk: int,
+    num_warps: int,
+    programs: int = 0,
+    *,
+    rows: int = 1,
+    unroll: bool = True,
+    stream: bool = False,
+    regs: int = 0,
+) -> LaunchConfig:
+    return LaunchConfig(
+        True,
+        chunk,
+        num_warps,
+        rows,
+        programs,
+        unroll=unroll,
+        stream_store=stream,
+        max_registers=regs,
+    )
+
+
+def sweep_cases() -> list[Case]:
+    """The cases: ``(shape, dtype, candidate layouts, further implementations)``.
+
+    fp32 rows of 16384 (32768 and 16384 of them), where ``choose_config`` picks the column
+    loop with 8192-lane chunks in a runtime loop on 32 warps with streaming stores: the same
+    chunks on 16 warps, with plain stores, 4096-lane chunks, and one unrolled 16384-lane chunk.
+    """
+    candidates: dict[tuple[int, int, str], list[LaunchConfig]] = {
+        (rows, 16384, "float32"): [
+            _loop(8192, 16, unroll=False, stream=True),
+            _loop(8192, 16, unroll=False),
+            _loop(8192, 32, unroll=False),
+            _loop(4096, 16, unroll=False, stream=True),
+            _loop(16384, 32, stream=True),
+        ]
+        for rows in (32768, 16384)
+    }
+    return [
+        (bench.Shape(rows, width), dtype_key, configs, ())
+        for (rows, width, dtype_key), configs in candidates.items()
+    ]
+
+
+def label(config: LaunchConfig) -> str:
+    """The candidate's name in the results (see the module docstring)."""
+    regs = f"_r{config.max_registers}" if config.max_registers else ""
+    cs = "_cs" if config.stream_store else ""
+    cs += "" if config.even else "_masked"
+    if config.loop:
+        rt = "" if config.unroll else "_rt"
+        blocks = f"_R{config.rows_per_program}" if config.rows_per_program > 1 else ""
+        return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
+    late = "" if config.w_early else "_wlate"
+    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}"
+
+
+def _preparer(config: LaunchConfig) -> Preparer:
+    def prepare(
+        shape: bench.Shape, dtype: torch.dtype, eps: float, device: torch.device
+    ) -> bench.Prepared:
+        def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+            checked = validate(x, weight, eps)
+            out = torch.empty_like(x)
+            launch(checked.x2d, weight, out.view(-1, checked.width), checked.eps, config=config)
+            return out
+
+        return bench.Prepared(call=call, note=label(config))
+
+    return prepare
+
+
+def _selected(only: str) -> list[Case]:
+    wanted = {item.strip() for item in only.split(",") if item.strip()}
+    return [
+        case
+        for case in sweep_cases()
+        if not wanted or f"{case[0].rows}x{case[0].width}:{case[1]}" in wanted
+    ]
+
+
+def run_sweep(
+    rep_ms: float, budget_s: float, only: str = "", rounds: int = 1
+) -> list[dict[str, Any]]:
+    """Time every candidate of the selected cases (``only``: ``RxW:dtype,...``; all when empty).
+
+    No case starts after ``budget_s`` seconds. Returns the finalized result rows.
+    """
+    device = bench.require_cuda()
+    l2_bytes, _ = device_l2_bytes(device)
+    generator = torch.Generator(device=device)
+    results: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    for shape, dtype_key, candidates, extra in _selected(only):
+        if time.perf_counter() - started > budget_s:
+            print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
+            continue
+        preparers = {name: bench.PREPARERS[name] for name in (*REFERENCES, *extra)}
+        for config in candidates:
+            preparers[label(config)] = _preparer(config)
+        config_run = bench.BenchConfig(
+            shapes=[("sweep", shape)],
+            dtypes=[dtype_key],
+            impls=list(preparers),
+            rep_ms=rep_ms,
+            warmup_ms=5.0,
+            device=str(device),
+            rounds=rounds,
+        )
+        generator.manual_seed(17 + shape.rows + shape.width)
+        rows = bench_one_shape(
+            config_run,
+            device,
+            l2_bytes,
+            "sweep",
+            shape,
+            bench.DTYPES[dtype_key],
+            generator,
+            {},
+            preparers,
+        )
+        bench.finalize(rows)
+        results.extend(rows)
+        torch.cuda.empty_cache()
+    return results
+
+
+def fit_launch_cost(per_launch_us: dict[int, float]) -> tuple[float, float]:
+    """Least-squares ``(t, F)`` of ``per_launch(L) = t + F / L`` over launch counts ``L``.
+
+    ``t`` is the time of one launch without the replay's fixed cost ``F`` (microseconds).
+
+    Raises:
+        ValueError: fewer than two launch counts.
+    """
+    if len(per_launch_us) < 2:
+        raise ValueError(f"fit_launch_cost needs >= 2 launch counts; got {sorted(per_launch_us)}")
+    xs = [1.0 / count for count in per_launch_us]
+    ys = list(per_launch_us.values())
+    mean_x = sum(xs) / len(xs)
+    mean_y = sum(ys) / len(ys)
+    var_x = sum((x - mean_x) ** 2 for x in xs)
+    fixed = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var_x
+    return mean_y - fixed * mean_x, fixed
+
+
+def _launch_cost_of(
+    impl: str,
+    shape: bench.Shape,
+    dtype_key: str,
+    xs: list[torch.Tensor],
+    weight: torch.Tensor,
+    counts: list[int],
+    replays: int,
+    device: torch.device,
+) -> dict[str, Any]:
+    prepared = bench.PREPARERS[impl](shape, bench.DTYPES[dtype_key], 1e-6, device)
+    dsts = [torch.empty_like(x) for x in xs] if prepared.needs_dst else None
+
+    def call(index: int) -> Any:
+        return prepared.call(xs[index], weight, dsts[index] if dsts is not None else None)
+
+    per_launch: dict[int, float] = {}
+    for launches in counts:
+        samples = bench.time_graph(call, len(xs), launches=launches, replays=replays, device=device)
+        per_launch[launches] = float(sorted(samples)[len(samples) // 2])
+    t, fixed = fit_launch_cost(per_launch)
+    print(
+        f"launch cost {shape.rows}x{shape.width} {dtype_key} {impl}: "
+        + " ".join(f"L{k}={v:.3f}" for k, v in per_launch.items())
+        + f"  t={t:.3f} us F={fixed:.2f} us",
+        file=sys.stderr,
+        flush=True,
+    )
+    return {
+        "rows": shape.rows,
+        "width": shape.width,
+        "dtype": dtype_key,
+        "impl": impl,
+        "buffers": len(xs),
+        "per_launch_median_us": {str(k): v for k, v in per_launch.items()},
+        "fit_t_us": t,
+        "fit_fixed_us": fixed,
+    }
+
+
+def launch_cost(counts: list[int], only: str = "", replays: int = 25) -> list[dict[str, Any]]:
+    """Per-launch time of the copy and ``ours`` at each launch count, and the fitted ``t, F``."""
+    device = bench.require_cuda()
+    l2_bytes, _ = device_l2_bytes(device)
+    generator = torch.Generator(device=device)
+    out: list[dict[str, Any]] = []
+    for shape, dtype_key, _, _ in _selected(only):
+        dtype = bench.DTYPES[dtype_key]
+        count = min(bench.buffer_count(bench.traffic_bytes(shape, dtype), l2_bytes), min(counts))
+        generator.manual_seed(23 + shape.rows + shape.width)
+        xs = [
+            torch.randn(shape.rows, shape.width, device=device, generator=generator).to(dtype)
+            for _ in range(count)
+        ]
+        weight = bench.make_weight(shape.width, dtype, device, generator=generator)
+        for impl in ("copy", "ours"):
+            out.append(_launch_cost_of(impl, shape, dtype_key, xs, weight, counts, replays, device))
+        torch.cuda.empty_cache()
+    return out
+
+
+def _print_table(results: list[dict[str, Any]]) -> None:
+    print("\nsweep (median us, GB/s, % of copy):")
+    for row in results:
+        head = f"{row['rows']:>6}x{row['width']:<6} {row['dtype']:>8} {row['impl']:>26}"
+        if row.get("status") == "ok":
+            print(
+                f"{head} {row['median_us']:9.2f} {row['gbps']:7.0f} "
+                f"{row.get('pct_of_copy', 0):6.1f}%"
+            )
+        else:
+            print(f"{head} {row.get('status')} {str(row.get('note', ''))[:80]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lab.sweep``; exit 2 on bad options before any device is touched."""
+    parser = argparse.ArgumentParser(prog="python -m lab.sweep")
+    parser.add_argument("--out", required=True, help="JSON file for the sweep results")
+    parser.add_argument("--rep-ms", type=float, default=25.0)
+    parser.add_argument("--budget-s", type=float, default=150.0)
+    parser.add_argument("--only", default="", help="comma-separated RxW:dtype cases to run")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="timing rounds per case (order alternates)"
+    )
+    parser.add_argument(
+        "--launch-counts",
+        default="",
+        help="comma-separated CUDA-graph launch counts for the launch-cost fit (e.g. 8,16,64)",
+    )
+    args = parser.parse_args(argv)
+    if not 1 <= args.rounds <= 10:
+        parser.error(f"--rounds must be in [1, 10]; got {args.rounds}")
+    try:
+        counts = [int(item) for item in args.launch_counts.split(",") if item.strip()]
+    except ValueError:
+        parser.error(f"--launch-counts must be comma-separated integers: {args.launch_counts!r}")
+    in_range = all(1 <= c <= bench.MAX_GRAPH_LAUNCHES for c in counts)
+    if counts and (len(set(counts)) < 2 or not in_range):
+        parser.error(
+            f"--launch-counts needs >= 2 distinct counts in [1, {bench.MAX_GRAPH_LAUNCHES}]; "
+            f"got {args.launch_counts!r}"
+        )
+    started = time.perf_counter()
+    results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds)
+    report: dict[str, Any] = {
+        "schema_version": "rmsnorm-bench-sweep/1",
+        "environment": bench.environment(bench.require_cuda()),
+        "wall_s": time.perf_counter() - started,
+        "results": results,
+    }
+    if counts:
+        report["launch_cost"] = launch_cost(sorted(set(counts)), args.only)
+    bench.write_json(report, args.out)
+    _print_table(results)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""The sweep's CPU-safe parts: option checks, its cases, the launch-cost fit (no device)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernels import bench
+from kernels.rmsnorm import kernel_constexprs
+from lab import sweep
+
+
+def test_sweep_rejects_rounds_out_of_range_before_touching_a_device(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        sweep.main(["--out", str(tmp_path / "s.json"), "--rounds", "0"])
+    assert info.value.code == 2
+    assert "--rounds must be in [1, 10]; got 0" in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_sweep_cases_are_launchable_layouts():
+    # Every candidate of the current sweep is a layout the launcher accepts for its shape
+    # (tile at least as wide as the row, at most MAX_CHUNKS chunks), with unique labels.
+    cases = sweep.sweep_cases()
+    assert cases
+    for shape, dtype_key, configs, _ in cases:
+        assert dtype_key in bench.DTYPES
+        labels = [sweep.label(config) for config in configs]
+        assert len(set(labels)) == len(labels), labels
+        for config in configs:
+            constexprs = kernel_constexprs(config, shape.width, 4)
+            assert constexprs["VEC"] == 4
+
+
+def test_fit_launch_cost_recovers_time_and_fixed_cost():
+    # per_launch(L) = 33.2 + 3.5 / L exactly: the fit returns both numbers.
+    data = {count: 33.2 + 3.5 / count for count in (8, 16, 64)}
+    t, fixed = sweep.fit_launch_cost(data)
+    assert t == pytest.approx(33.2, abs=1e-9)
+    assert fixed == pytest.approx(3.5, abs=1e-9)
+
+
+def test_fit_launch_cost_needs_two_counts():
+    with pytest.raises(ValueError, match="needs >= 2 launch counts; got \\[16\\]"):
+        sweep.fit_launch_cost({16: 126.0})
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("8,x", "--launch-counts must be comma-separated integers: '8,x'"),
+        ("16", "--launch-counts needs >= 2 distinct counts in [1, 8192]; got '16'"),
+        ("8,0", "--launch-counts needs >= 2 distinct counts in [1, 8192]; got '8,0'"),
+        ("8,9000", "--launch-counts needs >= 2 distinct counts in [1, 8192]; got '8,9000'"),
+    ],
+)
+def test_sweep_refuses_bad_launch_counts_before_touching_a_device(tmp_path, capsys, value, message):
+    with pytest.raises(SystemExit) as info:
+        sweep.main(["--out", str(tmp_path / "s.json"), "--launch-counts", value])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
