@@ -4,8 +4,9 @@
 #
 #   bash scripts/device_check_bench.sh        (carry .whl: jsonschema + deps, pytest-timeout, liger)
 #
-# Writes under $OUT: log.txt (everything), check/receipt.{json,csv}, full/results.{json,csv},
-# full/bench.png. Knobs: CHECK_TIMEOUT, TESTS_TIMEOUT, BENCH_BUDGET_S.
+# Writes under $OUT: log.txt (everything), check/receipt.{json,csv}, check/check_output.txt,
+# gpu_tests.txt, full/results.{json,csv}, full/bench.png. Knobs: CHECK_TIMEOUT, TESTS_TIMEOUT,
+# BENCH_BUDGET_S (0: no benchmark, the check and the gpu tests only).
 set -u
 . scripts/device_env.sh
 
@@ -30,10 +31,16 @@ timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -p no:cacheprovider -p no:benc
 echo "gpu tests exit code: $?" >>"$OUT/gpu_tests.txt"
 wait $CHECK_PID
 log "check:"
-grep -v '^\[' "$OUT/check.txt" | tee -a "$LOG"
+mkdir -p "$OUT/check"
+grep -v '^\[' "$OUT/check.txt" | tee -a "$LOG" >"$OUT/check/check_output.txt"
 log "gpu tests: pytest -q tests/kernels -m gpu"
 grep -v '^SKIPPED' "$OUT/gpu_tests.txt" | tail -25 | tee -a "$LOG"
-rm -f "$OUT/check.txt" "$OUT/gpu_tests.txt"
+rm -f "$OUT/check.txt"
+if [ "${BENCH_BUDGET_S:-150}" = "0" ]; then
+  log "bench: skipped (BENCH_BUDGET_S=0)"
+  log done
+  exit 0
+fi
 
 log "bench: python3 main.py bench --out $OUT/full --budget-s ${BENCH_BUDGET_S:-150}"
 timeout $((${BENCH_BUDGET_S:-150} + 80)) python3 main.py bench --out "$OUT/full" \
