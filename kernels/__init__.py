@@ -1,7 +1,10 @@
 """The real Triton RMSNorm kernel, its checked launcher and compile info (torch + triton, no Qt).
 
 Importing this package decides interpreter vs compiled mode once (``kernels.mode``), before the
-kernel module is decorated. It imports nothing from ``oracle`` or ``inspector``.
+kernels of ``kernels.jit`` are decorated. It imports nothing from ``oracle`` or ``inspector``.
+Modules: ``jit`` (the ``@triton.jit`` kernels), ``layout`` (launch layouts and their rule),
+``launcher`` (argument checks and the launch), ``checked`` (guarded runs for the check),
+``compile_info`` (the compiler's output), ``env`` (device and versions).
 """
 
 from __future__ import annotations
@@ -12,18 +15,16 @@ from kernels.mode import MODE, MODE_REASON
 # isort: split
 from kernels.checked import POISON, CheckedRun, OobWrite, run_checked
 from kernels.env import device_description, versions
-from kernels.rmsnorm import (
+from kernels.launcher import (
     EPS_MAX,
     EPS_MIN,
     KERNEL_MUTANTS,
-    KERNEL_PATHS,
     MAX_WIDTH,
     SUPPORTED_DTYPES,
-    LaunchConfig,
-    choose_config,
     rms_norm,
     validate,
 )
+from kernels.layout import KERNEL_PATHS, LaunchConfig, choose_config
 
 
 def __getattr__(name: str) -> object:

@@ -27,19 +27,16 @@ import numpy as np
 import torch
 
 from kernels.env import device_description
-from kernels.mode import COMPILED, INTERPRETER, MODE
-from kernels.rmsnorm import (
-    KERNEL_MUTANTS,
+from kernels.launcher import MAX_WIDTH, SUPPORTED_DTYPES, launch, mutant_code
+from kernels.layout import (
     KERNEL_PATHS,
-    MAX_WIDTH,
-    SUPPORTED_DTYPES,
     LaunchConfig,
     block_for,
     choose_config,
     forced_config,
-    launch,
     sm_count_for,
 )
+from kernels.mode import COMPILED, INTERPRETER, MODE
 
 # Default guard/padding value. Finite, large next to unit-scale data (so poison that enters a
 # square sum shows up as a big error, not a NaN that hides the magnitude), and exactly
@@ -183,10 +180,7 @@ def run_checked(
     weight_dtype = dtype if weight_dtype is None else weight_dtype
     if weight_dtype not in (dtype, "float32"):
         raise TypeError(f"weight_dtype must be {dtype!r} or 'float32'; got {weight_dtype!r}")
-    if mutant is not None and mutant not in KERNEL_MUTANTS:
-        raise ValueError(
-            f"mutant must be None or one of {', '.join(KERNEL_MUTANTS)}; got {mutant!r}"
-        )
+    mutant_code(mutant)  # an unknown name raises here, before any allocation
     values = _as_matrix(x)
     rows, width = values.shape
     weights = np.asarray(weight, dtype=np.float64)

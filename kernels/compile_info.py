@@ -39,22 +39,17 @@ from pathlib import Path
 
 import triton
 
-from kernels.mode import COMPILED, MODE
-from kernels.rmsnorm import (
-    KERNEL_FUNCTIONS,
-    KERNEL_MUTANTS,
+from kernels import jit
+from kernels.launcher import KERNEL_MUTANTS, MAX_WIDTH, SUPPORTED_DTYPES, mutant_code
+from kernels.layout import (
     KERNEL_PATHS,
-    MAX_WIDTH,
-    SUPPORTED_DTYPES,
     LaunchConfig,
     choose_config,
     forced_config,
     kernel_constexprs,
-    mutant_flags,
-    rms_norm_loop_kernel,
-    rms_norm_tile_kernel,
     vector_width,
 )
+from kernels.mode import COMPILED, MODE
 
 _TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 _TARGET_RE = re.compile(r"^sm_?(\d{2,3})a?$")
@@ -95,9 +90,10 @@ class CompileInfo:
 
 
 def kernel_source() -> str:
-    """Source text of the kernel family (both kernels, decorators included, dedented)."""
+    """Source text of every function of ``jit.KERNEL_FUNCTIONS`` (decorators included,
+    dedented), in that order."""
     return "\n\n".join(
-        textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))) for fn in KERNEL_FUNCTIONS
+        textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))) for fn in jit.KERNEL_FUNCTIONS
     )
 
 
@@ -152,7 +148,7 @@ def compiler_output(
         raise TypeError(f"dtype must be one of {', '.join(SUPPORTED_DTYPES)}; got {dtype!r}")
     if isinstance(width, bool) or not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an int in [1, {MAX_WIDTH}]; got {width!r}")
-    mutant_flags(mutant)  # validates the name
+    mutant_code(mutant)  # validates the name
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise ValueError(f"rows must be an int >= 1; got {rows!r}")
     if path != "auto" and path not in KERNEL_PATHS:
@@ -312,10 +308,10 @@ def compile_fields(
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    if not isinstance(rms_norm_tile_kernel, triton.runtime.jit.JITFunction):
+    if not isinstance(jit.rms_norm_tile_kernel, triton.runtime.jit.JITFunction):
         raise RuntimeError("compile_fields needs the compiled kernel (TRITON_INTERPRET unset or 0)")
     config = launch_config_for(dtype, width, rows, path)
-    kernel = rms_norm_loop_kernel if config.loop else rms_norm_tile_kernel
+    kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
     itemsize = 4 if dtype == "float32" else 2
     vec = vector_width(width, width, width, itemsize)
     element = "*" + _TRITON_TYPES[dtype]
@@ -333,7 +329,7 @@ def compile_fields(
     }
     constexprs: dict[str, object] = {
         **kernel_constexprs(config, width, vec, rows),
-        **mutant_flags(mutant),
+        "MUTANT": mutant_code(mutant),
     }
     signature.update(dict.fromkeys(constexprs, "constexpr"))
     # Triton specializes at launch: tensors from torch's allocator are 16-byte aligned, and ints

@@ -1,7 +1,7 @@
 """Decide, once, whether the kernel runs compiled on a GPU or under the Triton interpreter.
 
 Triton reads ``TRITON_INTERPRET`` when ``@triton.jit`` *decorates* a function, not when it is
-launched. So this module must run before ``kernels.rmsnorm`` is imported; ``kernels/__init__``
+launched. So this module must run before ``kernels.jit`` is imported; ``kernels/__init__``
 imports it first. The rule:
 
 1. an explicit ``TRITON_INTERPRET`` in the environment wins (``1/true/yes/on`` -> interpreter,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from kernels.rmsnorm import LaunchConfig
+from kernels.layout import LaunchConfig
 
 # (dtype, mode, atol, rtol): |kernel - reference| <= atol + rtol * |reference|, element-wise.
 # The reference is torch.nn.functional.rms_norm in float64 on the same dtype-rounded inputs, so

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 import triton
 
 import kernels
-from kernels import compile_info
+from kernels import compile_info, jit
 
 
 @pytest.fixture(scope="module")
@@ -46,27 +48,40 @@ def test_sass_and_registers_when_the_tools_exist(bf16_4096) -> None:
     assert bf16_4096.spills == 0
 
 
+def _jit_functions_in_source_order() -> list[str]:
+    """Names of the functions decorated ``@triton.jit`` in kernels/jit.py, in file order."""
+    tree = ast.parse(Path(jit.__file__).read_text(encoding="utf-8"))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(ast.unparse(decorator) == "triton.jit" for decorator in node.decorator_list)
+    ]
+
+
 def test_source_hash_covers_every_function_of_the_family(bf16_4096) -> None:
-    family = (
-        kernels.rmsnorm._tile_weight,
-        kernels.rmsnorm.rms_norm_tile_kernel,
-        kernels.rmsnorm._loop_chunk_mask,
-        kernels.rmsnorm._loop_square_chunk,
-        kernels.rmsnorm._loop_store_chunk,
-        kernels.rmsnorm._loop_row,
-        kernels.rmsnorm.rms_norm_loop_kernel,
+    family = jit.KERNEL_FUNCTIONS
+    names = [getattr(fn, "fn", fn).__name__ for fn in family]
+    # Every @triton.jit function of the module, once, in its order: a helper the kernels call
+    # but the hash leaves out would let its edits go unnoticed.
+    assert names == _jit_functions_in_source_order()
+    sources = dict(
+        zip(
+            names,
+            [textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))) for fn in family],
+            strict=True,
+        )
     )
-    sources = [textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))) for fn in family]
-    for fn, source in zip(family, sources, strict=True):
-        assert f"def {getattr(fn, 'fn', fn).__name__}(" in source
-    # A helper the kernels call but the hash leaves out would let its edits go unnoticed.
-    assert "_tile_weight(" in sources[1]
-    assert "_loop_row(" in sources[6]
-    assert "_loop_square_chunk(" in sources[5]
-    assert "_loop_store_chunk(" in sources[5]
-    assert "_loop_chunk_mask(" in sources[3]
-    assert "_loop_chunk_mask(" in sources[4]
-    joined = "\n\n".join(sources)
+    for name, source in sources.items():
+        assert f"def {name}(" in source
+    assert "_rrms(" in sources["rms_norm_tile_kernel"]
+    assert "_rrms(" in sources["_loop_row"]
+    assert "_loop_row(" in sources["rms_norm_loop_kernel"]
+    assert "_loop_square_chunk(" in sources["_loop_row"]
+    assert "_loop_store_chunk(" in sources["_loop_row"]
+    assert "_chunk_mask(" in sources["_loop_square_chunk"]
+    assert "_chunk_mask(" in sources["_loop_store_chunk"]
+    joined = "\n\n".join(sources.values())
     assert bf16_4096.source_sha256 == hashlib.sha256(joined.encode()).hexdigest()
 
 

@@ -25,7 +25,9 @@ from kernel_cases import (
 )
 
 import kernels
-from kernels.rmsnorm import LaunchConfig, kernel_constexprs
+from kernels import jit
+from kernels.launcher import mutant_code
+from kernels.layout import LaunchConfig, kernel_constexprs
 
 DEVICE = "auto"
 PATHS = ("auto", *kernels.KERNEL_PATHS)
@@ -127,8 +129,8 @@ def test_tail_mutants_cannot_act_on_even_tiles(mutant: str, variant: str, rows: 
 
 
 def test_one_row_tiles_and_masked_configs_keep_their_column_masks() -> None:
-    # EVEN is for multi-row tiles only (unmasked one-row tiles measured slower, sweeps 12-13),
-    # and even=False keeps the masks (the sweep's _masked twins).
+    # EVEN is for multi-row tiles only (unmasked one-row tiles measured slower on the H200),
+    # and even=False keeps the masks (to measure what EVEN buys).
     assert not kernel_constexprs(LaunchConfig(False, 256, 1), 256, 8)["EVEN"]
     assert not kernel_constexprs(LaunchConfig(False, 256, 1, 2, even=False), 256, 8, 4)["EVEN"]
     assert not kernel_constexprs(LaunchConfig(False, 256, 1, 2), 255, 1, 4)["EVEN"]
@@ -155,6 +157,18 @@ def test_kernel_mutant_names_are_the_interface_names() -> None:
         "unmasked_store",
     )
     assert set(KILLED_BY) == set(kernels.KERNEL_MUTANTS)
+
+
+def test_each_mutant_name_has_its_own_kernel_code() -> None:
+    # One MUTANT constexpr: 0 is the real kernel, each name the jit module's constant of the
+    # same name, all different.
+    assert mutant_code(None) == jit.FAITHFUL.value == 0
+    codes = [mutant_code(name) for name in kernels.KERNEL_MUTANTS]
+    assert codes == [getattr(jit, name.upper()).value for name in kernels.KERNEL_MUTANTS]
+    assert len(set(codes)) == len(codes)
+    assert 0 not in codes
+    with pytest.raises(ValueError, match=r"mutant must be None or one of sum_instead_of_mean, "):
+        mutant_code("nope")
 
 
 @pytest.mark.parametrize("path", PATHS)

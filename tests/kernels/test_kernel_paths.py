@@ -13,8 +13,8 @@ import triton
 from kernel_cases import TORCH_DTYPES, assert_close, torch_reference
 
 import kernels
-from kernels import rmsnorm
-from kernels.rmsnorm import LaunchConfig
+from kernels import launcher, layout
+from kernels.layout import LaunchConfig
 
 # What choose_config picks on an H200 (132 SMs) for the product shapes, bf16 and fp32.
 EXPECTED_PATHS = {
@@ -23,7 +23,7 @@ EXPECTED_PATHS = {
     (4096, 255, 4): ("multi_row", 2, 2),
     (65536, 128, 2): ("multi_row", 16, 4),
     (65536, 256, 2): ("multi_row", 8, 4),
-    # Rows of 1-2 KiB: a 2 KiB tile on one warp (sweeps 14-15).
+    # Rows of 1-2 KiB: a 2 KiB tile on one warp.
     (65536, 256, 4): ("multi_row", 2, 1),
     (65536, 512, 2): ("multi_row", 2, 1),
     (65536, 512, 4): ("one_row", 1, 1),
@@ -39,7 +39,7 @@ EXPECTED_PATHS = {
     (4096, 4096, 4): ("column_loop", 1, 16),
     (16384, 4096, 2): ("column_loop", 1, 8),
     (16384, 4096, 4): ("column_loop", 1, 16),
-    # Full fp32 rows of 2048: blocks of 2 rows on 16 warps (sweep 18); an odd count: 1 row.
+    # Full fp32 rows of 2048: blocks of 2 rows on 16 warps; an odd count: 1 row.
     (32768, 2048, 4): ("column_loop", 2, 16),
     (4096, 2048, 4): ("column_loop", 2, 16),
     (32767, 2048, 4): ("column_loop", 1, 8),
@@ -58,7 +58,7 @@ EXPECTED_LOOPS = {
     (2048, 65536, 4): (32768, False),
     (2048, 32768, 2): (16384, True),
     (2048, 32768, 4): (32768, False),
-    # Full fp32 rows of 16384: the whole row as one chunk on 32 warps (sweep 23); a partial
+    # Full fp32 rows of 16384: the whole row as one chunk on 32 warps; a partial
     # one (10000) keeps the runtime loop of 8192 chunks.
     (16384, 16384, 4): (16384, True),
     (32768, 16384, 4): (16384, True),
@@ -68,7 +68,7 @@ EXPECTED_LOOPS = {
     (32768, 5120, 4): (2048, False),
 }
 
-# Full fp32 rows of 4096 (sweep 19): plain stores, 16 warps, one program per row; a runtime
+# Full fp32 rows of 4096: plain stores, 16 warps, one program per row; a runtime
 # loop of 2048 chunks below 16384 rows, one unrolled 4096 chunk from there.
 EXPECTED_PLAIN_LOOPS = {
     (4096, 4096, 4): (2048, False),
@@ -117,13 +117,13 @@ def test_two_row_blocks_of_full_fp32_2048_rows_have_no_mask_at_all() -> None:
     config = kernels.choose_config(32768, 2048, 4, 132)
     assert config.grid(32768) == 16384
     assert not config.stream_store
-    constexprs = rmsnorm.kernel_constexprs(config, 2048, 4, 32768)
+    constexprs = layout.kernel_constexprs(config, 2048, 4, 32768)
     assert constexprs["ROWS"] == 2
     assert constexprs["EVEN"] is True
     assert constexprs["ROW_MASK"] is False
     assert constexprs["PER_ROW"] is True
     # The same layout forced onto an odd row count masks the phantom row of the last block.
-    assert rmsnorm.kernel_constexprs(config, 2048, 4, 32767)["ROW_MASK"] is True
+    assert layout.kernel_constexprs(config, 2048, 4, 32767)["ROW_MASK"] is True
 
 
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PLAIN_LOOPS))
@@ -144,6 +144,27 @@ def test_choose_config_for_product_shapes(rows: int, width: int, itemsize: int) 
     ]
 
 
+def test_every_launch_rule_decides_some_shape() -> None:
+    # No rule of the table is shadowed by the rules before it, and each says why.
+    widths = sorted({*(2**k + d for k in range(17) for d in (-1, 0, 1)), 70, 1000, 5120})
+    decided = set()
+    for itemsize in (2, 4):
+        for rows in (1, 600, 4096, 5000, 16384, 16385, 32767, 32768, 70000):
+            for width in widths:
+                if not 1 <= width <= kernels.MAX_WIDTH:
+                    continue
+                lanes = layout.block_for(width)
+                decided.add(
+                    next(
+                        index
+                        for index, rule in enumerate(layout.LAUNCH_RULES)
+                        if rule.matches(rows, width, lanes, itemsize)
+                    )
+                )
+    assert decided == set(range(len(layout.LAUNCH_RULES)))
+    assert all(rule.why for rule in layout.LAUNCH_RULES)
+
+
 def test_choose_config_is_valid_for_every_width() -> None:
     widths = sorted({*range(1, 300), *(2**k + d for k in range(8, 17) for d in (-1, 0, 1))})
     for itemsize in (2, 4):
@@ -155,11 +176,11 @@ def test_choose_config_is_valid_for_every_width() -> None:
                 assert config.num_warps in (1, 2, 4, 8, 16, 32), (rows, width, config)
                 assert config.grid(rows) >= 1
                 if config.loop:
-                    assert triton.cdiv(width, config.block) <= rmsnorm.MAX_CHUNKS
+                    assert triton.cdiv(width, config.block) <= layout.MAX_CHUNKS
                     assert config.lanes(width) <= triton.next_power_of_2(width)
                 else:
                     assert config.block == triton.next_power_of_2(width)
-                    assert config.block <= rmsnorm.SINGLE_TILE_MAX
+                    assert config.block <= layout.SINGLE_TILE_MAX
                     if config.rows_per_program > 1:  # packed short rows: a ~4 KiB tile at most
                         assert config.block * config.rows_per_program * itemsize <= 4096
 
@@ -172,7 +193,7 @@ def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
     out_storage = torch.full((rows, width + out_pad), 7.0, dtype=x.dtype)
     out = out_storage[:, :width]
     checked = kernels.validate(x, weight, 1e-5, out)
-    launched = rmsnorm.launch(checked.x2d, weight, out, checked.eps, config=config)
+    launched = launcher.launch(checked.x2d, weight, out, checked.eps, config=config)
     assert launched == config
     assert_close(out, torch_reference(x, weight, 1e-5), dtype, kernels.MODE, str(config))
     assert torch.all(out_storage[:, width:] == 7.0)  # padding of out untouched
@@ -245,7 +266,7 @@ def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
     ],
 )
 def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, itemsize, vec):
-    assert rmsnorm.vector_width(width, x_stride, y_stride, itemsize) == vec
+    assert layout.vector_width(width, x_stride, y_stride, itemsize) == vec
 
 
 @pytest.mark.parametrize(
@@ -267,14 +288,14 @@ def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, 
 def test_launch_rejects_unusable_configs(config, error, pattern) -> None:
     x = torch.ones(2, 70)
     with pytest.raises(error, match=pattern):
-        rmsnorm.launch(x, torch.ones(70), torch.empty_like(x), 1e-6, config=config)
+        launcher.launch(x, torch.ones(70), torch.empty_like(x), 1e-6, config=config)
 
 
 def test_forced_config_names_the_paths() -> None:
     for path in kernels.KERNEL_PATHS:
-        assert rmsnorm.forced_config(path, 3, 70, 4).path == path
+        assert layout.forced_config(path, 3, 70, 4).path == path
     with pytest.raises(ValueError, match=r"path must be 'auto' or one of one_row"):
-        rmsnorm.forced_config("rows", 3, 70, 4)
+        layout.forced_config("rows", 3, 70, 4)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,336 @@
+"""The checked launcher of the RMSNorm kernels: argument checks, mutant codes, the launch.
+
+``rms_norm`` is the public door (:func:`validate` holds every check, in order, and raises a
+``TypeError`` / ``ValueError`` that names the argument and the bound); :func:`launch` is the door
+for already validated 2-D views (the check mode, the tests and the benchmark). Semantics are
+``torch.nn.functional.rms_norm``'s: the output dtype is the input dtype, also when the weight is
+float32, and the result is rounded to it once. Import through ``kernels`` (``kernels.mode``
+decides interpreter or compiled first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import numbers
+import threading
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from kernels import jit
+from kernels.layout import (
+    LaunchConfig,
+    choose_config,
+    kernel_constexprs,
+    sm_count_for,
+    vector_width,
+)
+from kernels.mode import INTERPRETER, MODE
+
+# Widest row the launcher accepts: every transformer hidden size in use (<= 16384) with 4x
+# margin. Rows wider than 8192 lanes run in the column loop (kernels.layout), which would take
+# wider rows too; nothing wider is measured.
+MAX_WIDTH = 65536
+
+EPS_MIN = 1e-12
+EPS_MAX = 1e-2
+
+SUPPORTED_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+
+# Names shared by value with oracle.mutants (docs/INTERFACES.md); order is display order.
+KERNEL_MUTANTS: tuple[str, ...] = (
+    "sum_instead_of_mean",
+    "missing_square",
+    "missing_epsilon",
+    "masked_tail_inclusion",
+    "missing_weight",
+    "wrong_row_stride",
+    "unmasked_store",
+)
+
+# The kernels' MUTANT code of each name (kernels.jit's constant of the same name, upper case).
+MUTANT_CODES: dict[str, int] = {name: getattr(jit, name.upper()).value for name in KERNEL_MUTANTS}
+
+# CUDA's grid x dimension limit (at most one program per row).
+MAX_ROWS = 2**31 - 1
+
+# The interpreter is not thread-safe (it patches triton.language while a launch runs), so every
+# interpreted launch goes through this lock. Compiled launches are enqueued without it.
+_INTERPRETER_LOCK = threading.Lock()
+
+
+def mutant_code(mutant: str | None) -> int:
+    """The kernels' ``MUTANT`` constexpr for ``mutant``.
+
+    Args:
+        mutant: one of ``KERNEL_MUTANTS``, or None for the real kernel.
+
+    Returns:
+        The mutant's code; ``jit.FAITHFUL`` (0) for None.
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    if mutant is None:
+        return jit.FAITHFUL.value
+    if mutant not in KERNEL_MUTANTS:
+        raise ValueError(
+            f"mutant must be None or one of {', '.join(KERNEL_MUTANTS)}; got {mutant!r}"
+        )
+    return MUTANT_CODES[mutant]
+
+
+@contextlib.contextmanager
+def _launch_guard(device: torch.device) -> Iterator[None]:
+    """Serialize interpreter launches; select ``device`` for compiled ones."""
+    if MODE == INTERPRETER:
+        # The interpreter evaluates with numpy: keep its float errors (rsqrt of a negative
+        # mean in a mutant, 0 * inf) silent, as they are in compiled code, where they just
+        # produce NaN/inf in the output.
+        with _INTERPRETER_LOCK, np.errstate(all="ignore"):
+            yield
+    elif device.type == "cuda":
+        with torch.cuda.device(device):
+            yield
+    else:
+        yield
+
+
+def _check_config(config: object) -> LaunchConfig:
+    if not isinstance(config, LaunchConfig):
+        raise TypeError(f"config must be a LaunchConfig or None; got {type(config).__name__}")
+    for name in ("block", "num_warps", "rows_per_program"):
+        value = getattr(config, name)
+        if value < 1 or value & (value - 1):
+            raise ValueError(f"config.{name} must be a power of two >= 1; got {value}")
+    if config.programs < 0:
+        raise ValueError(f"config.programs must be >= 0; got {config.programs}")
+    if config.max_registers and not 24 <= config.max_registers <= 255:
+        raise ValueError(
+            f"config.max_registers must be 0 or in [24, 255]; got {config.max_registers}"
+        )
+    return config
+
+
+def launch(
+    x2d: torch.Tensor,
+    weight: torch.Tensor,
+    y2d: torch.Tensor,
+    eps: float,
+    *,
+    mutant: str | None = None,
+    config: LaunchConfig | None = None,
+) -> LaunchConfig:
+    """Launch on already validated 2-D views; the internal, testing and benchmarking door.
+
+    Args:
+        x2d: ``(rows, width)`` view with unit column stride (any row stride), ``rows >= 1``.
+        weight: ``(width,)``, contiguous.
+        y2d: the output, a view like ``x2d``.
+        eps: passed to the kernel as float32.
+        mutant: None for the real kernel, else one of ``KERNEL_MUTANTS``.
+        config: the launch layout; None uses :func:`kernels.layout.choose_config`.
+
+    Returns:
+        The config launched.
+
+    Raises:
+        ValueError / TypeError: an unknown mutant or an unusable ``config``.
+    """
+    rows, width = x2d.shape
+    itemsize = x2d.element_size()
+    if config is None:
+        config = choose_config(rows, width, itemsize, sm_count_for(x2d.device))
+    config = _check_config(config)
+    x_stride, y_stride = x2d.stride(0), y2d.stride(0)
+    vec = vector_width(width, x_stride, y_stride, itemsize)
+    constexprs = kernel_constexprs(config, width, vec, rows)
+    code = mutant_code(mutant)
+    kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
+    with _launch_guard(x2d.device):
+        kernel[(config.grid(rows),)](
+            x2d,
+            weight,
+            y2d,
+            rows,
+            width // vec,
+            x_stride // vec,
+            y_stride // vec,
+            float(eps),
+            num_warps=config.num_warps,
+            **({"maxnreg": config.max_registers} if config.max_registers else {}),
+            **constexprs,
+            MUTANT=code,
+        )
+    return config
+
+
+class Validated(NamedTuple):
+    """Arguments of :func:`rms_norm` after :func:`validate`."""
+
+    x2d: torch.Tensor  # (rows, width) view of x, no copy
+    eps: float
+    rows: int
+    width: int
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _check_device(name: str, tensor: torch.Tensor) -> None:
+    if tensor.device.type == "cuda":
+        return
+    if MODE == INTERPRETER and tensor.device.type == "cpu":
+        return
+    allowed = "cuda or cpu (Triton interpreter mode)" if MODE == INTERPRETER else "cuda"
+    raise ValueError(f"{name} must be on a {allowed} device in {MODE} mode; got {tensor.device}")
+
+
+def _rows_view(name: str, tensor: torch.Tensor, width: int) -> torch.Tensor:
+    """``tensor`` as a (rows, width) view with one row stride, or a ValueError (never a copy)."""
+    try:
+        return tensor.view(-1, width)
+    except RuntimeError as err:
+        raise ValueError(
+            f"{name}'s leading dimensions must flatten to one row stride without a copy; "
+            f"got shape {tuple(tensor.shape)} with strides {tensor.stride()} "
+            f"(call .contiguous() first)"
+        ) from err
+
+
+def _check_eps(eps: object) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"eps must be a real number in [{EPS_MIN:g}, {EPS_MAX:g}]; got {eps!r}")
+    value = float(eps)
+    if not math.isfinite(value):
+        raise ValueError(f"eps must be finite, in [{EPS_MIN:g}, {EPS_MAX:g}]; got {value!r}")
+    if not EPS_MIN <= value <= EPS_MAX:
+        raise ValueError(f"eps must be in [{EPS_MIN:g}, {EPS_MAX:g}]; got {value!r}")
+    return value
+
+
+def _check_out(out: object, x: torch.Tensor, width: int) -> None:
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"out must be a torch.Tensor or None; got {type(out).__name__}")
+    if out.shape != x.shape:
+        raise ValueError(f"out.shape must equal x.shape {tuple(x.shape)}; got {tuple(out.shape)}")
+    if out.dtype != x.dtype:
+        raise TypeError(
+            f"out.dtype must equal x.dtype ({_dtype_name(x.dtype)}); got {_dtype_name(out.dtype)}"
+        )
+    if out.device != x.device:
+        raise ValueError(f"out must be on x's device {x.device}; got {out.device}")
+    if width > 1 and out.stride(-1) != 1:
+        raise ValueError(f"out.stride(-1) must be 1 (contiguous columns); got {out.stride(-1)}")
+    out2d = _rows_view("out", out, width)
+    if out2d.shape[0] > 1 and out2d.stride(0) < width:
+        raise ValueError(
+            f"out's row stride must be >= width ({width}) so rows do not overlap; "
+            f"got {out2d.stride(0)}"
+        )
+    same_storage = (
+        out.numel() > 0
+        and x.numel() > 0
+        and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    )
+    if same_storage and (out.data_ptr() != x.data_ptr() or out.stride() != x.stride()):
+        raise ValueError(
+            "out shares memory with x but is not x itself; in-place needs the same "
+            "offset and strides, any other overlap would let one row overwrite another's input"
+        )
+
+
+def validate(x: object, weight: object, eps: object = 1e-6, out: object | None = None) -> Validated:
+    """Check the arguments of :func:`rms_norm` (every check, in its order); allocate nothing.
+
+    Args and Raises: as :func:`rms_norm`.
+
+    Returns:
+        Validated: ``x`` as a ``(rows, width)`` view, eps as a float, rows and width.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor; got {type(x).__name__}")
+    if not isinstance(weight, torch.Tensor):
+        raise TypeError(f"weight must be a torch.Tensor; got {type(weight).__name__}")
+    allowed = ", ".join(SUPPORTED_DTYPES)
+    if x.dtype not in SUPPORTED_DTYPES.values():
+        raise TypeError(f"x.dtype must be one of {allowed}; got {_dtype_name(x.dtype)}")
+    if weight.dtype not in (x.dtype, torch.float32):
+        raise TypeError(
+            f"weight.dtype must be x.dtype ({_dtype_name(x.dtype)}) or float32; "
+            f"got {_dtype_name(weight.dtype)}"
+        )
+    eps_value = _check_eps(eps)
+    _check_device("x", x)
+    if weight.device != x.device:
+        raise ValueError(f"weight must be on x's device {x.device}; got {weight.device}")
+    if x.dim() < 1:
+        raise ValueError("x must have at least 1 dimension (..., width); got a 0-d tensor")
+    width = x.shape[-1]
+    if not 1 <= width <= MAX_WIDTH:
+        raise ValueError(f"x.shape[-1] (width) must be in [1, {MAX_WIDTH}]; got {width}")
+    if tuple(weight.shape) != (width,):
+        raise ValueError(f"weight.shape must be (width,) = ({width},); got {tuple(weight.shape)}")
+    if width > 1 and weight.stride(0) != 1:
+        raise ValueError(f"weight must be contiguous (stride 1); got stride {weight.stride(0)}")
+    if width > 1 and x.stride(-1) != 1:
+        raise ValueError(
+            f"x.stride(-1) must be 1 (contiguous columns); got {x.stride(-1)} "
+            f"(call x.contiguous() first)"
+        )
+    rows = x.numel() // width
+    if rows > MAX_ROWS:
+        raise ValueError(f"x has {rows} rows; at most {MAX_ROWS} (grid limit)")
+    x2d = _rows_view("x", x, width)
+    if out is not None:
+        _check_out(out, x, width)
+    return Validated(x2d=x2d, eps=eps_value, rows=rows, width=width)
+
+
+def rms_norm(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    eps: float = 1e-6,
+    *,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """RMSNorm forward over the last dimension with the fused Triton kernel.
+
+    ``y = x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps) * weight``, accumulated in float32
+    and rounded once to ``x.dtype`` (``torch.nn.functional.rms_norm`` semantics). The launch
+    layout (rows per program, warps, column loop) is :func:`kernels.layout.choose_config`'s for
+    the shape.
+
+    Args:
+        x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
+            (``x.stride(-1) == 1``); the leading dimensions are flattened into rows and must
+            share one row stride (padded rows are fine). CUDA, or CPU in interpreter mode.
+        weight: ``(width,)`` tensor of ``x.dtype`` or float32, contiguous, on ``x``'s device.
+        eps: finite real in ``[1e-12, 1e-2]``, passed to the kernel as float32.
+        out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
+            stride and one row stride. May be ``x`` itself (in place); no other overlap.
+
+    Returns:
+        The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
+        allocated; zero rows return an empty result without a launch.
+
+    Raises:
+        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a real.
+        ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
+            rows, ``eps`` out of range, or an unusable ``out``.
+    """
+    checked = validate(x, weight, eps, out)
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if checked.rows == 0:
+        return out
+    launch(checked.x2d, weight, _rows_view("out", out, checked.width), checked.eps)
+    return out
