@@ -1,7 +1,7 @@
 """What the launcher compiles for each product shape, on sm_90, without a GPU.
 
 For every shape of the benchmark's shape sets and each dtype: the launch layout
-:func:`kernels.rmsnorm.choose_config` picks, the vector width of the global loads and stores in
+:func:`kernels.layout.choose_config` picks, the vector width of the global loads and stores in
 the PTX, registers and spill bytes per thread (ptxas from the Triton wheel).
 
     TRITON_INTERPRET=0 python -m lab.ptx [--dtypes bfloat16,float32]

@@ -1,8 +1,8 @@
 """Launch-layout sweep: candidate ``LaunchConfig`` layouts of the product kernels, timed like the
 benchmark's implementations.
 
-Each candidate :class:`kernels.rmsnorm.LaunchConfig` is launched through ``kernels.rmsnorm.launch``
-after ``kernels.rmsnorm.validate`` (the product kernels, the product checks) and measured exactly
+Each candidate :class:`kernels.layout.LaunchConfig` is launched through ``kernels.launcher.launch``
+after ``kernels.launcher.validate`` (the product kernels, the product checks) and measured exactly
 like an implementation of ``kernels.bench`` (same buffers rotated past 2x L2, same CUDA-graph or
 event timing, parity against the float64 reference first), next to the copy ceiling, ``ours``
 (the layout ``choose_config`` picks) and torch.compile. Output: one JSON file and a table on
@@ -33,7 +33,8 @@ from kernels import bench
 from kernels.bench.harness import bench_one_shape
 from kernels.bench.impls import Preparer
 from kernels.bench.timing import device_l2_bytes
-from kernels.rmsnorm import LaunchConfig, launch, validate
+from kernels.launcher import launch, validate
+from kernels.layout import LaunchConfig
 
 # Reference implementations measured next to the candidates of every case.
 REFERENCES = ("copy", "ours", "torch_compile")

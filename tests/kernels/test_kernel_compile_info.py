@@ -112,7 +112,7 @@ def test_compiler_output_follows_the_launch_layout(
 def test_vector_hint_gives_16_byte_loads_where_width_is_not_a_multiple_of_16() -> None:
     # width 1000 bf16: VEC = 8 divides width and strides, so loads are 16 bytes wide.
     # (Whatever cache hints the layout adds: ld.global.L1::evict_first.v4.b32 is 16 bytes too.)
-    from kernels.bench_ptx import access_widths
+    from lab.ptx import access_widths
 
     info = kernels.compiler_output("bfloat16", 1000, "sm_90", rows=4096)
     assert access_widths(info.ptx, "ld") == ["v4.b32"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernels import bench
-from kernels.rmsnorm import kernel_constexprs
+from kernels.layout import kernel_constexprs
 from lab import sweep
 
 
