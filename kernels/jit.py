@@ -7,8 +7,8 @@ shared-memory) tree inside one program, with no atomics and no second launch.
 Two kernels (the launch layout that picks one is ``kernels.layout``):
 
 * :func:`rms_norm_tile_kernel`: each row is one power-of-two tile of ``BLOCK`` lanes in
-  registers; a program takes ``ROWS`` consecutive rows (a ``ROWS x BLOCK`` tile; ``ROWS = 1``
-  for rows of 1 KiB and more).
+  registers; a program takes ``ROWS`` consecutive rows (a ``ROWS x BLOCK`` tile: ``ROWS > 1``
+  packs short rows).
 * :func:`rms_norm_loop_kernel`: each row in ``NUM_CHUNKS`` chunks of ``CHUNK`` lanes and two
   passes (square sums; then normalize, weight and store, re-reading the row from L1/L2), for
   rows too wide to keep in registers.
@@ -274,6 +274,8 @@ def _loop_square_chunk(
     the chunk's ``[CHUNK]`` columns; they broadcast to the chunk's tile.
     """
     # No mask at all where the chunks cover the row exactly and every row of the block exists.
+    # x is loaded here and in pass 2, not in a shared helper: the helper's inlined-scope
+    # boundary changes how ptxas schedules 2-byte two-row blocks (same PTX, other SASS).
     MASKED: tl.constexpr = not EVEN or ROW_MASK
     mask = _chunk_mask(
         offsets, width, row_ok, NUM_CHUNKS * CHUNK, EVEN or MUTANT == MASKED_TAIL_INCLUSION,
