@@ -105,8 +105,8 @@ def _rejection(name: str, description: str, field_name: str, **kwargs: Any) -> F
     return Fixture(name, "malformed", description, lambda: dict(defaults), "rejection", field_name)
 
 
-def _build_fixtures() -> tuple[Fixture, ...]:
-    max_w = LIMITS.max_width
+def _positive() -> list[Fixture]:
+    """Hand-checkable and random rows the faithful implementation must get right."""
     fixtures: list[Fixture] = [
         Fixture(
             "hand_checkable",
@@ -174,7 +174,13 @@ def _build_fixtures() -> tuple[Fixture, ...]:
                 weight="ones",
             )
         )
-    fixtures += [
+    return fixtures
+
+
+def _boundary_and_negative() -> list[Fixture]:
+    """Cases at each declared bound, and the row-isolation and poison-invariance checks."""
+    max_w = LIMITS.max_width
+    return [
         Fixture(
             "zero_row",
             "boundary",
@@ -261,7 +267,12 @@ def _build_fixtures() -> tuple[Fixture, ...]:
             check="poison_invariance",
         ),
     ]
-    fixtures += [
+
+
+def _malformed() -> list[Fixture]:
+    """Inputs the validator must reject, each naming the field it rejects."""
+    max_w = LIMITS.max_width
+    return [
         _rejection("width_mismatch", "rows of different widths", "x", x="1, 2, 3; 4, 5"),
         _rejection("declared_width_mismatch", "declared width 4, rows of 3", "width", width=4),
         _rejection("wrong_weight_count", "2 weights for width 3", "weight", weight="1, 2"),
@@ -303,6 +314,10 @@ def _build_fixtures() -> tuple[Fixture, ...]:
             dtype="float16",
         ),
     ]
+
+
+def _build_fixtures() -> tuple[Fixture, ...]:
+    fixtures = _positive() + _boundary_and_negative() + _malformed()
     names = [f.name for f in fixtures]
     if len(set(names)) != len(names):
         raise RuntimeError("duplicate fixture names")

@@ -1,0 +1,59 @@
+"""The house stays readable: product files cut along their jobs, code that states what is.
+
+Product code is everything under ``oracle/``, ``kernels/`` and ``inspector/``; the lab and the
+tests are not held to these bounds.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCT = sorted(
+    p for pkg in ("oracle", "kernels", "inspector") for p in (ROOT / pkg).rglob("*.py")
+)
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 150
+# A tuning diary in the product: "sweep 19", "session 5", "call 3".
+DIARY = re.compile(r"\b([Ss]weep|[Ss]ession|[Cc]all) [0-9]+\b")
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def test_the_product_has_files_to_check():
+    assert len(PRODUCT) > 40
+    assert ROOT / "kernels" / "jit.py" in PRODUCT
+
+
+@pytest.mark.parametrize("path", PRODUCT, ids=_name)
+def test_product_file_is_at_most_600_lines(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_FILE_LINES, f"{_name(path)} has {lines} lines"
+
+
+@pytest.mark.parametrize("path", PRODUCT, ids=_name)
+def test_product_functions_are_at_most_150_lines(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, f"{_name(path)}: {', '.join(long)}"
+
+
+@pytest.mark.parametrize("path", PRODUCT, ids=_name)
+def test_product_code_does_not_narrate_tuning_history(path):
+    hits = [
+        f"line {number}: {line.strip()}"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if DIARY.search(line)
+    ]
+    assert not hits, f"{_name(path)}: " + "; ".join(hits)
