@@ -8,8 +8,10 @@ surviving mutant, or a fixture that fails on the faithful implementation, fails 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -84,11 +86,10 @@ class ReferenceCache:
         return self._references[fixture.name]
 
 
-def _outcome(
-    fixture: Fixture, failures: list[str], details: list[str], cmp_abs: float, cmp_rel: float
+def _judged(
+    fixture: Fixture, actual: str, detail: str, cmp_abs: float = math.nan, cmp_rel: float = math.nan
 ) -> FixtureOutcome:
-    actual = "fail" if failures else "pass"
-    detail = "; ".join(failures) if failures else "; ".join(details)
+    """The fixture's outcome: ``actual`` judged against what the fixture expects."""
     return FixtureOutcome(
         fixture.name,
         fixture.category,
@@ -99,6 +100,14 @@ def _outcome(
         cmp_abs,
         cmp_rel,
     )
+
+
+def _outcome(
+    fixture: Fixture, failures: list[str], details: list[str], cmp_abs: float, cmp_rel: float
+) -> FixtureOutcome:
+    actual = "fail" if failures else "pass"
+    detail = "; ".join(failures) if failures else "; ".join(details)
+    return _judged(fixture, actual, detail, cmp_abs, cmp_rel)
 
 
 def evaluate(
@@ -126,23 +135,8 @@ def evaluate(
         try:
             cache.problem(fixture)
         except ValidationError as exc:
-            actual = f"reject:{exc.field}"
-            return FixtureOutcome(
-                fixture.name,
-                fixture.category,
-                fixture.expected,
-                actual,
-                actual == fixture.expected,
-                str(exc),
-            )
-        return FixtureOutcome(
-            fixture.name,
-            fixture.category,
-            fixture.expected,
-            "accepted",
-            False,
-            "the validator accepted a malformed input",
-        )
+            return _judged(fixture, f"reject:{exc.field}", str(exc))
+        return _judged(fixture, "accepted", "the validator accepted a malformed input")
 
     problem = cache.problem(fixture)
     expected_y = cache.reference(fixture)
@@ -254,17 +248,11 @@ def kill_matrix_steps(
     yield KillMatrix(target, tuple(f.name for f in fixture_list), tuple(baseline), cells)
 
 
-def kill_matrix(
-    implementation: Implementation,
-    mutants: Sequence[str],
-    fixtures: Iterable[Fixture],
-    *,
-    target: str = "model",
-    cache: ReferenceCache | None = None,
-) -> KillMatrix:
-    """Every mutant against every fixture; see :func:`kill_matrix_steps`."""
+def kill_matrix(*args: Any, **kwargs: Any) -> KillMatrix:
+    """Every mutant against every fixture: :func:`kill_matrix_steps` (the same arguments)
+    drained, without the progress."""
     result = None
-    for item in kill_matrix_steps(implementation, mutants, fixtures, target=target, cache=cache):
+    for item in kill_matrix_steps(*args, **kwargs):
         result = item
     if not isinstance(result, KillMatrix):  # pragma: no cover - generator always ends with one
         raise RuntimeError("kill matrix produced no result")

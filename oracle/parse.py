@@ -60,6 +60,13 @@ def _read_body(text: str, field: str) -> str:
     return body
 
 
+def _count_error(field: str, count: int, low: int, high: int, what: str) -> ValidationError:
+    """``field``: ``what``, more than ``high`` (the text holds more than the limit allows)."""
+    return ValidationError(
+        field, count, f"an integer in [{low}, {high}]", f"{field}: {what}, more than {high}"
+    )
+
+
 def _parse_number(token: str, field: str, where: str) -> float:
     try:
         value = float(token)
@@ -94,21 +101,19 @@ def parse_matrix(text: str, field: str = "x") -> np.ndarray:
             field, text, "at least one value", f"{field}: empty; expected numbers"
         )
     if len(row_texts) > LIMITS.max_rows:
-        raise ValidationError(
-            "rows",
-            len(row_texts),
-            f"an integer in [{LIMITS.min_rows}, {LIMITS.max_rows}]",
-            f"rows: {len(row_texts)} rows given, more than {LIMITS.max_rows}",
+        raise _count_error(
+            "rows", len(row_texts), LIMITS.min_rows, LIMITS.max_rows, f"{len(row_texts)} rows given"
         )
     rows: list[list[float]] = []
     for row_index, row_text in enumerate(row_texts):
         tokens = _split_values(row_text)
         if len(tokens) > LIMITS.max_width:
-            raise ValidationError(
+            raise _count_error(
                 "width",
                 len(tokens),
-                f"an integer in [{LIMITS.min_width}, {LIMITS.max_width}]",
-                f"width: row {row_index} has {len(tokens)} values, more than {LIMITS.max_width}",
+                LIMITS.min_width,
+                LIMITS.max_width,
+                f"row {row_index} has {len(tokens)} values",
             )
         rows.append(
             [
