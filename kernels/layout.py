@@ -294,6 +294,8 @@ LAUNCH_RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 
 
+# A pure function of four integers, called on every launch: the table walk runs once per shape.
+@functools.lru_cache(maxsize=4096)
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> LaunchConfig:
     """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
 
