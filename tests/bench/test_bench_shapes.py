@@ -30,6 +30,22 @@ def test_shipped_shape_sets_parse_and_validate():
     assert {s.width for s in llm} == {2048, 4096, 5120, 8192, 16384}
 
 
+def test_heldout_set_is_apart_from_the_product_sets_and_spans_the_issue_ranges():
+    sets = bench.load_shape_sets()
+    heldout = {(s.rows, s.width) for s in sets["heldout"].shapes}
+    product = {(s.rows, s.width) for name in bench.DEFAULT_SETS for s in sets[name].shapes}
+    product_widths = {width for _, width in product}
+    assert not heldout & product
+    widths = {width for _, width in heldout}
+    rows = {row for row, _ in heldout}
+    assert min(widths) == 64
+    assert max(widths) == 24576
+    assert min(rows) == 4
+    assert max(rows) == 262144
+    assert sum(width % 2 for width in widths) >= 4  # odd widths: no wide vector divides them
+    assert len(widths - product_widths) >= 15  # mostly widths no product shape has
+
+
 def test_resolve_mixes_sets_and_shapes_in_order_without_duplicates():
     sets = bench.load_shape_sets()
     chosen = bench.resolve_shapes("tails, 3x70,tails,3X70", sets)
