@@ -3,8 +3,10 @@
 Importing this package decides interpreter vs compiled mode once (``kernels.mode``), before the
 kernels of ``kernels.jit`` are decorated. It imports nothing from ``oracle`` or ``inspector``.
 Modules: ``jit`` (the ``@triton.jit`` kernels), ``layout`` (launch layouts and their rule),
-``launcher`` (argument checks and the launch), ``checked`` (guarded runs for the check),
-``compile_info`` (the compiler's output), ``env`` (device and versions).
+``launcher`` (argument checks and the launch), ``api`` (``rms_norm``, the public door),
+``plans`` (per-signature launch plans), ``op`` (the torch.library op for torch.compile),
+``checked`` (guarded runs for the check), ``compile_info`` (the compiler's output), ``env``
+(device and versions).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from kernels.launcher import (
     KERNEL_MUTANTS,
     MAX_WIDTH,
     SUPPORTED_DTYPES,
-    rms_norm,
     validate,
 )
 from kernels.layout import KERNEL_PATHS, LaunchConfig, choose_config
+
+# isort: split
+from kernels.api import rms_norm
 
 
 def __getattr__(name: str) -> object:

@@ -1,8 +1,9 @@
 """The checked launcher of the RMSNorm kernels: argument checks, mutant codes, the launch.
 
-``rms_norm`` is the public door (:func:`validate` holds every check, in order, and raises a
-``TypeError`` / ``ValueError`` that names the argument and the bound); :func:`launch` is the door
-for already validated 2-D views (the check mode, the tests and the benchmark). Semantics are
+:func:`validate` holds every check of the public door ``kernels.rms_norm`` (:mod:`kernels.api`),
+in order, and raises a ``TypeError`` / ``ValueError`` that names the argument and the bound;
+:func:`launch` is the door for already validated 2-D views (the check mode, the tests and the
+benchmark). Semantics are
 ``torch.nn.functional.rms_norm``'s: the output dtype is the input dtype, also when the weight is
 float32, and the result is rounded to it once. Import through ``kernels`` (``kernels.mode``
 decides interpreter or compiled first).
@@ -14,7 +15,7 @@ import contextlib
 import math
 import numbers
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -119,6 +120,67 @@ def _check_config(config: object) -> LaunchConfig:
     return config
 
 
+class Launched(NamedTuple):
+    """What :func:`launch_kernel` launched, for :mod:`kernels.plans` to launch again directly."""
+
+    config: LaunchConfig
+    compiled: object  # Triton's compiled kernel (None on the interpreter)
+    scalars: tuple[int, int, int]  # width_v, x_stride_v, y_stride_v
+    tail: tuple[object, ...]  # the constexpr values in the kernel's parameter order
+    grid: int
+
+
+def launch_kernel(
+    x2d: torch.Tensor,
+    weight: torch.Tensor,
+    y2d: torch.Tensor,
+    eps: float,
+    *,
+    mutant: str | None = None,
+    config: LaunchConfig | None = None,
+    wrap: Callable[[object], object] | None = None,
+) -> Launched:
+    """:func:`launch`, returning what was launched (the compiled kernel among it).
+
+    ``wrap`` wraps the Triton kernel before its launch (``torch.library.wrap_triton``: a launch
+    torch.compile can trace).
+    """
+    rows, width = x2d.shape
+    itemsize = x2d.element_size()
+    if config is None:
+        config = choose_config(rows, width, itemsize, sm_count_for(x2d.device))
+    config = _check_config(config)
+    x_stride, y_stride = x2d.stride(0), y2d.stride(0)
+    vec = vector_width(width, x_stride, y_stride, itemsize)
+    constexprs = kernel_constexprs(config, width, vec, rows)
+    constexprs["MUTANT"] = mutant_code(mutant)
+    kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
+    runner = kernel if wrap is None else wrap(kernel)
+    scalars = (width // vec, x_stride // vec, y_stride // vec)
+    grid = config.grid(rows)
+    with _launch_guard(x2d.device):
+        compiled = runner[(grid,)](
+            x2d,
+            weight,
+            y2d,
+            rows,
+            *scalars,
+            float(eps),
+            num_warps=config.num_warps,
+            **({"maxnreg": config.max_registers} if config.max_registers else {}),
+            **constexprs,
+        )
+    tail = ()
+    if compiled is not None and wrap is None:
+        tail = tuple(constexprs[name] for name in kernel.arg_names[_RUNTIME_ARGS:])
+    return Launched(config, compiled, scalars, tail, grid)
+
+
+# The kernels' runtime parameters (x, w, y, rows, width_v, x_stride_v, y_stride_v, eps); the
+# constexprs follow them.
+_RUNTIME_ARGS = 8
+
+
 def launch(
     x2d: torch.Tensor,
     weight: torch.Tensor,
@@ -144,32 +206,7 @@ def launch(
     Raises:
         ValueError / TypeError: an unknown mutant or an unusable ``config``.
     """
-    rows, width = x2d.shape
-    itemsize = x2d.element_size()
-    if config is None:
-        config = choose_config(rows, width, itemsize, sm_count_for(x2d.device))
-    config = _check_config(config)
-    x_stride, y_stride = x2d.stride(0), y2d.stride(0)
-    vec = vector_width(width, x_stride, y_stride, itemsize)
-    constexprs = kernel_constexprs(config, width, vec, rows)
-    code = mutant_code(mutant)
-    kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
-    with _launch_guard(x2d.device):
-        kernel[(config.grid(rows),)](
-            x2d,
-            weight,
-            y2d,
-            rows,
-            width // vec,
-            x_stride // vec,
-            y_stride // vec,
-            float(eps),
-            num_warps=config.num_warps,
-            **({"maxnreg": config.max_registers} if config.max_registers else {}),
-            **constexprs,
-            MUTANT=code,
-        )
-    return config
+    return launch_kernel(x2d, weight, y2d, eps, mutant=mutant, config=config).config
 
 
 class Validated(NamedTuple):
@@ -194,7 +231,7 @@ def _check_device(name: str, tensor: torch.Tensor) -> None:
     raise ValueError(f"{name} must be on a {allowed} device in {MODE} mode; got {tensor.device}")
 
 
-def _rows_view(name: str, tensor: torch.Tensor, width: int) -> torch.Tensor:
+def rows_view(name: str, tensor: torch.Tensor, width: int) -> torch.Tensor:
     """``tensor`` as a (rows, width) view with one row stride, or a ValueError (never a copy)."""
     try:
         return tensor.view(-1, width)
@@ -206,7 +243,8 @@ def _rows_view(name: str, tensor: torch.Tensor, width: int) -> torch.Tensor:
         ) from err
 
 
-def _check_eps(eps: object) -> float:
+def check_eps(eps: object) -> float:
+    """``eps`` as a float, or the TypeError / ValueError naming its bounds."""
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
         raise TypeError(f"eps must be a real number in [{EPS_MIN:g}, {EPS_MAX:g}]; got {eps!r}")
     value = float(eps)
@@ -217,7 +255,8 @@ def _check_eps(eps: object) -> float:
     return value
 
 
-def _check_out(out: object, x: torch.Tensor, width: int) -> None:
+def check_out_shape(out: object, x: torch.Tensor) -> torch.Tensor:
+    """``out``'s type, shape, dtype and device against ``x`` (the checks that need no strides)."""
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"out must be a torch.Tensor or None; got {type(out).__name__}")
     if out.shape != x.shape:
@@ -228,9 +267,14 @@ def _check_out(out: object, x: torch.Tensor, width: int) -> None:
         )
     if out.device != x.device:
         raise ValueError(f"out must be on x's device {x.device}; got {out.device}")
+    return out
+
+
+def _check_out(out_arg: object, x: torch.Tensor, width: int) -> None:
+    out = check_out_shape(out_arg, x)
     if width > 1 and out.stride(-1) != 1:
         raise ValueError(f"out.stride(-1) must be 1 (contiguous columns); got {out.stride(-1)}")
-    out2d = _rows_view("out", out, width)
+    out2d = rows_view("out", out, width)
     if out2d.shape[0] > 1 and out2d.stride(0) < width:
         raise ValueError(
             f"out's row stride must be >= width ({width}) so rows do not overlap; "
@@ -268,7 +312,7 @@ def validate(x: object, weight: object, eps: object = 1e-6, out: object | None =
             f"weight.dtype must be x.dtype ({_dtype_name(x.dtype)}) or float32; "
             f"got {_dtype_name(weight.dtype)}"
         )
-    eps_value = _check_eps(eps)
+    eps_value = check_eps(eps)
     _check_device("x", x)
     if weight.device != x.device:
         raise ValueError(f"weight must be on x's device {x.device}; got {weight.device}")
@@ -289,48 +333,7 @@ def validate(x: object, weight: object, eps: object = 1e-6, out: object | None =
     rows = x.numel() // width
     if rows > MAX_ROWS:
         raise ValueError(f"x has {rows} rows; at most {MAX_ROWS} (grid limit)")
-    x2d = _rows_view("x", x, width)
+    x2d = rows_view("x", x, width)
     if out is not None:
         _check_out(out, x, width)
     return Validated(x2d=x2d, eps=eps_value, rows=rows, width=width)
-
-
-def rms_norm(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    eps: float = 1e-6,
-    *,
-    out: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """RMSNorm forward over the last dimension with the fused Triton kernel.
-
-    ``y = x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps) * weight``, accumulated in float32
-    and rounded once to ``x.dtype`` (``torch.nn.functional.rms_norm`` semantics). The launch
-    layout (rows per program, warps, column loop) is :func:`kernels.layout.choose_config`'s for
-    the shape.
-
-    Args:
-        x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
-            (``x.stride(-1) == 1``); the leading dimensions are flattened into rows and must
-            share one row stride (padded rows are fine). CUDA, or CPU in interpreter mode.
-        weight: ``(width,)`` tensor of ``x.dtype`` or float32, contiguous, on ``x``'s device.
-        eps: finite real in ``[1e-12, 1e-2]``, passed to the kernel as float32.
-        out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
-            stride and one row stride. May be ``x`` itself (in place); no other overlap.
-
-    Returns:
-        The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
-        allocated; zero rows return an empty result without a launch.
-
-    Raises:
-        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a real.
-        ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
-            rows, ``eps`` out of range, or an unusable ``out``.
-    """
-    checked = validate(x, weight, eps, out)
-    if out is None:
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    if checked.rows == 0:
-        return out
-    launch(checked.x2d, weight, _rows_view("out", out, checked.width), checked.eps)
-    return out

@@ -1,0 +1,65 @@
+"""The public door: ``kernels.rms_norm``, checked, planned, and traceable by torch.compile.
+
+An eager call launches from its signature's plan (:mod:`kernels.plans`: the checks and the
+layout once per signature, then the compiled kernel directly); the first call of a signature,
+``out=``, and every failing call run :func:`kernels.launcher.validate` (its messages, its order).
+Under ``torch.compile`` it is the ``torch.library`` op of :mod:`kernels.op`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kernels.launcher import launch, rows_view, validate
+from kernels.op import traced_rms_norm
+from kernels.plans import planned_rms_norm
+
+
+def rms_norm(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    eps: float = 1e-6,
+    *,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """RMSNorm forward over the last dimension with the fused Triton kernel.
+
+    ``y = x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps) * weight``, accumulated in float32
+    and rounded once to ``x.dtype`` (``torch.nn.functional.rms_norm`` semantics). The launch
+    layout (rows per program, warps, column loop) is :func:`kernels.layout.choose_config`'s for
+    the shape.
+
+    Args:
+        x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
+            (``x.stride(-1) == 1``); the leading dimensions are flattened into rows and must
+            share one row stride (padded rows are fine). CUDA, or CPU in interpreter mode.
+        weight: ``(width,)`` tensor of ``x.dtype`` or float32, contiguous, on ``x``'s device.
+        eps: finite real in ``[1e-12, 1e-2]``, passed to the kernel as float32.
+        out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
+            stride and one row stride. May be ``x`` itself (in place); no other overlap.
+
+    Returns:
+        The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
+        allocated; zero rows return an empty result without a launch. A signature (types,
+        dtypes, devices, shapes, strides) that passed once launches from its plan
+        (:mod:`kernels.plans`); under ``torch.compile`` the call is the custom op
+        ``torch.ops.rmsnorm_inspector.rms_norm`` (:mod:`kernels.op`).
+
+    Raises:
+        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a real.
+        ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
+            rows, ``eps`` out of range, or an unusable ``out``.
+    """
+    if torch.compiler.is_compiling():
+        return traced_rms_norm(x, weight, eps, out)
+    if out is None:
+        planned = planned_rms_norm(x, weight, eps)
+        if planned is not None:
+            return planned
+    checked = validate(x, weight, eps, out)
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if checked.rows == 0:
+        return out
+    launch(checked.x2d, weight, rows_view("out", out, checked.width), checked.eps)
+    return out

@@ -1,0 +1,64 @@
+"""``torch.ops.rmsnorm_inspector.rms_norm``: the launcher as a ``torch.library`` Triton op.
+
+``torch.compile`` cannot trace into a raw Triton launch, so a model that calls
+``kernels.rms_norm`` under ``torch.compile`` reaches this op instead (:func:`traced_rms_norm`):
+Dynamo records one op call, no graph break, and Inductor sees the Triton kernel inside it
+(``wrap_triton``) and launches it from its own generated code, CUDA graphs included. The op
+runs every check of :func:`kernels.launcher.validate` (on fake tensors while tracing, so a bad
+argument fails at compile time with the same message) and the layout of
+:func:`kernels.layout.choose_config`; shapes are specialized (each shape its own graph).
+Under the Triton interpreter (no compiled Triton to hand Inductor) it is an opaque
+``custom_op`` with a fake implementation instead: traced the same way, launched from Python.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.library import custom_op, triton_op, wrap_triton
+
+from kernels import launcher
+from kernels.layout import choose_config, sm_count_for
+from kernels.mode import INTERPRETER, MODE
+
+OP_NAME = "rmsnorm_inspector::rms_norm"
+
+
+def _wrap(kernel: object) -> object:
+    return kernel if MODE == INTERPRETER else wrap_triton(kernel)
+
+
+def rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """``kernels.rms_norm(x, weight, eps)`` as an op: a new contiguous output of x's shape."""
+    checked = launcher.validate(x, weight, eps)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    rows, width = int(checked.rows), int(checked.width)
+    if rows == 0:
+        return out
+    config = choose_config(rows, width, x.element_size(), sm_count_for(x.device))
+    launcher.launch_kernel(
+        checked.x2d, weight, out.view(rows, width), checked.eps, config=config, wrap=_wrap
+    )
+    return out
+
+
+if MODE == INTERPRETER:
+    _OP = custom_op(OP_NAME, rms_norm_op, mutates_args=())
+
+    @_OP.register_fake
+    def _fake(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+        launcher.validate(x, weight, eps)
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+else:
+    _OP = triton_op(OP_NAME, rms_norm_op, mutates_args=())
+
+
+def traced_rms_norm(
+    x: torch.Tensor, weight: torch.Tensor, eps: object, out: torch.Tensor | None
+) -> torch.Tensor:
+    """``kernels.rms_norm`` while torch.compile traces: the op, then a copy into ``out``."""
+    y = torch.ops.rmsnorm_inspector.rms_norm(x, weight, launcher.check_eps(eps))
+    if out is None:
+        return y
+    launcher.check_out_shape(out, x)
+    return out.copy_(y)

@@ -1,0 +1,207 @@
+"""Launch plans and the torch.compile door: a planned call is the checked call, only cheaper.
+
+A plan is made for a signature only after it passed every check; a call whose signature has a
+plan skips the checks, so these tests pin that (a) a planned result is the unplanned result,
+bit for bit, (b) a bad argument is rejected with its message whether or not a plan exists for
+the rest of the signature, (c) the cache stays bounded, and (d) ``torch.compile(fullgraph=True)``
+traces ``kernels.rms_norm`` as one op, no graph break.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import kernels
+from kernels import launcher, plans
+
+DEVICE = "cuda" if kernels.MODE == "compiled" else "cpu"
+
+
+@pytest.fixture(autouse=True)
+def _no_plans():
+    plans.clear_plans()
+    yield
+    plans.clear_plans()
+
+
+def _inputs(rows: int, width: int, dtype=torch.float32, seed: int = 0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, width, generator=generator).to(dtype).to(DEVICE)
+    w = torch.randn(width, generator=generator).to(dtype).to(DEVICE)
+    return x, w
+
+
+def _unplanned(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
+    checked = launcher.validate(x, w, eps)
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    launcher.launch(checked.x2d, w, y.view(checked.rows, checked.width), checked.eps)
+    return y
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize(("rows", "width"), [(3, 70), (5, 128), (2, 1000)])
+def test_planned_call_equals_unplanned_bitwise(rows: int, width: int, dtype) -> None:
+    x, w = _inputs(rows, width, dtype, seed=width)
+    first = kernels.rms_norm(x, w, 1e-5)
+    assert plans.plan_count() == 1
+    x2, _ = _inputs(rows, width, dtype, seed=width + 1)  # same signature, other values
+    second = kernels.rms_norm(x2, w, 1e-5)
+    assert plans.plan_count() == 1
+    assert torch.equal(first, _unplanned(x, w, 1e-5))
+    assert torch.equal(second, _unplanned(x2, w, 1e-5))
+    reference = torch.nn.functional.rms_norm(x2.double(), (width,), w.double(), 1e-5)
+    tolerance = 1e-5 if dtype == torch.float32 else 5e-2
+    assert (second.double() - reference).abs().max().item() < tolerance
+
+
+def test_padded_rows_and_3d_plans_keep_their_layout() -> None:
+    base, w = _inputs(6, 96)
+    x = base.view(2, 3, 96)[:, :, :70]  # padded rows (stride 96), 3-D
+    w = w[:70].contiguous()
+    for _ in range(2):
+        y = kernels.rms_norm(x, w, 1e-6)
+        assert y.shape == x.shape
+        assert y.is_contiguous()
+        reference = torch.nn.functional.rms_norm(x.double(), (70,), w.double(), 1e-6)
+        assert (y.double() - reference).abs().max().item() < 1e-5
+    assert plans.plan_count() == 1
+
+
+def test_each_signature_its_own_plan() -> None:
+    x, w = _inputs(3, 70)
+    kernels.rms_norm(x, w)
+    kernels.rms_norm(x[:2], w)  # other rows
+    kernels.rms_norm(x.to(torch.float16), w)  # fp16 x, fp32 weight
+    kernels.rms_norm(x, w, 1e-3)  # eps is not part of the signature
+    assert plans.plan_count() == 3
+
+
+@pytest.mark.parametrize(
+    ("eps", "error", "pattern"),
+    [
+        (0.0, ValueError, r"eps must be in \[1e-12, 0\.01\]; got 0\.0"),
+        (float("nan"), ValueError, r"eps must be finite"),
+        ("1e-6", TypeError, r"eps must be a real number"),
+        (0.011, ValueError, r"eps must be in \[1e-12, 0\.01\]; got 0\.011"),
+    ],
+)
+def test_bad_eps_rejected_after_a_plan_exists(eps: object, error, pattern: str) -> None:
+    x, w = _inputs(3, 70)
+    kernels.rms_norm(x, w, 1e-6)
+    assert plans.plan_count() == 1
+    with pytest.raises(error, match=pattern):
+        kernels.rms_norm(x, w, eps)
+
+
+@pytest.mark.parametrize("eps", [launcher.EPS_MIN, launcher.EPS_MAX])
+def test_eps_at_its_bounds_takes_the_plan(eps: float) -> None:
+    x, w = _inputs(3, 70)
+    y = kernels.rms_norm(x, w, eps)
+    assert plans.plan_count() == 1
+    assert torch.equal(y, _unplanned(x, w, eps))
+
+
+def test_rejected_signatures_make_no_plan() -> None:
+    x, w = _inputs(3, 70)
+    with pytest.raises(ValueError, match=r"weight\.shape must be \(width,\) = \(70,\); got"):
+        kernels.rms_norm(x, w[:69])
+    with pytest.raises(ValueError, match=r"x\.stride\(-1\) must be 1"):
+        kernels.rms_norm(x.t().contiguous().t()[:, :3], w[:3].contiguous())
+    assert plans.plan_count() == 0
+
+
+def test_non_float_eps_and_out_take_the_checked_door() -> None:
+    x, w = _inputs(3, 70)
+    numpy_eps = kernels.rms_norm(x, w, np.float64(0.01))  # a float subclass: checked door
+    assert plans.plan_count() == 0
+    out = torch.empty_like(x)
+    returned = kernels.rms_norm(x, w, 0.01, out=out)
+    assert returned is out
+    assert torch.equal(out, numpy_eps)
+    assert plans.plan_count() == 0  # out= made none
+
+
+def test_empty_rows_make_no_plan_and_no_launch() -> None:
+    x, w = _inputs(0, 70)
+    y = kernels.rms_norm(x, w)
+    assert y.shape == (0, 70)
+    assert plans.plan_count() == 0
+
+
+def test_plan_cache_is_bounded_at_max_plans(monkeypatch) -> None:
+    monkeypatch.setattr(plans, "MAX_PLANS", 3)
+    w = _inputs(1, 16)[1]
+    for rows in range(1, 4):
+        kernels.rms_norm(torch.ones(rows, 16, device=DEVICE), w)
+    assert plans.plan_count() == 3  # at the bound
+    kernels.rms_norm(torch.ones(4, 16, device=DEVICE), w)
+    assert plans.plan_count() == 1  # one past it: the cache started again
+
+
+class _Block(torch.nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(width, width, device=DEVICE)
+        self.weight = torch.nn.Parameter(torch.randn(width, device=DEVICE))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return kernels.rms_norm(self.proj(x), self.weight, 1e-6) * 2.0 + x
+
+
+def test_torch_compile_fullgraph_traces_one_op_without_a_graph_break() -> None:
+    torch._dynamo.reset()
+    model = _Block(64)
+    x = torch.randn(4, 64, device=DEVICE)
+    with torch.no_grad():
+        eager = model(x)
+        explained = torch._dynamo.explain(model)(x)
+        assert explained.graph_count == 1
+        assert explained.graph_break_count == 0
+        ops = [
+            node.target
+            for graph in explained.graphs
+            for node in graph.graph.nodes
+            if node.op == "call_function"
+        ]
+        assert torch.ops.rmsnorm_inspector.rms_norm in ops
+        compiled = torch.compile(model, fullgraph=True, backend="eager")
+        assert torch.equal(compiled(x), eager)
+
+
+def test_torch_compile_rejects_a_bad_argument_with_the_same_message() -> None:
+    torch._dynamo.reset()
+
+    def bad_eps(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return kernels.rms_norm(x, w, 0.5)
+
+    def bad_weight(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return kernels.rms_norm(x, w[:-1])
+
+    x, w = _inputs(3, 70)
+    with pytest.raises(Exception, match=r"eps must be in \[1e-12, 0\.01\]; got 0\.5"):
+        torch.compile(bad_eps, fullgraph=True, backend="eager")(x, w)
+    with pytest.raises(Exception, match=r"weight\.shape must be \(width,\) = \(70,\)"):
+        torch.compile(bad_weight, fullgraph=True, backend="eager")(x, w)
+
+
+def test_torch_compile_out_argument_is_written() -> None:
+    torch._dynamo.reset()
+
+    def into(x: torch.Tensor, w: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return kernels.rms_norm(x, w, 1e-6, out=out)
+
+    x, w = _inputs(3, 70)
+    out = torch.zeros_like(x)
+    torch.compile(into, fullgraph=True, backend="eager")(x, w, out)
+    assert torch.equal(out, _unplanned(x, w, 1e-6))
+    with pytest.raises(Exception, match=r"out\.shape must equal x\.shape \(3, 70\)"):
+        torch.compile(into, fullgraph=True, backend="eager")(x, w, torch.zeros(3, 71))
+
+
+def test_the_op_is_the_launcher() -> None:
+    x, w = _inputs(3, 70)
+    assert torch.equal(torch.ops.rmsnorm_inspector.rms_norm(x, w, 1e-6), _unplanned(x, w, 1e-6))
+    with pytest.raises(ValueError, match=r"weight\.shape must be \(width,\) = \(70,\); got \(5,\)"):
+        torch.ops.rmsnorm_inspector.rms_norm(x, w[:5], 1e-6)
