@@ -14,6 +14,8 @@ from kernels.launcher import launch, rows_view, validate
 from kernels.op import traced_rms_norm
 from kernels.plans import planned_rms_norm
 
+_is_compiling = torch.compiler.is_compiling
+
 
 def rms_norm(
     x: torch.Tensor,
@@ -50,7 +52,7 @@ def rms_norm(
         ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
             rows, ``eps`` out of range, or an unusable ``out``.
     """
-    if torch.compiler.is_compiling():
+    if _is_compiling():
         return traced_rms_norm(x, weight, eps, out)
     if out is None:
         planned = planned_rms_norm(x, weight, eps)

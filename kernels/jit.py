@@ -114,7 +114,9 @@ def _rrms(squares, width, eps, ROWS: tl.constexpr, MUTANT: tl.constexpr):
     if MUTANT == MISSING_EPSILON:
         rrms = tl.rsqrt(mean_square)
     else:
-        rrms = tl.rsqrt(mean_square + eps)
+        # eps as float32 whatever the caller passed (Inductor passes Python floats as fp64,
+        # which would promote the sum and the rsqrt to fp64).
+        rrms = tl.rsqrt(mean_square + tl.cast(eps, tl.float32))
     if ROWS > 1:
         rrms = rrms[:, None]
     return rrms

@@ -124,6 +124,7 @@ class Launched(NamedTuple):
     """What :func:`launch_kernel` launched, for :mod:`kernels.plans` to launch again directly."""
 
     config: LaunchConfig
+    rows: int
     compiled: object  # Triton's compiled kernel (None on the interpreter)
     scalars: tuple[int, int, int]  # width_v, x_stride_v, y_stride_v
     tail: tuple[object, ...]  # the constexpr values in the kernel's parameter order
@@ -173,7 +174,7 @@ def launch_kernel(
     tail = ()
     if compiled is not None and wrap is None:
         tail = tuple(constexprs[name] for name in kernel.arg_names[_RUNTIME_ARGS:])
-    return Launched(config, compiled, scalars, tail, grid)
+    return Launched(config, rows, compiled, scalars, tail, grid)
 
 
 # The kernels' runtime parameters (x, w, y, rows, width_v, x_stride_v, y_stride_v, eps); the

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import torch
+from triton import knobs
 
 from kernels import launcher
 from kernels.layout import LaunchConfig, choose_config, sm_count_for
@@ -34,17 +36,53 @@ MAX_PLANS = 1024
 
 _PLANS: dict[tuple[Any, ...], LaunchPlan] = {}
 _PLANS_LOCK = threading.Lock()
+_RUNTIME_KNOBS = knobs.runtime
+# The current CUDA device's index; torch's private getter skips current_device()'s lazy-init
+# check (a plan with a direct launch exists only after CUDA is initialized).
+_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+# Set when a direct launch is refused (a Triton whose launcher takes other arguments): from
+# then on every launch goes through Triton's dispatch.
+_DIRECT_REFUSED: list[str] = []
 
 
 def _hooks_active() -> bool:
     """Whether Triton launch hooks are set (a profiler): then Triton's own dispatch launches."""
-    from triton import knobs
+    enter = _RUNTIME_KNOBS.launch_enter_hook
+    leave = _RUNTIME_KNOBS.launch_exit_hook
+    # Triton 3.6+ holds a HookChain (inactive while its list is empty); older ones None.
+    return (enter is not None and bool(getattr(enter, "calls", True))) or (
+        leave is not None and bool(getattr(leave, "calls", True))
+    )
 
-    for hook in (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook):
-        # Triton 3.6+ holds a HookChain (inactive while its list is empty); older ones None.
-        if hook is not None and getattr(hook, "calls", True):
-            return True
-    return False
+
+class DirectLaunch(NamedTuple):
+    """What a direct launch of Triton's compiled kernel passes: ``CompiledKernel.run``'s
+    arguments (the ones ``CompiledKernel[grid](...)`` passes) less the pointers, eps and the
+    stream."""
+
+    run: Callable[..., object]
+    function: object
+    packed_metadata: object
+    grid: int
+    rows: int
+    width_v: int
+    x_stride_v: int
+    y_stride_v: int
+    tail: tuple[object, ...]
+
+
+def _direct_launch(launched: launcher.Launched) -> DirectLaunch | None:
+    """The direct launch of ``launched``'s compiled kernel; None where it has no such door."""
+    compiled = launched.compiled
+    if compiled is None or not all(
+        hasattr(compiled, name) for name in ("run", "function", "packed_metadata")
+    ):
+        return None
+    return DirectLaunch(
+        compiled.run, compiled.function, compiled.packed_metadata, launched.grid, launched.rows,
+        *launched.scalars, launched.tail,
+    )  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -56,11 +94,9 @@ class LaunchPlan:
         config: the layout (:func:`kernels.layout.choose_config`).
         contiguous: x is contiguous, so ``empty_like(x)`` is the output's layout.
         device_index: CUDA device index (-1 on the CPU).
-        scalars: ``(width_v, x_stride_v, y_stride_v)`` of the contiguous output.
-        compiled: Triton's compiled kernel for the signature with aligned pointers, once
-            launched; None until then, and always on the interpreter.
-        tail: the constexpr values in the kernel's parameter order (what Triton passes).
-        grid: programs of the launch.
+        direct: the direct launch of Triton's compiled kernel for this signature with aligned
+            pointers, once Triton's dispatch has launched it; None until then, and always on
+            the interpreter.
     """
 
     rows: int
@@ -68,50 +104,16 @@ class LaunchPlan:
     config: LaunchConfig
     contiguous: bool
     device_index: int
-    scalars: tuple[int, int, int] = (0, 0, 0)
-    compiled: Any = None
-    tail: tuple[Any, ...] = ()
-    grid: int = 0
+    direct: DirectLaunch | None = None
 
-    def launch(self, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float) -> None:
-        """Launch on ``x`` and ``weight`` of this plan's signature into the contiguous ``y``."""
-        compiled = self.compiled
-        if (
-            compiled is not None
-            and not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
-            and torch.cuda.current_device() == self.device_index
-            and not _hooks_active()
-        ):
-            stream = torch._C._cuda_getCurrentRawStream(self.device_index)
-            compiled.run(
-                self.grid, 1, 1, stream, compiled.function, compiled.packed_metadata,
-                None, None, None, x, weight, y, self.rows, *self.scalars, eps, *self.tail,
-            )  # fmt: skip
-            return
-        self._dispatch(x, weight, y, eps)
-
-    def _dispatch(self, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float) -> None:
-        """Launch through Triton's dispatch; keep its compiled kernel if the direct door can use
-        it."""
+    def dispatch(self, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float) -> None:
+        """Launch through Triton's dispatch; keep its compiled kernel for the direct door when
+        the three pointers are 16-byte aligned (Triton specialized it on that)."""
         x2d, y2d = x.view(self.rows, self.width), y.view(self.rows, self.width)
         launched = launcher.launch_kernel(x2d, weight, y2d, eps, config=self.config)
-        if (
-            launched.compiled is not None
-            and self.device_index >= 0
-            and not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
-            and all(hasattr(launched.compiled, name) for name in ("run", "function"))
-        ):
-            self.scalars = launched.scalars
-            self.tail = launched.tail
-            self.grid = launched.grid
-            self.compiled = launched.compiled
-
-
-def _signature(x: torch.Tensor, weight: torch.Tensor) -> tuple[Any, ...]:
-    return (
-        x.shape, x.stride(), x.dtype, x.device, weight.shape, weight.stride(), weight.dtype,
-        weight.device,
-    )  # fmt: skip
+        aligned = not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
+        if self.direct is None and self.device_index >= 0 and aligned and not _DIRECT_REFUSED:
+            self.direct = _direct_launch(launched)
 
 
 def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
@@ -135,17 +137,20 @@ def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
 def planned_rms_norm(x: object, weight: object, eps: object) -> torch.Tensor | None:
     """``rms_norm(x, weight, eps)`` through a plan, or None where the full checks must run.
 
-    None: ``x`` or ``weight`` not tensors, ``eps`` not a float in range, a signature that fails
-    a check, no rows, or torch.compile tracing (it goes through the custom op).
+    None: ``eps`` not a float in range, ``x`` or ``weight`` not tensors, a signature that fails
+    a check, or no rows.
     """
     if not (
-        isinstance(x, torch.Tensor)
-        and isinstance(weight, torch.Tensor)
-        and type(eps) is float
+        type(eps) is float
         and launcher.EPS_MIN <= eps <= launcher.EPS_MAX
+        and isinstance(x, torch.Tensor)
+        and isinstance(weight, torch.Tensor)
     ):
         return None
-    key = _signature(x, weight)
+    key = (
+        x.shape, x.stride(), x.dtype, x.device, weight.shape, weight.stride(), weight.dtype,
+        weight.device,
+    )  # fmt: skip
     plan = _PLANS.get(key)
     if plan is None:
         plan = _new_plan(x, weight)
@@ -159,7 +164,24 @@ def planned_rms_norm(x: object, weight: object, eps: object) -> torch.Tensor | N
         y = torch.empty_like(x)
     else:
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    plan.launch(x, weight, y, eps)
+    direct = plan.direct
+    if direct is not None:
+        x_ptr, w_ptr, y_ptr = x.data_ptr(), weight.data_ptr(), y.data_ptr()
+        device = plan.device_index
+        if not (x_ptr | w_ptr | y_ptr) & 15 and _current_device() == device and not _hooks_active():
+            # The pointers go as integers: Triton then skips its per-pointer driver query,
+            # which the plan's device check makes redundant.
+            try:
+                direct.run(
+                    direct.grid, 1, 1, _current_stream(device), direct.function,
+                    direct.packed_metadata, None, None, None, x_ptr, w_ptr, y_ptr, direct.rows,
+                    direct.width_v, direct.x_stride_v, direct.y_stride_v, eps, *direct.tail,
+                )  # fmt: skip
+                return y
+            except TypeError as err:  # refused before any launch: the arguments did not parse
+                _DIRECT_REFUSED.append(f"{type(err).__name__}: {err}")
+                plan.direct = None
+    plan.dispatch(x, weight, y, eps)
     return y
 
 
@@ -174,4 +196,11 @@ def plan_count() -> int:
     return len(_PLANS)
 
 
-__all__ = ["MAX_PLANS", "LaunchPlan", "clear_plans", "plan_count", "planned_rms_norm"]
+__all__ = [
+    "MAX_PLANS",
+    "DirectLaunch",
+    "LaunchPlan",
+    "clear_plans",
+    "plan_count",
+    "planned_rms_norm",
+]

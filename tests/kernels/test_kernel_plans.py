@@ -196,7 +196,8 @@ def test_torch_compile_out_argument_is_written() -> None:
     out = torch.zeros_like(x)
     torch.compile(into, fullgraph=True, backend="eager")(x, w, out)
     assert torch.equal(out, _unplanned(x, w, 1e-6))
-    with pytest.raises(Exception, match=r"out\.shape must equal x\.shape \(3, 70\)"):
+    # Dynamo of torch 2.11 reports the ValueError with its message split into parts.
+    with pytest.raises(Exception, match=r"out\.shape must equal x\.shape"):
         torch.compile(into, fullgraph=True, backend="eager")(x, w, torch.zeros(3, 71))
 
 

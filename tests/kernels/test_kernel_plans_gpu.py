@@ -50,18 +50,18 @@ def _unplanned(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
     return y
 
 
-class _CountingKernel:
-    """Triton's compiled kernel with its direct launches counted."""
+class _Counting:
+    """A plan's direct launches, counted: its ``DirectLaunch.run`` wrapped."""
 
-    def __init__(self, compiled: object) -> None:
-        self.compiled = compiled
-        self.function = compiled.function
-        self.packed_metadata = compiled.packed_metadata
+    def __init__(self, plan: plans.LaunchPlan) -> None:
+        assert plan.direct is not None
+        self.run = plan.direct.run
         self.launches = 0
+        plan.direct = plan.direct._replace(run=self)
 
-    def run(self, *args: object) -> None:
+    def __call__(self, *args: object) -> object:
         self.launches += 1
-        self.compiled.run(*args)
+        return self.run(*args)
 
 
 def _only_plan() -> plans.LaunchPlan:
@@ -74,10 +74,7 @@ def _only_plan() -> plans.LaunchPlan:
 def test_direct_launch_is_tritons_kernel_bit_for_bit(rows: int, width: int, dtype) -> None:
     x, w = _inputs(rows, width, dtype, seed=rows + width)
     kernels.rms_norm(x, w, 1e-6)  # through Triton's dispatch: the plan keeps its kernel
-    plan = _only_plan()
-    assert plan.compiled is not None
-    counting = _CountingKernel(plan.compiled)
-    plan.compiled = counting
+    counting = _Counting(_only_plan())
     x2, _ = _inputs(rows, width, dtype, seed=rows + width + 1)
     direct = kernels.rms_norm(x2, w, 1e-6)
     torch.cuda.synchronize()
@@ -94,7 +91,7 @@ def test_float32_weight_and_padded_3d_rows_on_the_direct_door() -> None:
     w = torch.randn(130, device="cuda")
     first = kernels.rms_norm(x, w, 1e-5)
     second = kernels.rms_norm(x, w, 1e-5)
-    assert _only_plan().compiled is not None
+    assert _only_plan().direct is not None
     assert torch.equal(first, second)
     assert torch.equal(second, _unplanned(x, w, 1e-5))
 
@@ -103,9 +100,7 @@ def test_unaligned_pointer_goes_through_tritons_dispatch() -> None:
     base, w = _inputs(8, 1032, torch.float16)
     aligned, unaligned = base[:, :1024], base[:, 1:1025]  # one signature, 2-byte offset
     kernels.rms_norm(aligned, w[:1024].contiguous(), 1e-6)
-    plan = _only_plan()
-    counting = _CountingKernel(plan.compiled)
-    plan.compiled = counting
+    counting = _Counting(_only_plan())
     weight = w[:1024].contiguous()
     y = kernels.rms_norm(unaligned, weight, 1e-6)
     torch.cuda.synchronize()
