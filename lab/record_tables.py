@@ -18,7 +18,7 @@ from typing import Any
 from kernels import bench
 from lab import targets
 
-ALTS = ("torch_compile", "liger", "torch_eager")
+ALTS = ("torch_compile", "liger", "quack", "torch_eager")
 
 
 def _index(results: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:

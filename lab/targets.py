@@ -21,7 +21,7 @@ from typing import Any
 
 from kernels.bench import read_json
 
-ALTERNATIVES = ("torch_eager", "torch_compile", "liger")
+ALTERNATIVES = ("torch_eager", "torch_compile", "liger", "quack")
 MIB = 2**20
 
 

@@ -34,6 +34,7 @@ PALETTE = {
     "torch_eager": (255, 167, 38),
     "torch_compile": (236, 64, 122),
     "liger": (102, 187, 106),
+    "quack": (171, 71, 188),
 }
 
 

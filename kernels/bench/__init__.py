@@ -3,10 +3,11 @@
 A benchmark is a program, not a timed test. For every shape of the chosen product shape sets
 (``resources/shapes/*.json``) and every dtype it rotates inputs over more than twice the L2
 cache, prepares each implementation (:mod:`~kernels.bench.impls`: the copy ceiling, ``ours``,
-torch eager, torch.compile, Liger), checks its output against a float64 reference inside the
-harness (:mod:`~kernels.bench.parity`), measures its peak extra memory, and times it with CUDA
-events, as CUDA-graph replays where launch cost dominates (:mod:`~kernels.bench.timing`). It
-writes ``results.json``, ``results.csv`` and ``bench.png`` (:mod:`~kernels.bench.report`).
+torch eager, torch.compile, Liger, QuACK), checks its output against a float64 reference
+inside the harness (:mod:`~kernels.bench.parity`), measures its peak extra memory, and times it
+with CUDA events, as CUDA-graph replays where launch cost dominates
+(:mod:`~kernels.bench.timing`). It writes ``results.json``, ``results.csv`` and ``bench.png``
+(:mod:`~kernels.bench.report`).
 
 Modules: ``shapes`` (what is benchmarked), ``parity``, ``timing``, ``impls``, ``harness`` (the
 run), ``report`` (the record, and ``read_json`` that checks one), ``cli`` (``bench_main``).

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="main.py bench",
         description="Benchmark the fused RMSNorm forward against torch eager, torch.compile, "
-        "Liger-Kernel (when importable) and a device-to-device copy (needs CUDA).",
+        "Liger-Kernel and QuACK (each when importable) and a device-to-device copy (needs CUDA).",
     )
     parser.add_argument(
         "--shapes",

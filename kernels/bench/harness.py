@@ -29,7 +29,7 @@ from kernels.bench.impls import PREPARERS, ImplementationUnavailable, Prepared, 
 from kernels.bench.parity import check_copy, check_parity, make_parity_input, make_weight
 from kernels.bench.shapes import DTYPES, Shape, dtype_name, traffic_bytes
 
-_ALTERNATIVES = ("torch_eager", "torch_compile", "liger")
+_ALTERNATIVES = ("torch_eager", "torch_compile", "liger", "quack")
 
 
 class CudaUnavailableError(RuntimeError):

@@ -3,8 +3,9 @@
 ``copy`` (a device-to-device copy of the same bytes: the bandwidth ceiling), ``ours``
 (``kernels.rms_norm``, the product launcher, its per-shape layout in the row's note),
 ``torch_eager`` (``F.rms_norm``), ``torch_compile`` (the same under
-``torch.compile(dynamic=False)``, compiled once per shape, its compile time recorded apart) and
-``liger`` (Liger-Kernel, when it imports).
+``torch.compile(dynamic=False)``, compiled once per shape, its compile time recorded apart),
+``liger`` (Liger-Kernel, when it imports) and ``quack`` (QuACK's CuTe DSL RMSNorm, when it
+imports).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from kernels.bench.shapes import Shape
 from kernels.bench.timing import first_call_seconds
 
 # Display order; "copy" is the ceiling, measured first for every shape.
-IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger")
+IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger", "quack")
 #: The modules whose source a timing of ``ours`` measures (their sha256 goes into the record).
 OURS_MODULES = ("kernels.jit", "kernels.layout", "kernels.launcher")
 
@@ -171,12 +172,27 @@ def _prepare_liger(shape: Shape, dtype: torch.dtype, eps: float, device: torch.d
     return Prepared(call=call, note="liger_kernel LigerRMSNormFunction (llama casting)")
 
 
+def _prepare_quack(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
+    try:
+        from quack.rmsnorm import rmsnorm_fwd
+    except Exception as err:  # ImportError, or CUTLASS DSL failing to load (no driver, no GPU)
+        raise ImplementationUnavailable(f"quack does not import: {err}") from err
+
+    def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
+        # rmsnorm_fwd returns (out, residual_out, rstd); without a residual or store_rstd only
+        # `out` is written. fp32 math, one rounding to x's dtype; compiled once per width/dtype.
+        return rmsnorm_fwd(x, weight, eps=eps)[0]
+
+    return Prepared(call=call, note="quack.rmsnorm.rmsnorm_fwd(x, weight, eps=eps)[0]")
+
+
 PREPARERS: dict[str, Preparer] = {
     "copy": _prepare_copy,
     "ours": _prepare_ours,
     "torch_eager": _prepare_torch_eager,
     "torch_compile": _prepare_torch_compile,
     "liger": _prepare_liger,
+    "quack": _prepare_quack,
 }
 
 
@@ -187,8 +203,8 @@ def implementation_info(name: str) -> dict[str, Any]:
         name: one of :data:`IMPLEMENTATIONS`.
 
     Returns:
-        ``{"name", "available"}`` plus a version, the source hash of ``ours``, or the reason
-        it is unavailable.
+        ``{"name", "available"}`` plus a version (for ``quack`` also the CUTLASS DSL's), the
+        source hash of ``ours``, or the reason it is unavailable.
     """
     info: dict[str, Any] = {"name": name}
     try:
@@ -205,6 +221,11 @@ def implementation_info(name: str) -> dict[str, Any]:
             import liger_kernel  # noqa: F401
 
             info["version"] = importlib.metadata.version("liger-kernel")
+        elif name == "quack":
+            import quack.rmsnorm  # noqa: F401
+
+            info["version"] = importlib.metadata.version("quack-kernels")
+            info["cutlass_dsl_version"] = importlib.metadata.version("nvidia-cutlass-dsl")
         elif name in ("torch_eager", "torch_compile"):
             info["version"] = torch.__version__
         info["available"] = True
