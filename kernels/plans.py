@@ -2,11 +2,13 @@
 
 A user's model calls ``kernels.rms_norm`` with the same few shapes again and again. Everything
 the checks and the layout depend on is a function of the arguments' *signature*: their types,
-dtypes, devices, shapes and strides (``eps`` is checked on its own, ``out`` always goes the full
-way). :func:`planned_rms_norm` looks the signature up; a plan exists only for a signature that
-passed :func:`kernels.launcher.validate` once, so a hit needs no check again and a miss (or any
-argument outside the cache's reach) returns None and the caller runs every check, in order,
-with its message.
+dtypes, devices, shapes and strides (``eps`` is checked on its own, ``out`` always goes the
+full way). The key holds ``get_device()``, an int that is cheap to hash; it is -1 for every
+non-CUDA device, so a plan checks the device itself before any launch that is not a CUDA
+direct launch. ``kernels.rms_norm`` looks the signature up in :data:`PLANS` (inline: it is the hot
+path); a plan exists only for a signature that passed :func:`kernels.launcher.validate` once, so
+a hit needs no check again, and a miss goes to :func:`planned_rms_norm`, which makes the plan or
+returns None so the caller runs every check, in order, with its message.
 
 On a CUDA device a plan also holds the compiled kernel that Triton chose for the signature (its
 first launch goes through Triton's dispatch and hands it back) and launches it directly:
@@ -34,19 +36,19 @@ from kernels.layout import LaunchConfig, choose_config, sm_count_for
 # Plans kept at most; past it the cache starts again (a model uses a handful of signatures).
 MAX_PLANS = 1024
 
-_PLANS: dict[tuple[Any, ...], LaunchPlan] = {}
+PLANS: dict[tuple[Any, ...], LaunchPlan] = {}
 _PLANS_LOCK = threading.Lock()
 _RUNTIME_KNOBS = knobs.runtime
 # The current CUDA device's index; torch's private getter skips current_device()'s lazy-init
 # check (a plan with a direct launch exists only after CUDA is initialized).
-_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
-_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 # Set when a direct launch is refused (a Triton whose launcher takes other arguments): from
 # then on every launch goes through Triton's dispatch.
-_DIRECT_REFUSED: list[str] = []
+DIRECT_REFUSED: list[str] = []
 
 
-def _hooks_active() -> bool:
+def hooks_active() -> bool:
     """Whether Triton launch hooks are set (a profiler): then Triton's own dispatch launches."""
     enter = _RUNTIME_KNOBS.launch_enter_hook
     leave = _RUNTIME_KNOBS.launch_exit_hook
@@ -62,6 +64,7 @@ class DirectLaunch(NamedTuple):
     stream."""
 
     run: Callable[..., object]
+    device: int
     function: object
     packed_metadata: object
     grid: int
@@ -72,7 +75,7 @@ class DirectLaunch(NamedTuple):
     tail: tuple[object, ...]
 
 
-def _direct_launch(launched: launcher.Launched) -> DirectLaunch | None:
+def _direct_launch(launched: launcher.Launched, device: int) -> DirectLaunch | None:
     """The direct launch of ``launched``'s compiled kernel; None where it has no such door."""
     compiled = launched.compiled
     if compiled is None or not all(
@@ -80,8 +83,8 @@ def _direct_launch(launched: launcher.Launched) -> DirectLaunch | None:
     ):
         return None
     return DirectLaunch(
-        compiled.run, compiled.function, compiled.packed_metadata, launched.grid, launched.rows,
-        *launched.scalars, launched.tail,
+        compiled.run, device, compiled.function, compiled.packed_metadata, launched.grid,
+        launched.rows, *launched.scalars, launched.tail,
     )  # fmt: skip
 
 
@@ -93,6 +96,7 @@ class LaunchPlan:
         rows, width: the problem.
         config: the layout (:func:`kernels.layout.choose_config`).
         contiguous: x is contiguous, so ``empty_like(x)`` is the output's layout.
+        device: the device of x and weight.
         device_index: CUDA device index (-1 on the CPU).
         direct: the direct launch of Triton's compiled kernel for this signature with aligned
             pointers, once Triton's dispatch has launched it; None until then, and always on
@@ -103,17 +107,25 @@ class LaunchPlan:
     width: int
     config: LaunchConfig
     contiguous: bool
+    device: torch.device
     device_index: int
     direct: DirectLaunch | None = None
 
-    def dispatch(self, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float) -> None:
+    def dispatch(self, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float) -> bool:
         """Launch through Triton's dispatch; keep its compiled kernel for the direct door when
-        the three pointers are 16-byte aligned (Triton specialized it on that)."""
+        the three pointers are 16-byte aligned (Triton specialized it on that).
+
+        Returns False, launching nothing, when ``x`` or ``weight`` is not on the plan's device:
+        the key holds ``get_device()``, which is -1 for every non-CUDA device.
+        """
+        if x.device != self.device or weight.device != self.device:
+            return False
         x2d, y2d = x.view(self.rows, self.width), y.view(self.rows, self.width)
         launched = launcher.launch_kernel(x2d, weight, y2d, eps, config=self.config)
         aligned = not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
-        if self.direct is None and self.device_index >= 0 and aligned and not _DIRECT_REFUSED:
-            self.direct = _direct_launch(launched)
+        if self.direct is None and self.device_index >= 0 and aligned and not DIRECT_REFUSED:
+            self.direct = _direct_launch(launched, self.device_index)
+        return True
 
 
 def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
@@ -130,15 +142,18 @@ def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
         width=checked.width,
         config=config,
         contiguous=x.is_contiguous(),
+        device=x.device,
         device_index=x.device.index if x.device.type == "cuda" else -1,
     )
 
 
 def planned_rms_norm(x: object, weight: object, eps: object) -> torch.Tensor | None:
-    """``rms_norm(x, weight, eps)`` through a plan, or None where the full checks must run.
+    """``rms_norm(x, weight, eps)`` through a plan, made now if the signature has none; None
+    where the full checks must run (``eps`` not a float in range, ``x`` or ``weight`` not
+    tensors, a signature that fails a check, or no rows).
 
-    None: ``eps`` not a float in range, ``x`` or ``weight`` not tensors, a signature that fails
-    a check, or no rows.
+    ``kernels.rms_norm`` runs the hit path of this inline; this is its miss path (and the
+    door of callers that want a plan without the public function's other doors).
     """
     if not (
         type(eps) is float
@@ -148,59 +163,55 @@ def planned_rms_norm(x: object, weight: object, eps: object) -> torch.Tensor | N
     ):
         return None
     key = (
-        x.shape, x.stride(), x.dtype, x.device, weight.shape, weight.stride(), weight.dtype,
-        weight.device,
+        x.shape, x.stride(), x.dtype, x.get_device(), weight.shape, weight.stride(),
+        weight.dtype, weight.get_device(),
     )  # fmt: skip
-    plan = _PLANS.get(key)
+    plan = PLANS.get(key)
     if plan is None:
         plan = _new_plan(x, weight)
         if plan is None:
             return None
         with _PLANS_LOCK:
-            if len(_PLANS) >= MAX_PLANS:
-                _PLANS.clear()
-            _PLANS[key] = plan
-    if plan.contiguous:
-        y = torch.empty_like(x)
-    else:
-        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    direct = plan.direct
-    if direct is not None:
-        x_ptr, w_ptr, y_ptr = x.data_ptr(), weight.data_ptr(), y.data_ptr()
-        device = plan.device_index
-        if not (x_ptr | w_ptr | y_ptr) & 15 and _current_device() == device and not _hooks_active():
-            # The pointers go as integers: Triton then skips its per-pointer driver query,
-            # which the plan's device check makes redundant.
-            try:
-                direct.run(
-                    direct.grid, 1, 1, _current_stream(device), direct.function,
-                    direct.packed_metadata, None, None, None, x_ptr, w_ptr, y_ptr, direct.rows,
-                    direct.width_v, direct.x_stride_v, direct.y_stride_v, eps, *direct.tail,
-                )  # fmt: skip
-                return y
-            except TypeError as err:  # refused before any launch: the arguments did not parse
-                _DIRECT_REFUSED.append(f"{type(err).__name__}: {err}")
-                plan.direct = None
-    plan.dispatch(x, weight, y, eps)
-    return y
+            if len(PLANS) >= MAX_PLANS:
+                PLANS.clear()
+            PLANS[key] = plan
+    y = (
+        torch.empty_like(x)
+        if plan.contiguous
+        else torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    )
+    return y if plan.dispatch(x, weight, y, eps) else None
+
+
+def refuse_direct(plan: LaunchPlan, err: Exception) -> None:
+    """Turn the direct door off for good: Triton's compiled kernel refused its arguments
+    (another Triton's launcher); ``plan`` and every later one use Triton's dispatch."""
+    DIRECT_REFUSED.append(f"{type(err).__name__}: {err}")
+    plan.direct = None
 
 
 def clear_plans() -> None:
     """Forget every plan (tests; a process that changes Triton's cache)."""
     with _PLANS_LOCK:
-        _PLANS.clear()
+        PLANS.clear()
 
 
 def plan_count() -> int:
     """Plans held now."""
-    return len(_PLANS)
+    return len(PLANS)
 
 
 __all__ = [
+    "DIRECT_REFUSED",
     "MAX_PLANS",
+    "PLANS",
     "DirectLaunch",
     "LaunchPlan",
     "clear_plans",
+    "current_device",
+    "current_stream",
+    "hooks_active",
     "plan_count",
     "planned_rms_norm",
+    "refuse_direct",
 ]

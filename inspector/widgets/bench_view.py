@@ -1,4 +1,4 @@
-"""Benchmark view: GB/s per shape and implementation, with the sample spread.
+"""Benchmark view: GB/s, % of copy, device time or eager-loop time per shape and implementation.
 
 Timing needs a CUDA device. In interpreter mode the view says so and the window keeps the
 Benchmark button disabled: the interpreter makes no timing claims. Results come from
@@ -6,7 +6,9 @@ Benchmark button disabled: the interpreter makes no timing claims. Results come 
 ``gbps_p20_time``, ``gbps_p80_time``, ``pct_of_copy``): either this machine's run or a
 ``results.json`` recorded elsewhere (**Open record…**, e.g. ``docs/benchmarks/results.json`` from
 an H200), whose device and time the summary names. The shape-set and dtype pickers choose which
-rows are drawn; the metric picker switches between GB/s and % of the copy's GB/s.
+rows are drawn; the metric picker switches between GB/s, % of the copy's GB/s, the device
+time per call and the eager-loop time per call (host included: what a user calling the function
+in a Python loop pays), the two times on a log axis.
 """
 
 from __future__ import annotations
@@ -22,8 +24,18 @@ from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
 from inspector.widgets.layout import toolbar_over
 
 INTERPRETER_NOTE = "interpreter mode — no timing claims"
-SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "all")
-METRICS = ("GB/s", "% of copy")
+SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "heldout", "all")
+METRICS = ("GB/s", "% of copy", "device µs", "loop µs")
+# The time metrics: (median field, p20 field, p80 field, axis label).
+TIME_METRICS = {
+    "device µs": ("median_us", "p20_us", "p80_us", "device µs per call (median; bars p20–p80)"),
+    "loop µs": (
+        "loop_us",
+        "loop_p20_us",
+        "loop_p80_us",
+        "eager-loop µs per call, host included (median; bars p20–p80)",
+    ),
+}
 # Space above the highest median or bar, as a fraction of the drawn span: room for the one-row
 # legend, so the curves near 100% of copy are not drawn behind it.
 LEGEND_HEADROOM = 0.15
@@ -135,7 +147,7 @@ class BenchView(QWidget):
 
     def _draw(self) -> None:
         rows_shown = self.visible()
-        percent = self.metric_combo.currentText() == "% of copy"
+        metric = self.metric_combo.currentText()
         shapes: list[tuple[int, int]] = []
         for row in rows_shown:
             key = (int(row.get("rows", 0)), int(row.get("width", 0)))
@@ -144,52 +156,34 @@ class BenchView(QWidget):
         index = {shape: i for i, shape in enumerate(shapes)}
         by_impl: dict[str, list[dict[str, Any]]] = {}
         for row in rows_shown:
-            value = row.get("pct_of_copy") if percent else row.get("gbps")
-            if row.get("status") == "ok" and value is not None:
+            if row.get("status") == "ok" and _value(row, metric) is not None:
                 by_impl.setdefault(str(row.get("impl")), []).append(row)
         for impl in list(self.curves):
             if impl not in by_impl:
                 self.curves[impl].setData([], [])
                 self.bars[impl].setData(x=np.zeros(0), y=np.zeros(0), top=None, bottom=None)
+        item = self.plot.getPlotItem()
+        logarithmic = metric in TIME_METRICS
+        item.setLogMode(y=logarithmic)
         extent: list[float] = []  # lowest and highest drawn point of each curve, bars included
         for impl, rows in by_impl.items():
             x = np.array([index[(int(r["rows"]), int(r["width"]))] for r in rows], dtype=float)
-            gbps = np.array([float(r["gbps"]) for r in rows])
-            # Bars: the p20 and p80 of time as GB/s (or as % of copy, scaled alike).
-            high = np.array([float(r.get("gbps_p20_time") or r["gbps"]) for r in rows]) / gbps
-            low = np.array([float(r.get("gbps_p80_time") or r["gbps"]) for r in rows]) / gbps
-            y = np.array([float(r["pct_of_copy"]) for r in rows]) if percent else gbps
-            color = PALETTE.get(impl, (180, 180, 180))
+            y, low, high = _points(rows, metric)
             if impl not in self.curves:
-                style = Qt.PenStyle.DashLine if impl == "copy" else Qt.PenStyle.SolidLine
-                self.curves[impl] = self.plot.plot(
-                    [],
-                    [],
-                    pen=pg.mkPen(color, width=2, style=style),
-                    symbol="o",
-                    symbolSize=6,
-                    symbolBrush=color,
-                    name=impl,
-                )
-                self.bars[impl] = pg.ErrorBarItem(pen=pg.mkPen(color), beam=0.15)
-                self.plot.addItem(self.bars[impl])
+                self._add_curve(impl)
             order = np.argsort(x)
-            extent += [float(np.min(y * low)), float(np.max(y * high))]
+            # A log axis draws log10 of the curve's values; the bars are drawn as given.
+            drawn = (np.log10(y), np.log10(low), np.log10(high)) if logarithmic else (y, low, high)
+            extent += [float(np.min(drawn[1])), float(np.max(drawn[2]))]
             self.curves[impl].setData(x[order], y[order])
             self.bars[impl].setData(
                 x=x[order],
-                y=y[order],
-                top=(y * (high - 1.0))[order],
-                bottom=(y * (1.0 - low))[order],
+                y=drawn[0][order],
+                top=(drawn[2] - drawn[0])[order],
+                bottom=(drawn[0] - drawn[1])[order],
             )
-        item = self.plot.getPlotItem()
         self._set_y_range(item, extent)
-        item.setLabel(
-            "left",
-            "% of copy GB/s (median; bars: p20–p80 of time)"
-            if percent
-            else "GB/s (median; bars: p20–p80 of time)",
-        )
+        item.setLabel("left", _axis_label(metric))
         labels = [(i, f"{r}×{w}") for (r, w), i in index.items()]
         # Up to 10 shapes every name fits under the plot; beyond that every k-th one is a major
         # tick (about 8 names) and the rest minor ones, which the axis draws only when there is
@@ -204,6 +198,21 @@ class BenchView(QWidget):
             pad = max(0.5, 0.05 * len(shapes))
             item.setXRange(-pad, len(shapes) - 1 + pad, padding=0)
         self.summary.setText(self._summary(rows_shown, by_impl))
+
+    def _add_curve(self, impl: str) -> None:
+        color = PALETTE.get(impl, (180, 180, 180))
+        style = Qt.PenStyle.DashLine if impl == "copy" else Qt.PenStyle.SolidLine
+        self.curves[impl] = self.plot.plot(
+            [],
+            [],
+            pen=pg.mkPen(color, width=2, style=style),
+            symbol="o",
+            symbolSize=6,
+            symbolBrush=color,
+            name=impl,
+        )
+        self.bars[impl] = pg.ErrorBarItem(pen=pg.mkPen(color), beam=0.15)
+        self.plot.addItem(self.bars[impl])
 
     @staticmethod
     def _set_y_range(item: pg.PlotItem, extent: list[float]) -> None:
@@ -238,6 +247,13 @@ class BenchView(QWidget):
         if ours:
             pct = [float(r["pct_of_copy"]) for r in ours]
             text += f" · ours: {min(pct):.0f}–{max(pct):.0f}% of copy bandwidth"
+        ratios = [
+            float(r["loop_speedup_vs_best_alt"])
+            for r in rows_shown
+            if r.get("impl") == "ours" and r.get("loop_speedup_vs_best_alt") is not None
+        ]
+        if ratios:
+            text += f" · eager loop: {min(ratios):.2f}–{max(ratios):.2f}× the fastest alternative"
         if wrong:
             text += " · WRONG OUTPUT (kept out of the chart): " + ", ".join(
                 f"{r['impl']} {r['rows']}×{r['width']}" for r in wrong
@@ -247,5 +263,37 @@ class BenchView(QWidget):
         return text
 
     def plotted(self, impl: str) -> tuple[np.ndarray, np.ndarray]:
-        x, y = self.curves[impl].getData()
+        """The drawn points of ``impl``'s curve, in data units (not log10)."""
+        x, y = self.curves[impl].getOriginalDataset()
         return np.asarray(x), np.asarray(y)
+
+
+def _value(row: dict[str, Any], metric: str) -> object:
+    """The row's number for ``metric`` (None where it has none)."""
+    if metric in TIME_METRICS:
+        return row.get(TIME_METRICS[metric][0])
+    return row.get("pct_of_copy") if metric == "% of copy" else row.get("gbps")
+
+
+def _points(rows: list[dict[str, Any]], metric: str) -> tuple[np.ndarray, ...]:
+    """``(value, bar low, bar high)`` per row: the median and its p20..p80 spread."""
+    if metric in TIME_METRICS:
+        median, p20, p80, _ = TIME_METRICS[metric]
+        y = np.array([float(r[median]) for r in rows])
+        low = np.array([float(r.get(p20) or r[median]) for r in rows])
+        high = np.array([float(r.get(p80) or r[median]) for r in rows])
+        return y, low, high
+    gbps = np.array([float(r["gbps"]) for r in rows])
+    # The p20 and p80 of time as GB/s (or as % of copy, scaled alike).
+    high = np.array([float(r.get("gbps_p20_time") or r["gbps"]) for r in rows]) / gbps
+    low = np.array([float(r.get("gbps_p80_time") or r["gbps"]) for r in rows]) / gbps
+    y = np.array([float(r["pct_of_copy"]) for r in rows]) if metric == "% of copy" else gbps
+    return y, y * low, y * high
+
+
+def _axis_label(metric: str) -> str:
+    if metric in TIME_METRICS:
+        return TIME_METRICS[metric][3]
+    if metric == "% of copy":
+        return "% of copy GB/s (median; bars: p20–p80 of time)"
+    return "GB/s (median; bars: p20–p80 of time)"

@@ -18,13 +18,13 @@ from typing import Any
 from kernels.bench import harness
 from kernels.bench.harness import BenchConfig
 from kernels.bench.impls import IMPLEMENTATIONS, implementation_info
+from kernels.bench.plot import write_plot
 from kernels.bench.report import (
     build_report,
     json_safe,
     markdown_table,
     write_csv,
     write_json,
-    write_plot,
 )
 from kernels.bench.shapes import (
     DTYPES,
@@ -34,6 +34,7 @@ from kernels.bench.shapes import (
     resolve_names,
     resolve_shapes,
 )
+from kernels.bench.timing import LOOP_SAMPLES, MAX_LOOP_SAMPLES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="timing rounds over all implementations, to measure the run-to-run spread (default 2)",
     )
     parser.add_argument(
+        "--loop-samples",
+        type=int,
+        default=LOOP_SAMPLES,
+        help="eager-loop samples per round and implementation (per-call time with the host "
+        f"included; 0: none; default {LOOP_SAMPLES})",
+    )
+    parser.add_argument(
         "--budget-s",
         type=float,
         default=None,
@@ -136,7 +144,12 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         seed=args.seed,
         budget_s=args.budget_s,
         rounds=args.rounds,
+        loop_samples=args.loop_samples,
     )
+    if not 0 <= args.loop_samples <= MAX_LOOP_SAMPLES:
+        raise BenchUsageError(
+            f"--loop-samples must be in [0, {MAX_LOOP_SAMPLES}]; got {args.loop_samples}"
+        )
     if not 1 <= args.rounds <= 10:
         raise BenchUsageError(f"--rounds must be in [1, 10]; got {args.rounds}")
     if args.budget_s is not None and not (math.isfinite(args.budget_s) and args.budget_s > 0):

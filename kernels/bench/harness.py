@@ -53,6 +53,7 @@ class BenchConfig:
     device: str = "cuda"
     budget_s: float | None = None  # start no new shape x dtype after this many seconds
     rounds: int = 1  # timing rounds over all implementations (run-to-run spread)
+    loop_samples: int = timing.LOOP_SAMPLES  # eager-loop samples per round (0: no loop figure)
 
 
 @dataclasses.dataclass
@@ -63,6 +64,7 @@ class _Ready:
     call: Callable[[int], Any]  # runs the implementation on buffer i
     count: int
     estimate_us: float
+    loop_estimate_us: float  # per call in a short eager loop, host included
 
 
 def require_cuda() -> torch.device:
@@ -220,8 +222,10 @@ def _time_rounds(
 
     An implementation whose timing fails is recorded as failed and dropped from ``ready``.
     """
-    # One launch count per shape: every implementation's replay carries the same fixed cost.
+    # One launch count per shape: every implementation's replay carries the same fixed cost;
+    # one call count per loop sample likewise.
     launches = timing.graph_launches([item.estimate_us for item in ready.values()], count)
+    calls = timing.loop_calls([item.loop_estimate_us for item in ready.values()])
     for round_index in range(config.rounds):
         for impl in timing.round_order(list(ready), round_index):
             item = ready.get(impl)
@@ -237,6 +241,20 @@ def _time_rounds(
                 continue
             row.setdefault("samples_us", []).extend(round(v, 4) for v in samples)
             row.setdefault("round_medians_us", []).append(float(np.median(samples)))
+            if config.loop_samples > 0:
+                try:
+                    with item.prepared.steady():
+                        looped = timing.time_loop(
+                            item.call, item.count, calls=calls, samples=config.loop_samples,
+                            device=device,
+                        )  # fmt: skip
+                except Exception as err:
+                    _record_failure(row, err, device)
+                    del ready[impl]
+                    continue
+                row["loop_calls_per_sample"] = calls
+                row.setdefault("loop_samples_us", []).extend(round(v, 4) for v in looped)
+                row.setdefault("loop_round_medians_us", []).append(float(np.median(looped)))
             row["wall_s"] = row.get("wall_s", 0.0) + time.perf_counter() - started
 
 
@@ -249,6 +267,14 @@ def _summarize_row(row: dict[str, Any], nbytes: int) -> None:
     row["gbps_p80_time"] = timing.gbps(nbytes, stats.p80_us)
     medians = row["round_medians_us"]
     row["round_spread_pct"] = 100.0 * (max(medians) - min(medians)) / min(medians)
+    if row.get("loop_samples_us"):
+        loop = timing.summarize(row["loop_samples_us"])
+        row.update({f"loop_{name}": value for name, value in dataclasses.asdict(loop).items()})
+        row["loop_us"] = loop.median_us
+        loop_medians = row["loop_round_medians_us"]
+        row["loop_round_spread_pct"] = (
+            100.0 * (max(loop_medians) - min(loop_medians)) / min(loop_medians)
+        )
     parity_ok = row["parity"]["passed"]
     row["status"] = "ok" if parity_ok else "wrong"
     if not parity_ok:
@@ -326,10 +352,13 @@ def _prepare_impl(
     with prepared.steady():
         peak, out_bytes = timing.peak_extra_bytes(lambda: call(0), device)
         warm = timing.time_events(call, count, samples=max(3, min(count, 20)), device=device)
+        loop_probe = timing.time_loop(
+            call, count, calls=timing.LOOP_PROBE_CALLS, samples=1, device=device
+        )
     row["peak_bytes_per_call"] = peak
     row["output_bytes"] = out_bytes
     row["extra_bytes_beyond_output"] = peak - out_bytes if not prepared.needs_dst else peak
-    return _Ready(prepared, call, count, max(0.5, float(np.median(warm))))
+    return _Ready(prepared, call, count, max(0.5, float(np.median(warm))), loop_probe[0])
 
 
 def _time_impl(
@@ -388,7 +417,8 @@ def finalize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     Only rows with ``status == "ok"`` get a percentage; a wrong result never does.
     ``speedup_vs_best_alt`` (on ``ours`` rows) is the fastest correct alternative's median time
-    over this row's.
+    over this row's; ``loop_speedup_vs_best_alt`` the same for the eager-loop time
+    (``best_loop_alternative`` names who has it).
 
     Args:
         results: the run's rows; updated in place.
@@ -406,19 +436,33 @@ def finalize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row["pct_of_copy"] = 100.0 * row["gbps"] / copy_gbps[key]
         else:
             row.pop("pct_of_copy", None)
+    best = _fastest_alternatives(results, "median_us")
+    best_loop = _fastest_alternatives(results, "loop_us")
+    for row in results:
+        if row["impl"] != "ours" or row.get("status") != "ok":
+            continue
+        key = _shape_key(row)
+        if key in best:
+            row["best_alternative"] = best[key][1]
+            row["speedup_vs_best_alt"] = best[key][0] / row["median_us"]
+        if key in best_loop and "loop_us" in row:
+            row["best_loop_alternative"] = best_loop[key][1]
+            row["loop_speedup_vs_best_alt"] = best_loop[key][0] / row["loop_us"]
+    return results
+
+
+def _fastest_alternatives(
+    results: list[dict[str, Any]], field: str
+) -> dict[tuple[str, int, int, str], tuple[float, str]]:
+    """Per shape key, the smallest ``field`` among correct alternatives and who has it."""
     best: dict[tuple[str, int, int, str], tuple[float, str]] = {}
     for row in results:
         key = _shape_key(row)
-        if row["impl"] not in _ALTERNATIVES or row.get("status") != "ok":
+        if row["impl"] not in _ALTERNATIVES or row.get("status") != "ok" or field not in row:
             continue
-        if key not in best or row["median_us"] < best[key][0]:
-            best[key] = (row["median_us"], row["impl"])
-    for row in results:
-        key = _shape_key(row)
-        if row["impl"] == "ours" and row.get("status") == "ok" and key in best:
-            row["best_alternative"] = best[key][1]
-            row["speedup_vs_best_alt"] = best[key][0] / row["median_us"]
-    return results
+        if key not in best or row[field] < best[key][0]:
+            best[key] = (row[field], row["impl"])
+    return best
 
 
 _SMI_FIELDS = (

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from kernels.bench.impls import IMPLEMENTATIONS
 from kernels.bench.parity import TOLERANCES
-from kernels.bench.shapes import BYTES_FORMULA, DTYPES
+from kernels.bench.shapes import BYTES_FORMULA
 from kernels.bench.timing import (
     GRAPH_REPLAY_TARGET_US,
     L2_FACTOR,
+    LOOP_SAMPLE_TARGET_US,
     MAX_GRAPH_LAUNCHES,
     MIN_GRAPH_LAUNCHES,
     SLEEP_US_BEFORE_SAMPLE,
@@ -60,6 +61,16 @@ CSV_FIELDS = (
     "pct_of_copy",
     "speedup_vs_best_alt",
     "best_alternative",
+    "loop_us",
+    "loop_p20_us",
+    "loop_p80_us",
+    "loop_min_us",
+    "loop_max_us",
+    "loop_n",
+    "loop_calls_per_sample",
+    "loop_round_spread_pct",
+    "loop_speedup_vs_best_alt",
+    "best_loop_alternative",
     "compile_s",
     "first_call_s",
     "peak_bytes_per_call",
@@ -80,11 +91,22 @@ _CSV_INT = {
     "working_set_bytes",
     "bytes",
     "n",
+    "loop_n",
+    "loop_calls_per_sample",
     "peak_bytes_per_call",
     "output_bytes",
     "extra_bytes_beyond_output",
 }
-_CSV_STR = {"set", "dtype", "impl", "status", "timing_mode", "best_alternative", "note"}
+_CSV_STR = {
+    "set",
+    "dtype",
+    "impl",
+    "status",
+    "timing_mode",
+    "best_alternative",
+    "best_loop_alternative",
+    "note",
+}
 
 
 def _csv_row(row: dict[str, Any]) -> dict[str, str]:
@@ -191,6 +213,16 @@ def build_report(
                 "even rounds and reversed in odd ones (round_order), and the statistics pool "
                 "the rounds (round_medians_us, round_spread_pct keep them apart)."
             ),
+            "loop": (
+                "eager loop, host included: after each round's device timing of an "
+                "implementation, loop_samples samples of loop_calls_per_sample back-to-back "
+                "calls in a Python loop (inputs rotated as above, outputs dropped), each from a "
+                "synchronized start to a synchronized end, per call = wall time / calls; the "
+                "same call count for every implementation of a shape (about "
+                f"{LOOP_SAMPLE_TARGET_US:.0f} us per sample for the fastest). loop_us is the "
+                "median over all rounds' samples (loop_samples_us)."
+            ),
+            "loop_samples": config.loop_samples,
             "parity": (
                 "fresh random input (row scales 0.1..10), output compared elementwise with a "
                 "float64 reference: |y-ref| <= atol + rtol*|ref| and relative L2 <= rel_l2; "
@@ -243,7 +275,15 @@ _ROW_FIELDS: dict[str, type] = {
 }
 # Numbers an "ok" row must carry (finite, > 0) and ones it may carry (finite, >= 0).
 _OK_ROW_NUMBERS = ("median_us", "gbps")
-_OPTIONAL_ROW_NUMBERS = ("gbps_p20_time", "gbps_p80_time", "pct_of_copy")
+_OPTIONAL_ROW_NUMBERS = (
+    "gbps_p20_time",
+    "gbps_p80_time",
+    "pct_of_copy",
+    "loop_us",
+    "loop_p20_us",
+    "loop_p80_us",
+    "loop_speedup_vs_best_alt",
+)
 
 
 def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -294,7 +334,8 @@ def _check_row(row: object, where: str) -> None:
 
 
 def markdown_table(results: list[dict[str, Any]], *, dtypes: Sequence[str] | None = None) -> str:
-    """GB/s and % of copy per shape (rows) and implementation (columns), for the README."""
+    """GB/s, % of copy, device time and eager-loop time per shape (rows) and implementation
+    (columns), for the README."""
     impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in results)]
     keys: list[tuple[str, int, int, str]] = []
     for row in results:
@@ -322,117 +363,10 @@ def _cell(row: dict[str, Any] | None, impl: str) -> str:
     time_text = (
         f"{row['median_us']:.2f} us" if row["median_us"] < 100 else f"{row['median_us']:.0f} us"
     )
+    loop = row.get("loop_us")
+    loop_text = f"; loop {loop:.1f} us" if loop is not None else ""
     if impl == "copy":
-        return f"{row['gbps']:.0f} GB/s, {time_text}"
+        return f"{row['gbps']:.0f} GB/s, {time_text}{loop_text}"
     pct = row.get("pct_of_copy")
     pct_text = f" ({pct:.0f}%)" if pct is not None else ""
-    return f"{row['gbps']:.0f}{pct_text}, {time_text}"
-
-
-_COLORS = {
-    "copy": "black",
-    "ours": "tab:red",
-    "torch_eager": "tab:blue",
-    "torch_compile": "tab:green",
-    "liger": "tab:orange",
-}
-
-
-def write_plot(results: list[dict[str, Any]], path: str | os.PathLike[str]) -> str | None:
-    """GB/s against width (one line per implementation, copy dashed) and % of copy per shape.
-
-    Rows whose status is not ``ok`` (a wrong result included) are never plotted.
-
-    Args:
-        results: the run's rows (after :func:`~kernels.bench.harness.finalize`).
-        path: the PNG to write.
-
-    Returns:
-        None on success, or a note saying why no PNG was written (matplotlib missing).
-    """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as err:
-        return f"no PNG: matplotlib is not importable ({type(err).__name__}: {err})"
-    ok = [r for r in results if r.get("status") == "ok"]
-    dtypes = [d for d in DTYPES if any(r["dtype"] == d for r in ok)]
-    if not dtypes:
-        return "no PNG: no successful result to plot"
-    impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in ok)]
-    fig, axes = plt.subplots(2, len(dtypes), figsize=(7.5 * len(dtypes), 10), squeeze=False)
-    for col, dtype_key in enumerate(dtypes):
-        _plot_gbps(axes[0][col], [r for r in ok if r["dtype"] == dtype_key], impls, dtype_key)
-        _plot_pct(axes[1][col], [r for r in ok if r["dtype"] == dtype_key], impls, dtype_key)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return None
-
-
-def _plot_gbps(ax: Any, ok: list[dict[str, Any]], impls: list[str], dtype_key: str) -> None:
-    """GB/s against width for one dtype's ok rows: a line per implementation, shapes as dots."""
-    for impl in impls:
-        pts = sorted((r["width"], r["gbps"], r["rows"]) for r in ok if r["impl"] == impl)
-        if not pts:
-            continue
-        # One line through the widest-rows entry per width; every shape as a marker.
-        per_width: dict[int, float] = {}
-        rows_at: dict[int, int] = {}
-        for width, value, rows in pts:
-            if rows >= rows_at.get(width, 0):
-                per_width[width], rows_at[width] = value, rows
-        widths = sorted(per_width)
-        style = "--" if impl == "copy" else "-"
-        ax.plot(
-            widths,
-            [per_width[w] for w in widths],
-            style,
-            color=_COLORS.get(impl),
-            label=f"{impl}" + (" (ceiling)" if impl == "copy" else ""),
-            linewidth=1.6,
-        )
-        ax.scatter(
-            [p[0] for p in pts], [p[1] for p in pts], s=12, color=_COLORS.get(impl), alpha=0.6
-        )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("width (elements per row)")
-    ax.set_ylabel("GB/s (x read + w read + y written)")
-    ax.set_title(f"{dtype_key}: GB/s vs width (line: most rows per width)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-
-
-def _plot_pct(ax: Any, ok: list[dict[str, Any]], impls: list[str], dtype_key: str) -> None:
-    """% of copy per shape for one dtype's ok rows: a bar per implementation but the copy."""
-    keys: list[tuple[str, int, int]] = []
-    for r in ok:
-        key = (r["set"], r["rows"], r["width"])
-        if key not in keys:
-            keys.append(key)
-    bar_impls = [i for i in impls if i != "copy"]
-    width_bar = 0.8 / max(1, len(bar_impls))
-    for j, impl in enumerate(bar_impls):
-        values = []
-        for key in keys:
-            match = [
-                r for r in ok if (r["set"], r["rows"], r["width"]) == key and r["impl"] == impl
-            ]
-            values.append(match[0].get("pct_of_copy", float("nan")) if match else float("nan"))
-        ax.bar(
-            [k + j * width_bar for k in range(len(keys))],
-            values,
-            width_bar,
-            color=_COLORS.get(impl),
-            label=impl,
-        )
-    ax.axhline(100, color="black", linestyle="--", linewidth=1)
-    ax.axhline(90, color="grey", linestyle=":", linewidth=1)
-    ax.set_xticks([k + 0.4 - width_bar / 2 for k in range(len(keys))])
-    ax.set_xticklabels([f"{r}x{w}" for _, r, w in keys], rotation=70, fontsize=7)
-    ax.set_ylabel("% of copy GB/s (same shape)")
-    ax.set_title(f"{dtype_key}: % of copy per shape")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    return f"{row['gbps']:.0f}{pct_text}, {time_text}{loop_text}"

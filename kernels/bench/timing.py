@@ -1,11 +1,15 @@
-"""Timing on the device: CUDA events, CUDA-graph replays, statistics, the rotation rule.
+"""Timing on the device: CUDA events, CUDA-graph replays, eager loops, statistics, rotation.
 
-Protocol: every sample lies between two CUDA events, with a GPU sleep queued ahead of the start
-event so the host work of the call (Python, guards, launch) finishes while the stream is still
-busy and never lands inside the events. Calls that move less than ``GRAPH_BYTES_THRESHOLD`` are
-timed as CUDA-graph replays of many launches (time per launch = replay / launches), because
-there the launch itself would dominate. Inputs rotate over enough buffers that the working set
-is more than ``L2_FACTOR`` times the L2 cache, so no sample is served from cache.
+Two figures per implementation. *Device time*: every sample lies between two CUDA events, with
+a GPU sleep queued ahead of the start event so the host work of the call (Python, guards,
+launch) finishes while the stream is still busy and never lands inside the events. Calls that
+move less than ``GRAPH_BYTES_THRESHOLD`` are timed as CUDA-graph replays of many launches (time
+per launch = replay / launches), because there the launch itself would dominate. Inputs rotate
+over enough buffers that the working set is more than ``L2_FACTOR`` times the L2 cache, so no
+sample is served from cache. *Loop time* (what a user calling the function in a plain Python
+loop pays, host included): the wall time of back-to-back calls on the same rotated buffers,
+from a synchronized start to a synchronized end, divided by the calls; launch-bound shapes then
+show the host's cost, large ones the device's.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ GRAPH_REPLAY_TARGET_US = 2000.0  # a replay of the fastest implementation lasts 
 MIN_SAMPLES = 10
 MAX_SAMPLES = 400
 SLEEP_US_BEFORE_SAMPLE = 60.0  # GPU sleep queued ahead of each sample (hides host time)
+# Eager-loop samples: each about this long, of MIN..MAX back-to-back calls, the same count for
+# every implementation of a shape (the closing synchronization is shared out alike).
+LOOP_SAMPLE_TARGET_US = 2000.0
+MIN_LOOP_CALLS = 4
+MAX_LOOP_CALLS = 4096
+LOOP_SAMPLES = 15  # per round
+MAX_LOOP_SAMPLES = 400
+LOOP_PROBE_CALLS = 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +208,59 @@ def peak_extra_bytes(call: Callable[[], Any], device: torch.device) -> tuple[int
     peak = torch.cuda.max_memory_allocated(device) - base
     out_bytes = out.numel() * out.element_size() if isinstance(out, torch.Tensor) else 0
     return int(peak), int(out_bytes)
+
+
+def time_loop(
+    call: Callable[[int], Any],
+    count: int,
+    *,
+    calls: int,
+    samples: int,
+    device: torch.device,
+) -> list[float]:
+    """Per-call microseconds of ``calls`` back-to-back calls in a Python loop, host included.
+
+    Each sample synchronizes the device, reads the wall clock, makes the calls (buffer
+    ``i % count``, outputs dropped as a loop drops them), synchronizes again and divides the
+    elapsed time by ``calls``: the cost of one call to a user whose loop does nothing else.
+
+    Args:
+        call: runs the implementation on buffer ``i``.
+        count: the number of buffers.
+        calls: calls per sample (>= 1).
+        samples: how many samples.
+        device: the CUDA device.
+
+    Returns:
+        Microseconds per call, one per sample.
+
+    Raises:
+        ValueError: ``calls`` or ``samples`` below 1.
+    """
+    if calls < 1 or samples < 1:
+        raise ValueError(f"calls and samples must be >= 1; got {calls} and {samples}")
+    results = []
+    index = 0
+    for _ in range(samples):
+        torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        for _ in range(calls):
+            call(index % count)
+            index += 1
+        torch.cuda.synchronize(device)
+        results.append((time.perf_counter() - start) * 1e6 / calls)
+    return results
+
+
+def loop_calls(estimates_us: Sequence[float]) -> int:
+    """Calls per eager-loop sample for one shape, the same for all its implementations.
+
+    Enough that the fastest implementation's sample lasts about ``LOOP_SAMPLE_TARGET_US``,
+    within ``[MIN_LOOP_CALLS, MAX_LOOP_CALLS]``; NaN, zero and negative estimates are ignored.
+    """
+    fastest = min((e for e in estimates_us if e > 0 and math.isfinite(e)), default=0.0)
+    wanted = math.ceil(LOOP_SAMPLE_TARGET_US / fastest) if fastest > 0 else MIN_LOOP_CALLS
+    return int(min(MAX_LOOP_CALLS, max(MIN_LOOP_CALLS, wanted)))
 
 
 def graph_launches(estimates_us: Sequence[float], count: int) -> int:

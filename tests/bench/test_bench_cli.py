@@ -33,6 +33,8 @@ def test_without_cuda_exit_2_with_a_clear_message(no_cuda, tmp_path, capsys):
         (["--eps", "1"], "--eps must be in"),
         (["--rep-ms", "nan"], "--rep-ms must be in"),
         (["--rep-ms", "abc"], "invalid float value"),
+        (["--loop-samples", "-1"], "--loop-samples must be in [0, 400]; got -1"),
+        (["--loop-samples", "401"], "--loop-samples must be in [0, 400]; got 401"),
         (["--bogus"], "unrecognized arguments"),
         ([], "--out"),
     ],
@@ -67,6 +69,15 @@ def test_quick_and_impls_build_a_config(tmp_path):
     assert config.dtypes == ["float32"]
     assert config.shapes[-1] == ("custom", bench.Shape(2, 3))
     assert config.rep_ms <= 15.0
+    assert config.loop_samples == bench.LOOP_SAMPLES
+
+
+@pytest.mark.parametrize("samples", [0, 400])
+def test_loop_samples_at_their_bounds_are_accepted(tmp_path, samples):
+    args = bench.build_parser().parse_args(
+        ["--shapes", "2x3", "--loop-samples", str(samples), "--out", str(tmp_path)]
+    )
+    assert config_from_args(args).loop_samples == samples
 
 
 def test_package_imports_no_qt_and_nothing_of_oracle_inspector_or_lab():

@@ -14,7 +14,7 @@ from kernels import bench
 from kernels.bench import report as bench_report
 
 
-def _fake_row(impl, median, status="ok", shape=(4096, 70), dtype="bfloat16", spread=0.1):
+def _fake_row(impl, median, status="ok", shape=(4096, 70), dtype="bfloat16", spread=0.1, loop=None):
     rows, width = shape
     samples = [median * (1 + spread * k / 10) for k in range(-5, 6)]
     stats = bench.summarize(samples)
@@ -40,6 +40,17 @@ def _fake_row(impl, median, status="ok", shape=(4096, 70), dtype="bfloat16", spr
         "extra_bytes_beyond_output": 0,
     }
     row.update(vars(stats))
+    loop_median = 10.0 * median if loop is None else loop
+    loop_samples = [loop_median * (1 + spread * k / 10) for k in range(-3, 4)]
+    loop_stats = bench.summarize(loop_samples)
+    row.update({f"loop_{name}": value for name, value in vars(loop_stats).items()})
+    row.update(
+        loop_us=loop_stats.median_us,
+        loop_samples_us=loop_samples,
+        loop_round_medians_us=[loop_stats.median_us],
+        loop_round_spread_pct=0.0,
+        loop_calls_per_sample=200,
+    )
     if impl == "torch_compile":
         row["compile_s"] = 1.2345678901234567
     return row
@@ -48,11 +59,11 @@ def _fake_row(impl, median, status="ok", shape=(4096, 70), dtype="bfloat16", spr
 def _results():
     return bench.finalize(
         [
-            _fake_row("copy", 1.0),
-            _fake_row("ours", 1.1),
-            _fake_row("torch_eager", 2.0),
-            _fake_row("torch_compile", 1.5),
-            _fake_row("liger", 0.5, status="wrong"),
+            _fake_row("copy", 1.0, loop=8.0),
+            _fake_row("ours", 1.1, loop=9.0),
+            _fake_row("torch_eager", 2.0, loop=10.0),
+            _fake_row("torch_compile", 1.5, loop=30.0),
+            _fake_row("liger", 0.5, status="wrong", loop=5.0),
         ]
     )
 
@@ -94,6 +105,19 @@ def test_finalize_percent_of_copy_and_best_alternative():
     assert "pct_of_copy" not in results["liger"]
     assert results["ours"]["best_alternative"] == "torch_compile"
     assert results["ours"]["speedup_vs_best_alt"] == pytest.approx(1.5 / 1.1)
+    # The eager loop has its own fastest alternative (eager here; the wrong liger never).
+    assert results["ours"]["best_loop_alternative"] == "torch_eager"
+    assert results["ours"]["loop_speedup_vs_best_alt"] == pytest.approx(10.0 / 9.0)
+    assert "loop_speedup_vs_best_alt" not in results["torch_eager"]
+
+
+def test_finalize_without_loop_figures_gives_no_loop_speedup():
+    rows = [_fake_row("copy", 1.0), _fake_row("ours", 1.1), _fake_row("torch_eager", 2.0)]
+    for row in rows:
+        del row["loop_us"]
+    results = {r["impl"]: r for r in bench.finalize(rows)}
+    assert "loop_speedup_vs_best_alt" not in results["ours"]
+    assert results["ours"]["speedup_vs_best_alt"] == pytest.approx(2.0 / 1.1)
 
 
 def test_json_round_trip(tmp_path):
@@ -200,6 +224,7 @@ def test_markdown_table_lists_every_shape_and_flags_wrong_results():
     assert len(lines) == 3
     assert "wrong" in lines[2]
     assert "%" in lines[2]
+    assert "loop 9.0 us" in lines[2]  # ours: device figures, then the eager-loop time
 
 
 def test_plot_is_written_or_skipped_with_a_note(tmp_path):

@@ -32,6 +32,11 @@ def _rows() -> list[dict]:
                     "pct_of_copy": 100.0 * share,
                     "samples_us": [10.0, 11.0, 12.0],
                     "median_us": 11.0 / share,
+                    "p20_us": 10.0 / share,
+                    "p80_us": 12.0 / share,
+                    "loop_us": 20.0 + 10.0 * share,
+                    "loop_p20_us": 19.0 + 10.0 * share,
+                    "loop_p80_us": 22.0 + 10.0 * share,
                 }
             )
     rows.append({**rows[-1], "impl": "liger", "status": "wrong", "gbps": 9999.0})
@@ -48,6 +53,26 @@ def test_bench_view_draws_ok_rows_and_lists_wrong_ones(qtbot) -> None:
     assert "liger" not in view.curves  # a wrong result never enters the chart
     assert "WRONG OUTPUT" in view.summary.text()
     assert "90–90% of copy" in view.summary.text()
+
+
+@pytest.mark.parametrize(("metric", "field"), [("device µs", "median_us"), ("loop µs", "loop_us")])
+def test_bench_view_draws_both_times_per_call_on_a_log_axis(qtbot, metric, field) -> None:
+    view = BenchView()
+    qtbot.addWidget(view)
+    rows = _rows()
+    rows[4]["loop_speedup_vs_best_alt"] = 26.0 / 29.0  # ours at width 1024: eager's over ours
+    view.set_records(rows)
+    view.metric_combo.setCurrentText(metric)
+    expected = [r[field] for r in rows if r["impl"] == "ours"]
+    np.testing.assert_allclose(view.plotted("ours")[1], expected)
+    assert view.plot.getPlotItem().ctrl.logYCheck.isChecked()
+    bars = view.bars["ours"].opts
+    np.testing.assert_allclose(bars["y"], np.log10(expected))  # bars in the log axis' units
+    assert "per call" in view.plot.getPlotItem().getAxis("left").labelText
+    assert "eager loop: 0.90–0.90× the fastest alternative" in view.summary.text()
+    view.metric_combo.setCurrentText("GB/s")
+    assert not view.plot.getPlotItem().ctrl.logYCheck.isChecked()
+    np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
 
 
 def test_benchmark_in_the_window_and_in_the_session(

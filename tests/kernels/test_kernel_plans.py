@@ -206,3 +206,14 @@ def test_the_op_is_the_launcher() -> None:
     assert torch.equal(torch.ops.rmsnorm_inspector.rms_norm(x, w, 1e-6), _unplanned(x, w, 1e-6))
     with pytest.raises(ValueError, match=r"weight\.shape must be \(width,\) = \(70,\); got \(5,\)"):
         torch.ops.rmsnorm_inspector.rms_norm(x, w[:5], 1e-6)
+
+
+def test_a_meta_tensor_never_takes_a_cpu_plan() -> None:
+    # get_device() is -1 for CPU and meta alike: the plan checks the device itself.
+    x, w = _inputs(3, 70)
+    kernels.rms_norm(x, w)
+    assert plans.plan_count() == 1
+    with pytest.raises(ValueError, match=r"x must be on a"):
+        kernels.rms_norm(x.to("meta"), w.to("meta"))
+    with pytest.raises(ValueError, match=r"weight must be on x's device cpu; got meta"):
+        kernels.rms_norm(x, w.to("meta"))

@@ -66,7 +66,7 @@ class _Counting:
 
 def _only_plan() -> plans.LaunchPlan:
     assert plans.plan_count() == 1
-    return next(iter(plans._PLANS.values()))
+    return next(iter(plans.PLANS.values()))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -189,3 +189,24 @@ def test_inductor_launches_the_same_kernel_bit_for_bit() -> None:
     x, w = _inputs(4096, 5120, torch.bfloat16, seed=5)
     compiled = torch.compile(norms, fullgraph=True)
     assert torch.equal(compiled(x, w), norms(x, w))
+
+
+def test_a_refused_direct_launch_falls_back_to_tritons_dispatch_for_good() -> None:
+    x, w = _inputs(8, 2048, torch.bfloat16)
+    kernels.rms_norm(x, w, 1e-6)
+    plan = _only_plan()
+    assert plan.direct is not None
+
+    def refuses(*args: object) -> None:
+        raise TypeError("launch() takes 13 positional arguments")
+
+    plan.direct = plan.direct._replace(run=refuses)
+    try:
+        y = kernels.rms_norm(x, w, 1e-6)
+        assert plan.direct is None
+        assert plans.DIRECT_REFUSED
+        assert torch.equal(y, _unplanned(x, w, 1e-6))
+        kernels.rms_norm(x[:4], w, 1e-6)  # a new signature: no direct door any more
+        assert all(p.direct is None for p in plans.PLANS.values())
+    finally:
+        plans.DIRECT_REFUSED.clear()

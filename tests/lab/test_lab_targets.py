@@ -71,3 +71,46 @@ def test_target_spread_comes_from_the_second_run_when_given():
     steady = [dict(r) for r in record]
     _, still = targets.report(record, "ours", steady)
     assert not still["ge1x_alternatives"]
+
+
+def test_loop_and_099_targets_read_their_own_figures():
+    results = _results()
+    loop_us = {"copy": 8.0, "ours": 10.5, "torch_eager": 10.0, "torch_compile": 40.0}
+    for row in results:
+        row["round_spread_pct"] = 0.0
+        row["loop_round_spread_pct"] = 1.0
+        if row["impl"] in loop_us:
+            row["loop_us"] = loop_us[row["impl"]]
+    text, verdicts = targets.report(results, "ours")
+    # Device: 1.5 / 1.1 = 1.36x; loop: 10 / 10.5 = 0.952x, 5% behind eager, beyond 1% spread.
+    assert verdicts["ge1x_alternatives"]
+    assert verdicts["ge099_device"]
+    assert not verdicts["ge1x_loop"]
+    assert "eager-loop time, host included: >= 1x the fastest alternative" in text
+    assert (
+        "| tails | 4096x70 | bfloat16 | 10.50 | torch_eager | 10.00 | 0.952x | 1.0% | NO |" in text
+    )
+    for row in results:
+        if row["impl"] == "ours":
+            row["loop_us"] = 9.9
+    assert targets.report(results, "ours")[1]["ge1x_loop"]
+
+
+def test_099_device_target_at_its_bound_and_one_step_past():
+    results = _results()
+    for row in results:
+        row["round_spread_pct"] = 0.0
+        if row["impl"] == "ours":
+            row["median_us"] = 1.5 / 0.99  # exactly 0.99x torch_compile's 1.5 us
+    assert targets.report(results, "ours")[1]["ge099_device"]
+    for row in results:
+        if row["impl"] == "ours":
+            row["median_us"] = 1.5 / 0.989
+    assert not targets.report(results, "ours")[1]["ge099_device"]
+
+
+def test_odd_width_target_takes_odd_widths_from_4096_rows():
+    results = _results()  # 4096x70: even, not counted
+    text, verdicts = targets.report(results, "ours")
+    assert verdicts["ge85_odd_widths"]  # nothing qualifies: met vacuously, and the table is empty
+    assert "4096x70" not in text.split(">= 85% for odd widths")[1].split("Result")[0]
