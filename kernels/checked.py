@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from kernels.env import device_description
-from kernels.launcher import MAX_WIDTH, SUPPORTED_DTYPES, launch, mutant_code
+from kernels.launcher import MAX_WIDTH, SUPPORTED_DTYPES, launch_kernel, mutant_code
 from kernels.layout import (
     KERNEL_PATHS,
     LaunchConfig,
@@ -78,6 +78,7 @@ class CheckedRun:
     path: str = "one_row"
     rows_per_program: int = 1
     programs: int = 0
+    peel: int = 0  # the tile kernel's PEEL (elements of 16 bytes; 0: not peeled)
     row_stride: int = 0
     dtype: str = ""
     mutant: str | None = None
@@ -222,9 +223,10 @@ def run_checked(
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
     w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
 
-    launched = launch(
+    run = launch_kernel(
         body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant, config=config
     )
+    launched = run.config
     if torch_device.type == "cuda":
         torch.cuda.synchronize(torch_device)
 
@@ -255,6 +257,7 @@ def run_checked(
         path=launched.path,
         rows_per_program=launched.rows_per_program,
         programs=launched.grid(rows),
+        peel=run.peel,
         row_stride=row_stride,
         dtype=dtype,
         mutant=mutant,

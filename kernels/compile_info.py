@@ -47,6 +47,7 @@ from kernels.layout import (
     choose_config,
     forced_config,
     kernel_constexprs,
+    peel_elements,
     vector_width,
 )
 from kernels.mode import COMPILED, MODE
@@ -327,8 +328,9 @@ def compile_fields(
         "y_stride_v": "i32",
         "eps": "fp32",
     }
+    peel = peel_elements(config, width, vec, width, width, itemsize)
     constexprs: dict[str, object] = {
-        **kernel_constexprs(config, width, vec, rows),
+        **kernel_constexprs(config, width, vec, rows, peel),
         "MUTANT": mutant_code(mutant),
     }
     signature.update(dict.fromkeys(constexprs, "constexpr"))

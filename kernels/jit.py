@@ -8,7 +8,8 @@ Two kernels (the launch layout that picks one is ``kernels.layout``):
 
 * :func:`rms_norm_tile_kernel`: each row is one power-of-two tile of ``BLOCK`` lanes in
   registers; a program takes ``ROWS`` consecutive rows (a ``ROWS x BLOCK`` tile: ``ROWS > 1``
-  packs short rows).
+  packs short rows). A single row of a width no 16-byte vector divides is peeled (head,
+  aligned body, tail: :func:`_peeled_row`) so its accesses stay 16 bytes wide.
 * :func:`rms_norm_loop_kernel`: each row in ``NUM_CHUNKS`` chunks of ``CHUNK`` lanes and two
   passes (square sums; then normalize, weight and store, re-reading the row from L1/L2), for
   rows too wide to keep in registers.
@@ -99,13 +100,8 @@ def _square(x, MUTANT: tl.constexpr):
 
 
 @triton.jit
-def _rrms(squares, width, eps, ROWS: tl.constexpr, MUTANT: tl.constexpr):
-    """``rsqrt(mean square + eps)`` per row of float32 ``squares`` (``[BLOCK]`` for one row, else
-    ``[ROWS, BLOCK]``), shaped to multiply the row's lanes (``[ROWS, 1]`` for several rows)."""
-    if ROWS == 1:
-        sum_squares = tl.sum(squares, axis=0)
-    else:
-        sum_squares = tl.sum(squares, axis=1)
+def _rrms_of_sum(sum_squares, width, eps, MUTANT: tl.constexpr):
+    """``rsqrt(sum_squares / width + eps)``, float32, of a row's (or rows') sum of squares."""
     # The true width, not the tile's lanes: the masked lanes are not part of the row.
     if MUTANT == SUM_INSTEAD_OF_MEAN:
         mean_square = sum_squares
@@ -117,6 +113,18 @@ def _rrms(squares, width, eps, ROWS: tl.constexpr, MUTANT: tl.constexpr):
         # eps as float32 whatever the caller passed (Inductor passes Python floats as fp64,
         # which would promote the sum and the rsqrt to fp64).
         rrms = tl.rsqrt(mean_square + tl.cast(eps, tl.float32))
+    return rrms
+
+
+@triton.jit
+def _rrms(squares, width, eps, ROWS: tl.constexpr, MUTANT: tl.constexpr):
+    """``rsqrt(mean square + eps)`` per row of float32 ``squares`` (``[BLOCK]`` for one row, else
+    ``[ROWS, BLOCK]``), shaped to multiply the row's lanes (``[ROWS, 1]`` for several rows)."""
+    if ROWS == 1:
+        sum_squares = tl.sum(squares, axis=0)
+    else:
+        sum_squares = tl.sum(squares, axis=1)
+    rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
     if ROWS > 1:
         rrms = rrms[:, None]
     return rrms
@@ -136,6 +144,97 @@ def _tile_mask(row_ok, lane_mask, EVEN: tl.constexpr, ROW_MASK: tl.constexpr):
 
 
 @triton.jit
+def _body_mask(cols, body, row_end, tile_end, PAST_ROW: tl.constexpr):
+    """The body lanes of a peeled row, ``cols < body``; ``PAST_ROW`` (the tail mutants) adds the
+    lanes past the row's end (``row_end``) up to the tile's (``tile_end``), both counted from
+    the body's start, so a mutant touches exactly the lanes it touches in an unpeeled tile: the
+    tail itself stays with the tail's own accesses."""
+    if PAST_ROW:
+        mask = (cols < body) | ((cols >= row_end) & (cols < tile_end))
+    else:
+        mask = cols < body
+    return mask
+
+
+@triton.jit
+def _peeled_row(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    row,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    BLOCK: tl.constexpr,
+    PEEL: tl.constexpr,
+    W_EARLY: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """One row of :func:`rms_norm_tile_kernel` in three parts: head, aligned body, tail.
+
+    ``head`` (< PEEL elements) runs up to the row's first element a multiple of PEEL elements
+    from the base (``-row_start mod PEEL``: a 16-byte boundary when the base is on one); the
+    body is the longest run of whole PEEL-element vectors after it, loaded and stored as
+    ``BLOCK`` lanes from an offset the compiler is told is a multiple of PEEL, under a mask
+    whose bound is one too (so every access is a full 16-byte vector); the tail is the rest
+    (< PEEL elements). Head and tail are PEEL-lane tiles of scalar accesses. The weight's body
+    starts ``head`` elements into it, which no alignment hint covers: its loads stay scalar, but
+    every row reads the same weight, from L1/L2. The sum of squares adds the three parts' sums.
+    """
+    X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
+    W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
+    Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
+    x_start = row * x_row_stride
+    y_start = row * y_row_stride
+    head = tl.minimum(((PEEL - x_start % PEEL) % PEEL).to(tl.int32), width)
+    body = tl.multiple_of((width - head) // PEEL * PEEL, PEEL)
+    tail = head + body  # the tail's first column
+    cols = tl.arange(0, BLOCK)
+    edge = tl.arange(0, PEEL)
+    x_body = x_ptr + tl.multiple_of(x_start + head, PEEL)
+    y_body = y_ptr + tl.multiple_of(y_start + head, PEEL)
+    body_in = cols < body
+    head_in = edge < head
+    tail_in = edge < width - tail
+    body_load = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == MASKED_TAIL_INCLUSION)
+    if W_EARLY:
+        wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
+        wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
+        wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0)
+    xb = tl.load(x_body + cols, mask=body_load, other=0.0, eviction_policy=X_EVICTION)
+    xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0)
+    xt = tl.load(x_ptr + x_start + tail + edge, mask=tail_in, other=0.0)
+    xb = xb.to(tl.float32)
+    xh = xh.to(tl.float32)
+    xt = xt.to(tl.float32)
+    sum_squares = (
+        tl.sum(_square(xb, MUTANT), axis=0)
+        + tl.sum(_square(xh, MUTANT), axis=0)
+        + tl.sum(_square(xt, MUTANT), axis=0)
+    )
+    rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
+    if not W_EARLY:
+        wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
+        wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
+        wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0)
+    if MUTANT == MISSING_WEIGHT:
+        yb = xb * rrms
+        yh = xh * rrms
+        yt = xt * rrms
+    else:
+        yb = xb * rrms * wb.to(tl.float32)
+        yh = xh * rrms * wh.to(tl.float32)
+        yt = xt * rrms * wt.to(tl.float32)
+    body_store = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == UNMASKED_STORE)
+    out_ty = y_ptr.dtype.element_ty
+    tl.store(y_body + cols, yb.to(out_ty), mask=body_store, cache_modifier=Y_CACHE)
+    tl.store(y_ptr + y_start + edge, yh.to(out_ty), mask=head_in, cache_modifier=Y_CACHE)
+    tl.store(y_ptr + y_start + tail + edge, yt.to(out_ty), mask=tail_in, cache_modifier=Y_CACHE)
+
+
+@triton.jit
 def rms_norm_tile_kernel(
     x_ptr,
     w_ptr,
@@ -152,6 +251,7 @@ def rms_norm_tile_kernel(
     STREAM_STORE: tl.constexpr,
     EVEN: tl.constexpr,
     ROW_MASK: tl.constexpr,
+    PEEL: tl.constexpr,
     MUTANT: tl.constexpr,
 ):
     """RMSNorm forward of ``ROWS`` consecutive rows, each held as one ``BLOCK``-lane tile.
@@ -185,58 +285,70 @@ def rms_norm_tile_kernel(
       EVEN: width == BLOCK, so no column mask (the tail mutants have no tail to act on there).
       ROW_MASK: ``ROWS`` does not divide rows, so the last program's rows past the end are
         masked.
+      PEEL: 0, or (one row per program) the elements of 16 bytes: each row is loaded and
+        stored as a head up to its first 16-byte aligned element, an aligned body of whole
+        16-byte vectors and a tail of the rest (:func:`_peeled_row`), so a width no vector
+        divides (an odd one) keeps 16-byte accesses. The launcher peels only when the two row
+        strides agree modulo PEEL (x and y rows then share their head); the accesses are
+        16-byte wide where Triton sees 16-byte aligned base pointers, and correct anywhere.
       MUTANT: ``FAITHFUL`` (0) or one mutant code.
     """
     width, x_row_stride, y_row_stride = _row_geometry(width_v, x_stride_v, y_stride_v, VEC, MUTANT)
-    X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
-    W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
-    Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
-    # No mask at all where the rows fill the tile and ROWS divides the rows.
-    MASKED: tl.constexpr = not EVEN or ROW_MASK
-
-    cols = tl.arange(0, BLOCK)
-    in_row = cols < width
-    load_cols = _lane_mask(cols, width, BLOCK, MUTANT == MASKED_TAIL_INCLUSION)
-    store_cols = _lane_mask(cols, width, BLOCK, MUTANT == UNMASKED_STORE)
-
-    if W_EARLY:
-        w = _load(w_ptr + cols, in_row, not EVEN, W_EVICTION)
-
-    # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
-    # 65536 columns), and a wrapped offset reads another row silently.
-    if ROWS == 1:
-        row = tl.program_id(0).to(tl.int64)
-        x_offsets = row * x_row_stride + cols
-        y_offsets = row * y_row_stride + cols
-        load_mask = load_cols
-        store_mask = store_cols
+    if PEEL:
+        _peeled_row(
+            x_ptr, w_ptr, y_ptr, tl.program_id(0).to(tl.int64), width, x_row_stride,
+            y_row_stride, eps, BLOCK, PEEL, W_EARLY, STREAM_STORE, MUTANT,
+        )  # fmt: skip
     else:
-        row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-        x_offsets = row_ids[:, None] * x_row_stride + cols[None, :]
-        y_offsets = row_ids[:, None] * y_row_stride + cols[None, :]
-        row_ok = (row_ids < rows)[:, None]
-        load_mask = _tile_mask(row_ok, load_cols, EVEN, ROW_MASK)
-        store_mask = _tile_mask(row_ok, store_cols, EVEN, ROW_MASK)
+        X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
+        W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
+        Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
+        # No mask at all where the rows fill the tile and ROWS divides the rows.
+        MASKED: tl.constexpr = not EVEN or ROW_MASK
 
-    # Masked lanes load 0.0, so they add nothing to the square sum.
-    if MASKED:
-        x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0, eviction_policy=X_EVICTION)
-    else:
-        x = tl.load(x_ptr + x_offsets, eviction_policy=X_EVICTION)
-    x = x.to(tl.float32)
-    rrms = _rrms(_square(x, MUTANT), width, eps, ROWS, MUTANT)
+        cols = tl.arange(0, BLOCK)
+        in_row = cols < width
+        load_cols = _lane_mask(cols, width, BLOCK, MUTANT == MASKED_TAIL_INCLUSION)
+        store_cols = _lane_mask(cols, width, BLOCK, MUTANT == UNMASKED_STORE)
 
-    if not W_EARLY:
-        w = _load(w_ptr + cols, in_row, not EVEN, W_EVICTION)
-    if MUTANT == MISSING_WEIGHT:
-        y = x * rrms
-    elif ROWS == 1:
-        y = x * rrms * w.to(tl.float32)
-    else:
-        y = x * rrms * w.to(tl.float32)[None, :]
-    # One rounding to the output dtype, at the very end.
-    y = y.to(y_ptr.dtype.element_ty)
-    _store(y_ptr + y_offsets, y, store_mask, MASKED, Y_CACHE)
+        if W_EARLY:
+            w = _load(w_ptr + cols, in_row, not EVEN, W_EVICTION)
+
+        # int64 row offsets: rows * stride overflows int32 past 2**31 elements (e.g. 32768 rows of
+        # 65536 columns), and a wrapped offset reads another row silently.
+        if ROWS == 1:
+            row = tl.program_id(0).to(tl.int64)
+            x_offsets = row * x_row_stride + cols
+            y_offsets = row * y_row_stride + cols
+            load_mask = load_cols
+            store_mask = store_cols
+        else:
+            row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+            x_offsets = row_ids[:, None] * x_row_stride + cols[None, :]
+            y_offsets = row_ids[:, None] * y_row_stride + cols[None, :]
+            row_ok = (row_ids < rows)[:, None]
+            load_mask = _tile_mask(row_ok, load_cols, EVEN, ROW_MASK)
+            store_mask = _tile_mask(row_ok, store_cols, EVEN, ROW_MASK)
+
+        # Masked lanes load 0.0, so they add nothing to the square sum.
+        if MASKED:
+            x = tl.load(x_ptr + x_offsets, mask=load_mask, other=0.0, eviction_policy=X_EVICTION)
+        else:
+            x = tl.load(x_ptr + x_offsets, eviction_policy=X_EVICTION)
+        x = x.to(tl.float32)
+        rrms = _rrms(_square(x, MUTANT), width, eps, ROWS, MUTANT)
+
+        if not W_EARLY:
+            w = _load(w_ptr + cols, in_row, not EVEN, W_EVICTION)
+        if MUTANT == MISSING_WEIGHT:
+            y = x * rrms
+        elif ROWS == 1:
+            y = x * rrms * w.to(tl.float32)
+        else:
+            y = x * rrms * w.to(tl.float32)[None, :]
+        # One rounding to the output dtype, at the very end.
+        y = y.to(y_ptr.dtype.element_ty)
+        _store(y_ptr + y_offsets, y, store_mask, MASKED, Y_CACHE)
 
 
 @triton.jit
@@ -472,8 +584,11 @@ KERNEL_FUNCTIONS = (
     _load,
     _store,
     _square,
+    _rrms_of_sum,
     _rrms,
     _tile_mask,
+    _body_mask,
+    _peeled_row,
     rms_norm_tile_kernel,
     _chunk_mask,
     _loop_square_chunk,

@@ -26,6 +26,7 @@ from kernels.layout import (
     LaunchConfig,
     choose_config,
     kernel_constexprs,
+    peel_elements,
     sm_count_for,
     vector_width,
 )
@@ -129,6 +130,7 @@ class Launched(NamedTuple):
     scalars: tuple[int, int, int]  # width_v, x_stride_v, y_stride_v
     tail: tuple[object, ...]  # the constexpr values in the kernel's parameter order
     grid: int
+    peel: int  # the tile kernel's PEEL (0: not peeled, and on the column loop)
 
 
 def launch_kernel(
@@ -153,7 +155,8 @@ def launch_kernel(
     config = _check_config(config)
     x_stride, y_stride = x2d.stride(0), y2d.stride(0)
     vec = vector_width(width, x_stride, y_stride, itemsize)
-    constexprs = kernel_constexprs(config, width, vec, rows)
+    peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
+    constexprs = kernel_constexprs(config, width, vec, rows, peel)
     constexprs["MUTANT"] = mutant_code(mutant)
     kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
     runner = kernel if wrap is None else wrap(kernel)
@@ -174,7 +177,7 @@ def launch_kernel(
     tail = ()
     if compiled is not None and wrap is None:
         tail = tuple(constexprs[name] for name in kernel.arg_names[_RUNTIME_ARGS:])
-    return Launched(config, rows, compiled, scalars, tail, grid)
+    return Launched(config, rows, compiled, scalars, tail, grid, peel)
 
 
 # The kernels' runtime parameters (x, w, y, rows, width_v, x_stride_v, y_stride_v, eps); the

@@ -10,7 +10,7 @@ stdout. Needs a CUDA device.
 
     python -m lab.sweep --out sweep.json [--rep-ms 25] [--only 32768x16384:float32]
 
-Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}]`` for the tile kernel and
+Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel]`` for the tile kernel and
 ``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
 (``_rt`` runtime chunk loop, ``_cs`` streaming stores, ``_masked`` ``even=False``, ``_r`` a
 register cap, ``P0`` one program per block of rows).
@@ -23,11 +23,13 @@ one replay that the harness shares out over its launches (``launch_cost`` in the
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from typing import Any
 
 import torch
+import triton
 
 from kernels import bench
 from kernels.bench.harness import bench_one_shape
@@ -65,26 +67,31 @@ def _loop(
     )
 
 
+def _tile(warps: int, *, w_early: bool = True, peel: bool = True) -> LaunchConfig:
+    return LaunchConfig(False, 0, warps, w_early=w_early, peel=peel)
+
+
 def sweep_cases() -> list[Case]:
     """The cases: ``(shape, dtype, candidate layouts, further implementations)``.
 
-    fp32 rows of 16384 (32768 and 16384 of them), where ``choose_config`` picks the column
-    loop with 8192-lane chunks in a runtime loop on 32 warps with streaming stores: the same
-    chunks on 16 warps, with plain stores, 4096-lane chunks, and one unrolled 16384-lane chunk.
+    Odd widths of 3073-7001 on one-row tiles, peeled (head, aligned body, tail): 4 to 32 warps,
+    the weight with x or after the reduction, and the unpeeled tile on the rule's warps. A
+    tile's ``block`` of 0 is filled in per shape (next_power_of_2 of the width).
     """
-    candidates: dict[tuple[int, int, str], list[LaunchConfig]] = {
-        (rows, 16384, "float32"): [
-            _loop(8192, 16, unroll=False, stream=True),
-            _loop(8192, 16, unroll=False),
-            _loop(8192, 32, unroll=False),
-            _loop(4096, 16, unroll=False, stream=True),
-            _loop(16384, 32, stream=True),
-        ]
-        for rows in (32768, 16384)
-    }
+    shapes = ((4096, 5125), (8192, 4097), (4096, 7001), (6144, 3073))
+    layouts = [_tile(warps, w_early=early) for warps in (4, 8, 16, 32) for early in (True, False)]
     return [
-        (bench.Shape(rows, width), dtype_key, configs, ())
-        for (rows, width, dtype_key), configs in candidates.items()
+        (
+            bench.Shape(rows, width),
+            dtype_key,
+            [
+                dataclasses.replace(c, block=triton.next_power_of_2(width))
+                for c in (*layouts, _tile(4 if dtype_key != "float32" else 16, peel=False))
+            ],
+            (),
+        )
+        for rows, width in shapes
+        for dtype_key in ("bfloat16", "float32")
     ]
 
 
@@ -98,7 +105,8 @@ def label(config: LaunchConfig) -> str:
         blocks = f"_R{config.rows_per_program}" if config.rows_per_program > 1 else ""
         return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
     late = "" if config.w_early else "_wlate"
-    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}"
+    peel = "" if config.peel else "_nopeel"
+    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}{peel}"
 
 
 def _preparer(config: LaunchConfig) -> Preparer:
@@ -152,6 +160,7 @@ def run_sweep(
             warmup_ms=5.0,
             device=str(device),
             rounds=rounds,
+            loop_samples=0,  # a layout sweep compares device times only
         )
         generator.manual_seed(17 + shape.rows + shape.width)
         rows = bench_one_shape(
