@@ -95,13 +95,17 @@ def rms_norm(
                     and _current_device() == direct.device
                     and not _hooks_active()
                 ):
+                    stream = _current_stream(direct.device)
                     try:
-                        direct.run(
-                            direct.grid, 1, 1, _current_stream(direct.device), direct.function,
-                            direct.packed_metadata, None, None, None, x_ptr, w_ptr, y_ptr,
-                            direct.rows, direct.width_v, direct.x_stride_v, direct.y_stride_v,
-                            eps, *direct.tail,
-                        )  # fmt: skip
+                        if direct.door is not None:
+                            direct.door(stream, x_ptr, w_ptr, y_ptr, eps)
+                        else:
+                            direct.run(
+                                direct.grid, 1, 1, stream, direct.function,
+                                direct.packed_metadata, None, None, None, x_ptr, w_ptr, y_ptr,
+                                direct.rows, direct.width_v, direct.x_stride_v,
+                                direct.y_stride_v, eps, *direct.tail,
+                            )  # fmt: skip
                         return y
                     except TypeError as err:  # refused before any launch: no such arguments
                         refuse_direct(plan, err)

@@ -202,6 +202,7 @@ def bench_one_shape(
             _record_failure(row, err, device)
         row["wall_s"] = time.perf_counter() - started
     _time_rounds(config, device, ready, rows, use_graph, count)
+    _time_loops(config, device, ready, rows)
     for impl, row in rows.items():
         if impl in ready and row.get("samples_us"):
             _summarize_row(row, traffic_bytes(shape, dtype, impl=impl))
@@ -222,10 +223,8 @@ def _time_rounds(
 
     An implementation whose timing fails is recorded as failed and dropped from ``ready``.
     """
-    # One launch count per shape: every implementation's replay carries the same fixed cost;
-    # one call count per loop sample likewise.
+    # One launch count per shape: every implementation's replay carries the same fixed cost.
     launches = timing.graph_launches([item.estimate_us for item in ready.values()], count)
-    calls = timing.loop_calls([item.loop_estimate_us for item in ready.values()])
     for round_index in range(config.rounds):
         for impl in timing.round_order(list(ready), round_index):
             item = ready.get(impl)
@@ -241,21 +240,53 @@ def _time_rounds(
                 continue
             row.setdefault("samples_us", []).extend(round(v, 4) for v in samples)
             row.setdefault("round_medians_us", []).append(float(np.median(samples)))
-            if config.loop_samples > 0:
-                try:
-                    with item.prepared.steady():
-                        looped = timing.time_loop(
-                            item.call, item.count, calls=calls, samples=config.loop_samples,
-                            device=device,
-                        )  # fmt: skip
-                except Exception as err:
-                    _record_failure(row, err, device)
-                    del ready[impl]
-                    continue
-                row["loop_calls_per_sample"] = calls
-                row.setdefault("loop_samples_us", []).extend(round(v, 4) for v in looped)
-                row.setdefault("loop_round_medians_us", []).append(float(np.median(looped)))
             row["wall_s"] = row.get("wall_s", 0.0) + time.perf_counter() - started
+
+
+def _time_loops(
+    config: BenchConfig,
+    device: torch.device,
+    ready: dict[str, _Ready],
+    rows: dict[str, dict[str, Any]],
+) -> None:
+    """The eager-loop samples of the prepared implementations, interleaved; into rows.
+
+    ``config.rounds * config.loop_samples`` samples each, taken one implementation after the
+    other and in :func:`~kernels.bench.timing.round_order` per sample, so a change of the
+    host's state during the shape (clocks, another tenant) lands on all of them alike; the
+    samples of each consecutive ``loop_samples`` make one round (``loop_round_medians_us``).
+    One call count per sample for the whole shape (the closing synchronization is shared out
+    alike). An implementation whose loop fails is recorded as failed and dropped.
+    """
+    if config.loop_samples <= 0 or not ready:
+        return
+    calls = timing.loop_calls([item.loop_estimate_us for item in ready.values()])
+    by_round: dict[str, list[list[float]]] = {impl: [] for impl in ready}
+    for sample in range(config.rounds * config.loop_samples):
+        round_index = sample // config.loop_samples
+        for impl in timing.round_order(list(ready), sample):
+            item = ready.get(impl)
+            if item is None:
+                continue
+            row = rows[impl]
+            started = time.perf_counter()
+            try:
+                with item.prepared.steady():
+                    value = timing.time_loop(
+                        item.call, item.count, calls=calls, samples=1, device=device
+                    )[0]
+            except Exception as err:
+                _record_failure(row, err, device)
+                del ready[impl]
+                continue
+            while len(by_round[impl]) <= round_index:
+                by_round[impl].append([])
+            by_round[impl][round_index].append(value)
+            row["loop_calls_per_sample"] = calls
+            row.setdefault("loop_samples_us", []).append(round(value, 4))
+            row["wall_s"] = row.get("wall_s", 0.0) + time.perf_counter() - started
+    for impl in ready:
+        rows[impl]["loop_round_medians_us"] = [float(np.median(r)) for r in by_round[impl] if r]
 
 
 def _summarize_row(row: dict[str, Any], nbytes: int) -> None:

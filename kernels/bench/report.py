@@ -214,13 +214,16 @@ def build_report(
                 "the rounds (round_medians_us, round_spread_pct keep them apart)."
             ),
             "loop": (
-                "eager loop, host included: after each round's device timing of an "
-                "implementation, loop_samples samples of loop_calls_per_sample back-to-back "
-                "calls in a Python loop (inputs rotated as above, outputs dropped), each from a "
-                "synchronized start to a synchronized end, per call = wall time / calls; the "
-                "same call count for every implementation of a shape (about "
+                "eager loop, host included: after the device rounds of a shape, rounds x "
+                "loop_samples samples per implementation, interleaved (one sample of each "
+                "implementation in turn, the order alternating per sample, so a change of the "
+                "host's state lands on all alike); a sample is loop_calls_per_sample "
+                "back-to-back calls in a Python loop (inputs rotated as above, outputs dropped) "
+                "from a synchronized start to a synchronized end, per call = wall time / calls; "
+                "the same call count for every implementation of a shape (about "
                 f"{LOOP_SAMPLE_TARGET_US:.0f} us per sample for the fastest). loop_us is the "
-                "median over all rounds' samples (loop_samples_us)."
+                "median of all samples (loop_samples_us); each consecutive loop_samples make a "
+                "round (loop_round_medians_us)."
             ),
             "loop_samples": config.loop_samples,
             "parity": (

@@ -39,7 +39,7 @@ SLEEP_US_BEFORE_SAMPLE = 60.0  # GPU sleep queued ahead of each sample (hides ho
 LOOP_SAMPLE_TARGET_US = 2000.0
 MIN_LOOP_CALLS = 4
 MAX_LOOP_CALLS = 4096
-LOOP_SAMPLES = 15  # per round
+LOOP_SAMPLES = 15  # per round and implementation
 MAX_LOOP_SAMPLES = 400
 LOOP_PROBE_CALLS = 20
 

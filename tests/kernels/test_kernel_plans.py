@@ -215,5 +215,57 @@ def test_a_meta_tensor_never_takes_a_cpu_plan() -> None:
     assert plans.plan_count() == 1
     with pytest.raises(ValueError, match=r"x must be on a"):
         kernels.rms_norm(x.to("meta"), w.to("meta"))
-    with pytest.raises(ValueError, match=r"weight must be on x's device cpu; got meta"):
+    with pytest.raises(ValueError, match=r"weight must be on x's device \S+; got meta"):
         kernels.rms_norm(x, w.to("meta"))
+
+
+def _launcher_without_c_code(launch, **sizes):
+    """This Triton's CudaLauncher with its C function replaced (no compiler, no GPU needed)."""
+    from triton.backends.nvidia.driver import CudaLauncher
+
+    run = object.__new__(CudaLauncher)
+    attributes = {
+        "launch": launch,
+        "num_ctas": 1,
+        "global_scratch_size": 0,
+        "global_scratch_align": 1,
+        "profile_scratch_size": 0,
+        "profile_scratch_align": 1,
+        "launch_cooperative_grid": False,
+        "launch_pdl": False,
+        "arg_annotations": ("annotations",),
+        "kernel_signature": ("signature",),
+        **sizes,
+    }
+    for name, value in attributes.items():
+        setattr(run, name, value)
+    return run
+
+
+def test_c_launch_passes_exactly_what_the_launchers_call_passes() -> None:
+    calls: list[tuple] = []
+    run = _launcher_without_c_code(lambda *args: calls.append(args))
+    kernel_args = (*plans.POINTERS, 7, 35, 36, 35, plans.EPS, 128, 1, 2, True)
+    door = plans.c_launch(run, 7, "function", ("packed",), kernel_args)
+    assert door is not None
+    door(1234, 0xA0, 0xB0, 0xC0, 1e-6)
+    real = (0xA0, 0xB0, 0xC0, 7, 35, 36, 35, 1e-6, 128, 1, 2, True)
+    run(7, 1, 1, 1234, "function", ("packed",), None, None, None, *real)
+    assert len(calls) == 2
+    assert calls[0] == calls[1]
+
+
+def test_c_launch_is_refused_for_scratch_memory_and_unknown_launchers() -> None:
+    kernel_args = (*plans.POINTERS, 7, plans.EPS)
+    with_scratch = _launcher_without_c_code(lambda *a: None, global_scratch_size=64)
+    assert plans.c_launch(with_scratch, 1, "f", (), kernel_args) is None
+
+    class OtherLauncher:
+        launch = staticmethod(lambda *a: None)
+        global_scratch_size = profile_scratch_size = 0
+
+        def __call__(self, *args):
+            self.launch(*args)
+
+    assert plans.launcher_call_digest(OtherLauncher()) not in plans.KNOWN_LAUNCHER_CALLS
+    assert plans.c_launch(OtherLauncher(), 1, "f", (), kernel_args) is None

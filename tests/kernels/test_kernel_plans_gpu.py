@@ -51,17 +51,18 @@ def _unplanned(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 class _Counting:
-    """A plan's direct launches, counted: its ``DirectLaunch.run`` wrapped."""
+    """A plan's direct launches, counted: its door (or ``DirectLaunch.run``) wrapped."""
 
     def __init__(self, plan: plans.LaunchPlan) -> None:
         assert plan.direct is not None
-        self.run = plan.direct.run
+        field = "door" if plan.direct.door is not None else "run"
+        self.launch = getattr(plan.direct, field)
         self.launches = 0
-        plan.direct = plan.direct._replace(run=self)
+        plan.direct = plan.direct._replace(**{field: self})
 
     def __call__(self, *args: object) -> object:
         self.launches += 1
-        return self.run(*args)
+        return self.launch(*args)
 
 
 def _only_plan() -> plans.LaunchPlan:
@@ -200,7 +201,7 @@ def test_a_refused_direct_launch_falls_back_to_tritons_dispatch_for_good() -> No
     def refuses(*args: object) -> None:
         raise TypeError("launch() takes 13 positional arguments")
 
-    plan.direct = plan.direct._replace(run=refuses)
+    plan.direct = plan.direct._replace(run=refuses, door=refuses if plan.direct.door else None)
     try:
         y = kernels.rms_norm(x, w, 1e-6)
         assert plan.direct is None
@@ -210,3 +211,13 @@ def test_a_refused_direct_launch_falls_back_to_tritons_dispatch_for_good() -> No
         assert all(p.direct is None for p in plans.PLANS.values())
     finally:
         plans.DIRECT_REFUSED.clear()
+
+
+def test_this_tritons_launcher_gets_the_c_door() -> None:
+    # Triton 3.6 and 3.7 have a known CudaLauncher.__call__: the door skips its Python frame.
+    x, w = _inputs(8, 4096, torch.bfloat16)
+    kernels.rms_norm(x, w, 1e-6)
+    direct = _only_plan().direct
+    assert direct is not None
+    known = plans.launcher_call_digest(direct.run) in plans.KNOWN_LAUNCHER_CALLS
+    assert (direct.door is not None) == known
