@@ -211,6 +211,17 @@ def bench_one_shape(
     return list(rows.values())
 
 
+def _in_round_order(
+    ready: dict[str, _Ready], rows: dict[str, dict[str, Any]], index: int
+) -> Iterator[tuple[str, _Ready, dict[str, Any]]]:
+    """``(impl, prepared, row)`` of the implementations still ready, in
+    :func:`~kernels.bench.timing.round_order` for round (or sample) ``index``."""
+    for impl in timing.round_order(list(ready), index):
+        item = ready.get(impl)
+        if item is not None:
+            yield impl, item, rows[impl]
+
+
 def _time_rounds(
     config: BenchConfig,
     device: torch.device,
@@ -226,11 +237,7 @@ def _time_rounds(
     # One launch count per shape: every implementation's replay carries the same fixed cost.
     launches = timing.graph_launches([item.estimate_us for item in ready.values()], count)
     for round_index in range(config.rounds):
-        for impl in timing.round_order(list(ready), round_index):
-            item = ready.get(impl)
-            if item is None:
-                continue
-            row = rows[impl]
+        for impl, item, row in _in_round_order(ready, rows, round_index):
             started = time.perf_counter()
             try:
                 samples = _time_impl(config, device, item, use_graph, row, launches)
@@ -264,11 +271,7 @@ def _time_loops(
     by_round: dict[str, list[list[float]]] = {impl: [] for impl in ready}
     for sample in range(config.rounds * config.loop_samples):
         round_index = sample // config.loop_samples
-        for impl in timing.round_order(list(ready), sample):
-            item = ready.get(impl)
-            if item is None:
-                continue
-            row = rows[impl]
+        for impl, item, row in _in_round_order(ready, rows, sample):
             started = time.perf_counter()
             try:
                 with item.prepared.steady():
