@@ -148,12 +148,14 @@ def launch_kernel(
     ``wrap`` wraps the Triton kernel before its launch (``torch.library.wrap_triton``: a launch
     torch.compile can trace).
     """
-    rows, width = x2d.shape
+    # int(): under torch.compile the sizes can be symbolic; the launch layout is chosen for
+    # concrete ones (each shape its own graph).
+    rows, width = int(x2d.shape[0]), int(x2d.shape[1])
     itemsize = x2d.element_size()
     if config is None:
         config = choose_config(rows, width, itemsize, sm_count_for(x2d.device))
     config = _check_config(config)
-    x_stride, y_stride = x2d.stride(0), y2d.stride(0)
+    x_stride, y_stride = int(x2d.stride(0)), int(y2d.stride(0))
     vec = vector_width(width, x_stride, y_stride, itemsize)
     peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
     constexprs = kernel_constexprs(config, width, vec, rows, peel)

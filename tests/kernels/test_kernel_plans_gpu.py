@@ -221,3 +221,16 @@ def test_this_tritons_launcher_gets_the_c_door() -> None:
     assert direct is not None
     known = plans.launcher_call_digest(direct.run) in plans.KNOWN_LAUNCHER_CALLS
     assert (direct.door is not None) == known
+
+
+def test_inductor_with_dynamic_shapes_launches_each_shape_right() -> None:
+    torch._dynamo.reset()
+
+    def norm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return kernels.rms_norm(x, w, 1e-6) * 2.0
+
+    compiled = torch.compile(norm, fullgraph=True, dynamic=True)
+    w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
+    for rows in (3, 17, 300):
+        x, _ = _inputs(rows, 4096, torch.bfloat16, seed=rows)
+        assert torch.equal(compiled(x, w), norm(x, w))
