@@ -28,13 +28,8 @@ SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "heldout", "all"
 METRICS = ("GB/s", "% of copy", "device µs", "loop µs")
 # The time metrics: (median field, p20 field, p80 field, axis label).
 TIME_METRICS = {
-    "device µs": ("median_us", "p20_us", "p80_us", "device µs per call (median; bars p20–p80)"),
-    "loop µs": (
-        "loop_us",
-        "loop_p20_us",
-        "loop_p80_us",
-        "eager-loop µs per call, host included (median; bars p20–p80)",
-    ),
+    "device µs": ("median_us", "p20_us", "p80_us", "device µs per call (bars p20–p80)"),
+    "loop µs": ("loop_us", "loop_p20_us", "loop_p80_us", "eager-loop µs per call, host incl."),
 }
 # Space above the highest median or bar, as a fraction of the drawn span: room for the one-row
 # legend, so the curves near 100% of copy are not drawn behind it.
@@ -175,7 +170,10 @@ class BenchView(QWidget):
             # A log axis draws log10 of the curve's values; the bars are drawn as given.
             drawn = (np.log10(y), np.log10(low), np.log10(high)) if logarithmic else (y, low, high)
             extent += [float(np.min(drawn[1])), float(np.max(drawn[2]))]
-            self.curves[impl].setData(x[order], y[order])
+            # A shape this implementation has no number for breaks its line (NaN, not joined).
+            line = np.full(len(shapes), np.nan)
+            line[x.astype(int)] = y
+            self.curves[impl].setData(np.arange(len(shapes), dtype=float), line, connect="finite")
             self.bars[impl].setData(
                 x=x[order],
                 y=drawn[0][order],
@@ -263,9 +261,12 @@ class BenchView(QWidget):
         return text
 
     def plotted(self, impl: str) -> tuple[np.ndarray, np.ndarray]:
-        """The drawn points of ``impl``'s curve, in data units (not log10)."""
+        """The drawn points of ``impl``'s curve, in data units (not log10); shapes it has no
+        number for are left out."""
         x, y = self.curves[impl].getOriginalDataset()
-        return np.asarray(x), np.asarray(y)
+        x, y = np.asarray(x), np.asarray(y)
+        keep = np.isfinite(y)
+        return x[keep], y[keep]
 
 
 def _value(row: dict[str, Any], metric: str) -> object:

@@ -232,3 +232,15 @@ def test_a_record_with_odd_metadata_and_an_unlisted_shape_set_still_shows(
     assert view.shape_combo.currentText() == "all"  # "sweep" is not a set the picker lists
     np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
     window.state.dirty = False
+
+
+def test_a_shape_without_a_number_breaks_the_line(qtbot) -> None:
+    view = BenchView()
+    qtbot.addWidget(view)
+    rows = _rows()
+    extra = {**rows[0], "width": 8192, "impl": "copy"}  # a third shape only the copy has
+    view.set_records([*rows[:3], extra, *rows[3:]])
+    x, y = view.curves["ours"].getOriginalDataset()
+    assert len(x) == 3
+    assert np.isnan(y).sum() == 1  # ours at 4096x8192: not joined across
+    np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
