@@ -9,6 +9,8 @@ event timing, parity against the float64 reference first), next to the copy ceil
 stdout. Needs a CUDA device.
 
     python -m lab.sweep --out sweep.json [--rep-ms 25] [--only 32768x16384:float32]
+    python -m lab.sweep --out sweep.json --sets heldout [--dtypes bfloat16]   (the rule's
+        layout and its neighbours, :func:`neighbours`, on every shape of the sets)
 
 Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel]`` for the tile kernel and
 ``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
@@ -29,14 +31,13 @@ import time
 from typing import Any
 
 import torch
-import triton
 
 from kernels import bench
 from kernels.bench.harness import bench_one_shape
 from kernels.bench.impls import Preparer
 from kernels.bench.timing import device_l2_bytes
 from kernels.launcher import launch, validate
-from kernels.layout import LaunchConfig
+from kernels.layout import LaunchConfig, block_for, choose_config, kernel_constexprs
 
 # Reference implementations measured next to the candidates of every case.
 REFERENCES = ("copy", "ours", "torch_compile")
@@ -85,7 +86,7 @@ def sweep_cases() -> list[Case]:
             bench.Shape(rows, width),
             dtype_key,
             [
-                dataclasses.replace(c, block=triton.next_power_of_2(width))
+                dataclasses.replace(c, block=block_for(width))
                 for c in (*layouts, _tile(4 if dtype_key != "float32" else 16, peel=False))
             ],
             (),
@@ -93,6 +94,59 @@ def sweep_cases() -> list[Case]:
         for rows, width in shapes
         for dtype_key in ("bfloat16", "float32")
     ]
+
+
+def neighbours(config: LaunchConfig, width: int, itemsize: int) -> list[LaunchConfig]:
+    """``config`` (the rule's layout for a shape) and the layouts one step from it.
+
+    Tiles: half and twice the warps, the weight's load moved, half and twice the rows per
+    program (multi-row tiles), and a per-row column loop of half-row chunks (rows of 2048
+    lanes or more). Column loops: half and twice the warps, half and twice the chunk, the
+    chunk loop unrolled or not, and the one-row tile (rows of up to 8192 lanes). Only layouts
+    the launcher takes for the width, each once.
+    """
+    lanes = block_for(width)
+    steps = [config]
+    warps = [w for w in (config.num_warps // 2, config.num_warps * 2) if 1 <= w <= 32]
+    steps += [dataclasses.replace(config, num_warps=w) for w in warps]
+    if config.loop:
+        for chunk in (config.block // 2, config.block * 2):
+            if 256 <= chunk <= min(lanes, 32768):
+                steps.append(dataclasses.replace(config, block=chunk))
+        steps.append(dataclasses.replace(config, unroll=not config.unroll))
+        if lanes <= 8192:
+            steps.append(LaunchConfig(False, lanes, max(2, min(16, lanes * itemsize // 2048))))
+    else:
+        steps.append(dataclasses.replace(config, w_early=not config.w_early))
+        if config.rows_per_program > 1:
+            for rows in (config.rows_per_program // 2, config.rows_per_program * 2):
+                steps.append(dataclasses.replace(config, rows_per_program=rows))
+        elif lanes >= 2048:
+            warps_loop = max(4, min(32, lanes * itemsize // 2048))
+            steps.append(_loop(lanes // 2, warps_loop, stream=True))
+    kept: dict[str, LaunchConfig] = {}
+    for step in steps:
+        try:
+            kernel_constexprs(step, width, 1)
+        except ValueError:
+            continue
+        kept.setdefault(label(step), step)
+    return list(kept.values())
+
+
+def set_cases(set_names: list[str], dtypes: list[str], sm_count: int = 132) -> list[Case]:
+    """A case per shape of the named shape sets and dtype: the :func:`neighbours` of the rule's
+    layout (the rule's own is ``ours``, a reference of every case), to see where the rule is one
+    step from better on shapes it was not chosen on (the held-out set)."""
+    sets = bench.load_shape_sets()
+    cases: list[Case] = []
+    for shape in bench.resolve_shapes(",".join(set_names), sets):
+        for dtype_key in dtypes:
+            itemsize = torch.empty((), dtype=bench.DTYPES[dtype_key]).element_size()
+            rule = choose_config(shape[1].rows, shape[1].width, itemsize, sm_count)
+            steps = neighbours(rule, shape[1].width, itemsize)[1:]
+            cases.append((shape[1], dtype_key, steps, ()))
+    return cases
 
 
 def label(config: LaunchConfig) -> str:
@@ -124,19 +178,24 @@ def _preparer(config: LaunchConfig) -> Preparer:
     return prepare
 
 
-def _selected(only: str) -> list[Case]:
+def _selected(only: str, cases: list[Case] | None = None) -> list[Case]:
     wanted = {item.strip() for item in only.split(",") if item.strip()}
     return [
         case
-        for case in sweep_cases()
+        for case in (sweep_cases() if cases is None else cases)
         if not wanted or f"{case[0].rows}x{case[0].width}:{case[1]}" in wanted
     ]
 
 
 def run_sweep(
-    rep_ms: float, budget_s: float, only: str = "", rounds: int = 1
+    rep_ms: float,
+    budget_s: float,
+    only: str = "",
+    rounds: int = 1,
+    cases: list[Case] | None = None,
 ) -> list[dict[str, Any]]:
-    """Time every candidate of the selected cases (``only``: ``RxW:dtype,...``; all when empty).
+    """Time every candidate of the selected cases (``only``: ``RxW:dtype,...``; all when empty;
+    ``cases``: these instead of :func:`sweep_cases`).
 
     No case starts after ``budget_s`` seconds. Returns the finalized result rows.
     """
@@ -145,7 +204,7 @@ def run_sweep(
     generator = torch.Generator(device=device)
     results: list[dict[str, Any]] = []
     started = time.perf_counter()
-    for shape, dtype_key, candidates, extra in _selected(only):
+    for shape, dtype_key, candidates, extra in _selected(only, cases):
         if time.perf_counter() - started > budget_s:
             print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
             continue
@@ -284,6 +343,15 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=1, help="timing rounds per case (order alternates)"
     )
     parser.add_argument(
+        "--sets",
+        default="",
+        help="comma-separated shape sets: sweep the rule's layout and its neighbours on every "
+        "shape of them (e.g. heldout) instead of the built-in cases",
+    )
+    parser.add_argument(
+        "--dtypes", default="bfloat16,float16,float32", help="dtypes of the --sets cases"
+    )
+    parser.add_argument(
         "--launch-counts",
         default="",
         help="comma-separated CUDA-graph launch counts for the launch-cost fit (e.g. 8,16,64)",
@@ -301,8 +369,15 @@ def main(argv: list[str] | None = None) -> int:
             f"--launch-counts needs >= 2 distinct counts in [1, {bench.MAX_GRAPH_LAUNCHES}]; "
             f"got {args.launch_counts!r}"
         )
+    cases = None
+    if args.sets:
+        try:
+            dtypes = bench.resolve_names(args.dtypes, list(bench.DTYPES), "--dtypes")
+            cases = set_cases(args.sets.split(","), dtypes)
+        except bench.BenchUsageError as err:
+            parser.error(str(err))
     started = time.perf_counter()
-    results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds)
+    results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds, cases)
     report: dict[str, Any] = {
         "schema_version": "rmsnorm-bench-sweep/1",
         "environment": bench.environment(bench.require_cuda()),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import kernels
 from kernels import bench
 from kernels.layout import kernel_constexprs
 from lab import sweep
@@ -58,4 +59,49 @@ def test_sweep_refuses_bad_launch_counts_before_touching_a_device(tmp_path, caps
         sweep.main(["--out", str(tmp_path / "s.json"), "--launch-counts", value])
     assert info.value.code == 2
     assert message in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_set_cases_sweep_the_rules_neighbours_on_every_shape_of_the_set():
+    sets = bench.load_shape_sets()
+    cases = sweep.set_cases(["heldout"], ["bfloat16", "float32"])
+    assert len(cases) == 2 * len(sets["heldout"].shapes)
+    for shape, dtype_key, configs, _ in cases:
+        itemsize = 4 if dtype_key == "float32" else 2
+        rule = kernels.choose_config(shape.rows, shape.width, itemsize, 132)
+        labels = [sweep.label(config) for config in configs]
+        assert configs, (shape, dtype_key)
+        assert len(set(labels)) == len(labels)
+        assert sweep.label(rule) not in labels  # ours, a reference of every case, measures it
+        for config in configs:
+            kernel_constexprs(config, shape.width, 1)  # every one launchable for the width
+
+
+def test_neighbours_are_one_step_from_the_rule():
+    tile = kernels.LaunchConfig(False, 8192, 4, w_early=False)
+    labels = [sweep.label(c) for c in sweep.neighbours(tile, 5125, 2)]
+    assert labels == [
+        "tile_R1_w4_wlate",
+        "tile_R1_w2_wlate",
+        "tile_R1_w8_wlate",
+        "tile_R1_w4",
+        "loop_C4096_w8_P0_cs",
+    ]
+    loop = kernels.LaunchConfig(True, 8192, 16, stream_store=True)
+    labels = [sweep.label(c) for c in sweep.neighbours(loop, 16384, 2)]
+    assert labels == [
+        "loop_C8192_w16_P0_cs",
+        "loop_C8192_w8_P0_cs",
+        "loop_C8192_w32_P0_cs",
+        "loop_C4096_w16_P0_cs",
+        "loop_C16384_w16_P0_cs",
+        "loop_C8192_w16_P0_rt_cs",
+    ]
+
+
+def test_sweep_refuses_an_unknown_set_before_touching_a_device(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        sweep.main(["--out", str(tmp_path / "s.json"), "--sets", "nosuchset"])
+    assert info.value.code == 2
+    assert "nosuchset" in capsys.readouterr().err
     assert not (tmp_path / "s.json").exists()
