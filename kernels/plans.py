@@ -200,7 +200,6 @@ class LaunchPlan:
         config: the layout (:func:`kernels.layout.choose_config`).
         contiguous: x is contiguous, so ``empty_like(x)`` is the output's layout.
         device: the device of x and weight.
-        device_index: CUDA device index (-1 on the CPU).
         direct: the direct launch of Triton's compiled kernel for this signature with aligned
             pointers, once Triton's dispatch has launched it; None until then, and always on
             the interpreter.
@@ -211,8 +210,12 @@ class LaunchPlan:
     config: LaunchConfig
     contiguous: bool
     device: torch.device
-    device_index: int
     direct: DirectLaunch | None = None
+
+    @property
+    def device_index(self) -> int:
+        """The CUDA device index (-1 on the CPU)."""
+        return self.device.index if self.device.type == "cuda" else -1
 
     def dispatch(self, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float) -> bool:
         """Launch through Triton's dispatch; keep its compiled kernel for the direct door when
@@ -246,7 +249,6 @@ def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
         config=config,
         contiguous=x.is_contiguous(),
         device=x.device,
-        device_index=x.device.index if x.device.type == "cuda" else -1,
     )
 
 
