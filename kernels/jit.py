@@ -445,7 +445,153 @@ def _loop_store_chunk(
 
 
 @triton.jit
+def _peeled_loop_row(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    row,
+    rows,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    CHUNK: tl.constexpr,
+    NUM_CHUNKS: tl.constexpr,
+    UNROLL: tl.constexpr,
+    PEEL: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """One row of :func:`rms_norm_loop_kernel` peeled as in :func:`_peeled_row`: the chunks
+    run over the aligned body (``NUM_CHUNKS`` chunks cover it: it is no longer than the row),
+    the head and the tail are PEEL-lane tiles added to the sum and stored apart."""
+    x_start = row * x_row_stride
+    y_start = row * y_row_stride
+    head = tl.minimum(((PEEL - x_start % PEEL) % PEEL).to(tl.int32), width)
+    body = tl.multiple_of((width - head) // PEEL * PEEL, PEEL)
+    tail = head + body
+    x_body = x_ptr + tl.multiple_of(x_start + head, PEEL)
+    y_body = y_ptr + tl.multiple_of(y_start + head, PEEL)
+    cols = tl.arange(0, CHUNK)
+    edge = tl.arange(0, PEEL)
+    head_in = edge < head
+    tail_in = edge < width - tail
+    row_end = width - head
+    tile_end = NUM_CHUNKS * CHUNK - head
+    acc = tl.zeros([CHUNK], dtype=tl.float32)
+    if UNROLL:
+        for chunk in tl.static_range(NUM_CHUNKS):
+            offsets = chunk * CHUNK + cols
+            mask = _body_mask(offsets, body, row_end, tile_end, MUTANT == MASKED_TAIL_INCLUSION)
+            x = tl.load(x_body + offsets, mask=mask, other=0.0, eviction_policy="evict_last")
+            acc += _square(x.to(tl.float32), MUTANT)
+    else:
+        for chunk in range(NUM_CHUNKS):
+            offsets = chunk * CHUNK + cols
+            mask = _body_mask(offsets, body, row_end, tile_end, MUTANT == MASKED_TAIL_INCLUSION)
+            x = tl.load(x_body + offsets, mask=mask, other=0.0, eviction_policy="evict_last")
+            acc += _square(x.to(tl.float32), MUTANT)
+    xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0).to(tl.float32)
+    xt = tl.load(x_ptr + x_start + tail + edge, mask=tail_in, other=0.0).to(tl.float32)
+    sum_squares = (
+        tl.sum(acc, axis=0)
+        + tl.sum(_square(xh, MUTANT), axis=0)
+        + tl.sum(_square(xt, MUTANT), axis=0)
+    )
+    rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
+    Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
+    out_ty = y_ptr.dtype.element_ty
+    if UNROLL:
+        for chunk in tl.static_range(NUM_CHUNKS):
+            _peeled_store_chunk(
+                x_body, w_ptr, y_body, chunk * CHUNK + cols, head, body, row_end, tile_end,
+                rrms, Y_CACHE, MUTANT,
+            )  # fmt: skip
+    else:
+        for chunk in range(NUM_CHUNKS):
+            _peeled_store_chunk(
+                x_body, w_ptr, y_body, chunk * CHUNK + cols, head, body, row_end, tile_end,
+                rrms, Y_CACHE, MUTANT,
+            )  # fmt: skip
+    wh = tl.load(w_ptr + edge, mask=head_in, other=0.0).to(tl.float32)
+    wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0).to(tl.float32)
+    if MUTANT == MISSING_WEIGHT:
+        yh = xh * rrms
+        yt = xt * rrms
+    else:
+        yh = xh * rrms * wh
+        yt = xt * rrms * wt
+    tl.store(y_ptr + y_start + edge, yh.to(out_ty), mask=head_in, cache_modifier=Y_CACHE)
+    tl.store(y_ptr + y_start + tail + edge, yt.to(out_ty), mask=tail_in, cache_modifier=Y_CACHE)
+
+
+@triton.jit
+def _peeled_store_chunk(
+    x_body,
+    w_ptr,
+    y_body,
+    offsets,
+    head,
+    body,
+    row_end,
+    tile_end,
+    rrms,
+    Y_CACHE: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """Pass 2 of :func:`_peeled_loop_row` on one chunk of the body."""
+    load_mask = _body_mask(offsets, body, row_end, tile_end, MUTANT == MASKED_TAIL_INCLUSION)
+    x = tl.load(x_body + offsets, mask=load_mask, other=0.0, eviction_policy="evict_first")
+    x = x.to(tl.float32)
+    if MUTANT == MISSING_WEIGHT:
+        y = x * rrms
+    else:
+        w = tl.load(
+            w_ptr + head + offsets, mask=offsets < body, other=0.0, eviction_policy="evict_last"
+        )
+        y = x * rrms * w.to(tl.float32)
+    store_mask = _body_mask(offsets, body, row_end, tile_end, MUTANT == UNMASKED_STORE)
+    tl.store(
+        y_body + offsets, y.to(y_body.dtype.element_ty), mask=store_mask, cache_modifier=Y_CACHE
+    )
+
+
+@triton.jit
 def _loop_row(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    row,
+    rows,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    CHUNK: tl.constexpr,
+    NUM_CHUNKS: tl.constexpr,
+    ROWS: tl.constexpr,
+    UNROLL: tl.constexpr,
+    EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    PEEL: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """Rows ``row .. row + ROWS - 1`` of :func:`rms_norm_loop_kernel` (``row`` is int64)."""
+    if PEEL:
+        _peeled_loop_row(
+            x_ptr, w_ptr, y_ptr, row, rows, width, x_row_stride, y_row_stride, eps, CHUNK,
+            NUM_CHUNKS, UNROLL, PEEL, STREAM_STORE, MUTANT,
+        )  # fmt: skip
+    else:
+        _chunked_rows(
+            x_ptr, w_ptr, y_ptr, row, rows, width, x_row_stride, y_row_stride, eps, CHUNK,
+            NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, MUTANT,
+        )  # fmt: skip
+
+
+@triton.jit
+def _chunked_rows(
     x_ptr,
     w_ptr,
     y_ptr,
@@ -464,7 +610,7 @@ def _loop_row(
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
 ):
-    """Rows ``row .. row + ROWS - 1`` of :func:`rms_norm_loop_kernel` (``row`` is int64)."""
+    """:func:`_loop_row` unpeeled: the chunks from each row's start."""
     cols = tl.arange(0, CHUNK)
     if ROWS == 1:
         x_row = x_ptr + row * x_row_stride
@@ -526,6 +672,7 @@ def rms_norm_loop_kernel(
     ROW_MASK: tl.constexpr,
     PER_ROW: tl.constexpr,
     STREAM_STORE: tl.constexpr,
+    PEEL: tl.constexpr,
     MUTANT: tl.constexpr,
 ):
     """RMSNorm forward in column chunks, ``ROWS`` rows at a time, on ``P`` programs.
@@ -553,6 +700,9 @@ def rms_norm_loop_kernel(
       ROW_MASK: ROWS does not divide rows: the last block's rows past the end are masked.
       PER_ROW: the grid has one program per block: no loop over blocks.
       STREAM_STORE: stores marked streaming (``.cs``).
+      PEEL: 0, or (``ROWS == 1``) the elements of 16 bytes: each row's chunks run over its
+        aligned body, with its head and tail apart (:func:`_peeled_loop_row`), as in the tile
+        kernel.
       MUTANT: ``FAITHFUL`` (0) or one mutant code.
 
     Pass 1 loads are marked evict-last (the row is read again in pass 2), pass 2 loads
@@ -564,7 +714,7 @@ def rms_norm_loop_kernel(
     if PER_ROW:
         _loop_row(
             x_ptr, w_ptr, y_ptr, first_block * ROWS, rows, width, x_row_stride, y_row_stride,
-            eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, MUTANT,
+            eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, PEEL, MUTANT,
         )  # fmt: skip
     else:
         block_step = tl.num_programs(0).to(tl.int64)
@@ -572,7 +722,7 @@ def rms_norm_loop_kernel(
         for block in range(first_block, blocks, block_step):
             _loop_row(
                 x_ptr, w_ptr, y_ptr, block * ROWS, rows, width, x_row_stride, y_row_stride,
-                eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, MUTANT,
+                eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, PEEL, MUTANT,
             )  # fmt: skip
 
 
@@ -593,6 +743,9 @@ KERNEL_FUNCTIONS = (
     _chunk_mask,
     _loop_square_chunk,
     _loop_store_chunk,
+    _peeled_loop_row,
+    _peeled_store_chunk,
     _loop_row,
+    _chunked_rows,
     rms_norm_loop_kernel,
 )

@@ -385,11 +385,12 @@ def vector_width(width: int, x_row_stride: int, y_row_stride: int, itemsize: int
 def peel_elements(
     config: LaunchConfig, width: int, vec: int, x_stride: int, y_stride: int, itemsize: int
 ) -> int:
-    """The tile kernel's ``PEEL``: elements of 16 bytes where peeling keeps 16-byte accesses.
+    """The kernels' ``PEEL``: elements of 16 bytes where peeling keeps 16-byte accesses.
 
-    A one-row tile peels when no full vector divides the width or a stride (``vec`` is
-    narrower than 16 bytes), the strides agree modulo the vector (x and y rows then start
-    equally far from a 16-byte boundary) and the row holds at least two vectors; otherwise 0.
+    A one-row tile, or a column loop of one row per block, peels when no full vector divides
+    the width or a stride (``vec`` is narrower than 16 bytes), the strides agree modulo the
+    vector (x and y rows then start equally far from a 16-byte boundary) and the row holds at
+    least two vectors; otherwise 0.
     The split depends on the strides only, never on the addresses: the same values and layout
     give the same bits wherever the tensors live (the accesses are 16-byte wide when Triton
     sees 16-byte aligned base pointers, which torch's allocator gives). It does depend on a
@@ -398,7 +399,7 @@ def peel_elements(
     bit of their sum of squares.
     """
     full = 16 // itemsize
-    if config.loop or config.rows_per_program != 1 or not config.peel:
+    if config.rows_per_program != 1 or not config.peel:
         return 0
     if vec >= full or (x_stride - y_stride) % full or width < 2 * full:
         return 0
@@ -432,6 +433,7 @@ def kernel_constexprs(
             "ROW_MASK": rows % config.rows_per_program != 0,
             "PER_ROW": config.programs == 0,
             "STREAM_STORE": config.stream_store,
+            "PEEL": peel,
         }
     if config.block < width:
         raise ValueError(f"config.block must be >= width ({width}); got {config.block}")

@@ -33,7 +33,8 @@ TILE = LaunchConfig(False, 128, 2)
         (64, 2, (64, 67), TILE, 0),  # strides differ modulo 8: x and y heads would differ
         (64, 2, (67, 75), TILE, 8),  # 67 and 75 agree modulo 8
         (70, 2, (70, 70), LaunchConfig(False, 128, 2, 2), 0),  # multi-row tiles do not peel
-        (70, 2, (70, 70), LaunchConfig(True, 32, 2), 0),  # nor does the column loop
+        (70, 2, (70, 70), LaunchConfig(True, 32, 2), 8),  # the column loop of single rows does
+        (70, 2, (70, 70), LaunchConfig(True, 32, 2, 2), 0),  # blocks of 2 rows do not
         (70, 2, (70, 70), LaunchConfig(False, 128, 2, peel=False), 0),
     ],
 )
@@ -48,15 +49,23 @@ def _reference(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, axis=1, keepdims=True) + eps) * weight
 
 
+LAYOUTS = {
+    "tile": lambda width: LaunchConfig(False, block_for(width), 4),
+    "loop": lambda width: LaunchConfig(True, 256, 4, unroll=False),
+    "persistent_loop": lambda width: LaunchConfig(True, 256, 4, programs=3),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize(("dtype", "peel"), [("bfloat16", 8), ("float32", 4)])
-def test_every_head_length_gives_the_right_row(dtype: str, peel: int) -> None:
+def test_every_head_length_gives_the_right_row(dtype: str, peel: int, layout: str) -> None:
     # Row stride 1001 (odd): row r starts r mod PEEL elements past a vector boundary, so the
     # 2*PEEL rows take every head length, twice.
     rng = np.random.default_rng(3)
     rows, width = 2 * peel, 997
     x = rng.standard_normal((rows, width)) * 4.0
     weight = rng.standard_normal(width)
-    config = LaunchConfig(False, block_for(width), 4)
+    config = LAYOUTS[layout](width)
     run = kernels.run_checked(
         x, weight, eps=1e-6, dtype=dtype, row_stride=1001, config=config, device=DEVICE
     )
@@ -69,9 +78,12 @@ def test_every_head_length_gives_the_right_row(dtype: str, peel: int) -> None:
     np.testing.assert_allclose(run.y, expected, atol=tolerance, rtol=tolerance)
 
 
+@pytest.mark.parametrize("loop", [False, True])
 @pytest.mark.parametrize("mutant", ["unmasked_store", "masked_tail_inclusion"])
 @pytest.mark.parametrize("row_stride", [70, 75])
-def test_tail_mutants_touch_the_same_lanes_peeled_or_not(mutant: str, row_stride: int) -> None:
+def test_tail_mutants_touch_the_same_lanes_peeled_or_not(
+    mutant: str, row_stride: int, loop: bool
+) -> None:
     rng = np.random.default_rng(5)
     x = rng.standard_normal((3, 70))
     runs = {
@@ -82,7 +94,7 @@ def test_tail_mutants_touch_the_same_lanes_peeled_or_not(mutant: str, row_stride
             dtype="bfloat16",
             row_stride=row_stride,
             mutant=mutant,
-            config=LaunchConfig(False, 128, 2, peel=peel),
+            config=LaunchConfig(loop, 32 if loop else 128, 2, peel=peel),
             device=DEVICE,
         )
         for peel in (True, False)
