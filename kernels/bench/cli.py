@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--shapes",
         default=None,
-        help="comma-separated shape sets (launch_bound, tails, llm, narrow, wide, heldout, "
+        help="comma-separated shape sets (launch_bound, tails, llm, narrow, wide, heldout, dev, "
         "all) and/or ROWSxWIDTH shapes; default: all",
     )
     parser.add_argument(

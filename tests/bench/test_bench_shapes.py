@@ -46,6 +46,18 @@ def test_heldout_set_is_apart_from_the_product_sets_and_spans_the_issue_ranges()
     assert len(widths - product_widths) >= 15  # mostly widths no product shape has
 
 
+def test_dev_set_is_apart_from_the_heldout_set():
+    # The launch rule's thresholds are chosen on the product and dev sets, never on heldout.
+    sets = bench.load_shape_sets()
+    dev = {(s.rows, s.width) for s in sets["dev"].shapes}
+    heldout = {(s.rows, s.width) for s in sets["heldout"].shapes}
+    product = {(s.rows, s.width) for name in bench.DEFAULT_SETS for s in sets[name].shapes}
+    assert dev
+    assert not dev & heldout
+    assert not dev & product
+    assert "dev" not in bench.DEFAULT_SETS
+
+
 def test_resolve_mixes_sets_and_shapes_in_order_without_duplicates():
     sets = bench.load_shape_sets()
     chosen = bench.resolve_shapes("tails, 3x70,tails,3X70", sets)
