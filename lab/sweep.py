@@ -9,8 +9,11 @@ event timing, parity against the float64 reference first), next to the copy ceil
 stdout. Needs a CUDA device.
 
     python -m lab.sweep --out sweep.json [--rep-ms 25] [--only 32768x16384:float32]
-    python -m lab.sweep --out sweep.json --sets heldout [--dtypes bfloat16]   (the rule's
+    python -m lab.sweep --out sweep.json --sets llm,dev [--dtypes bfloat16]   (the rule's
         layout and its neighbours, :func:`neighbours`, on every shape of the sets)
+    python -m lab.sweep --out sweep.json --sets dev --candidates layouts.json --references copy,ours
+        (also the layouts a file names per case: [{"rows", "width", "dtype", "configs": [
+        LaunchConfig fields...]}], e.g. another rule's choices)
 
 Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel]`` for the tile kernel and
 ``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 from typing import Any
@@ -114,6 +118,7 @@ def neighbours(config: LaunchConfig, width: int, itemsize: int) -> list[LaunchCo
             if 256 <= chunk <= min(lanes, 32768):
                 steps.append(dataclasses.replace(config, block=chunk))
         steps.append(dataclasses.replace(config, unroll=not config.unroll))
+        steps.append(dataclasses.replace(config, stream_store=not config.stream_store))
         if lanes <= 8192:
             steps.append(LaunchConfig(False, lanes, max(2, min(16, lanes * itemsize // 2048))))
     else:
@@ -147,6 +152,41 @@ def set_cases(set_names: list[str], dtypes: list[str], sm_count: int = 132) -> l
             steps = neighbours(rule, shape[1].width, itemsize)[1:]
             cases.append((shape[1], dtype_key, steps, ()))
     return cases
+
+
+def with_candidates(cases: list[Case], entries: Any) -> list[Case]:
+    """``cases`` with the layouts of ``entries`` (parsed ``--candidates`` JSON) added to the case
+    of their shape and dtype (a case of its own when no case has them), each label once.
+
+    Raises:
+        ValueError: an entry that is not ``{"rows", "width", "dtype", "configs"}`` with
+            LaunchConfig fields, or a layout the launcher refuses for the width.
+    """
+    if not isinstance(entries, list):
+        raise ValueError("--candidates must hold a JSON list of cases")
+    by_key = {(case[0].rows, case[0].width, case[1]): case for case in cases}
+    order = list(by_key)
+    for index, entry in enumerate(entries):
+        try:
+            key = (int(entry["rows"]), int(entry["width"]), str(entry["dtype"]))
+            configs = [LaunchConfig(**fields) for fields in entry["configs"]]
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"--candidates entry {index}: {err}") from None
+        if key[2] not in bench.DTYPES:
+            raise ValueError(f"--candidates entry {index}: unknown dtype {key[2]!r}")
+        for config in configs:
+            kernel_constexprs(config, key[1], 1)
+        shape, dtype_key, old, extra = by_key.get(
+            key, (bench.Shape(key[0], key[1]), key[2], [], ())
+        )
+        kept = {label(c): c for c in old}
+        for config in configs:
+            kept.setdefault(label(config), config)
+        new = list(kept.values())
+        if key not in by_key:
+            order.append(key)
+        by_key[key] = (shape, dtype_key, new, extra)
+    return [by_key[key] for key in order]
 
 
 def label(config: LaunchConfig) -> str:
@@ -193,6 +233,7 @@ def run_sweep(
     only: str = "",
     rounds: int = 1,
     cases: list[Case] | None = None,
+    references: tuple[str, ...] = REFERENCES,
 ) -> list[dict[str, Any]]:
     """Time every candidate of the selected cases (``only``: ``RxW:dtype,...``; all when empty;
     ``cases``: these instead of :func:`sweep_cases`).
@@ -208,7 +249,7 @@ def run_sweep(
         if time.perf_counter() - started > budget_s:
             print(f"sweep: budget spent, skipping {shape} {dtype_key}", file=sys.stderr)
             continue
-        preparers = {name: bench.PREPARERS[name] for name in (*REFERENCES, *extra)}
+        preparers = {name: bench.PREPARERS[name] for name in (*references, *extra)}
         for config in candidates:
             preparers[label(config)] = _preparer(config)
         config_run = bench.BenchConfig(
@@ -352,6 +393,17 @@ def main(argv: list[str] | None = None) -> int:
         "--dtypes", default="bfloat16,float16,float32", help="dtypes of the --sets cases"
     )
     parser.add_argument(
+        "--candidates",
+        default="",
+        help="JSON file of further layouts per case: "
+        '[{"rows", "width", "dtype", "configs": [LaunchConfig fields...]}]',
+    )
+    parser.add_argument(
+        "--references",
+        default=",".join(REFERENCES),
+        help="implementations timed beside the candidates of every case (default: %(default)s)",
+    )
+    parser.add_argument(
         "--launch-counts",
         default="",
         help="comma-separated CUDA-graph launch counts for the launch-cost fit (e.g. 8,16,64)",
@@ -376,8 +428,18 @@ def main(argv: list[str] | None = None) -> int:
             cases = set_cases(args.sets.split(","), dtypes)
         except bench.BenchUsageError as err:
             parser.error(str(err))
+    try:
+        references = tuple(
+            bench.resolve_names(args.references, list(bench.PREPARERS), "--references")
+        )
+        if args.candidates:
+            with open(args.candidates, encoding="utf-8") as handle:
+                entries = json.load(handle)
+            cases = with_candidates(sweep_cases() if cases is None else cases, entries)
+    except (bench.BenchUsageError, OSError, ValueError) as err:
+        parser.error(str(err))
     started = time.perf_counter()
-    results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds, cases)
+    results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds, cases, references)
     report: dict[str, Any] = {
         "schema_version": "rmsnorm-bench-sweep/1",
         "environment": bench.environment(bench.require_cuda()),

@@ -96,6 +96,7 @@ def test_neighbours_are_one_step_from_the_rule():
         "loop_C4096_w16_P0_cs",
         "loop_C16384_w16_P0_cs",
         "loop_C8192_w16_P0_rt_cs",
+        "loop_C8192_w16_P0",
     ]
 
 
@@ -105,3 +106,55 @@ def test_sweep_refuses_an_unknown_set_before_touching_a_device(tmp_path, capsys)
     assert info.value.code == 2
     assert "nosuchset" in capsys.readouterr().err
     assert not (tmp_path / "s.json").exists()
+
+
+def test_with_candidates_adds_a_files_layouts_to_their_case_once():
+    cases = sweep.set_cases(["tails"], ["bfloat16"])
+    before = {(c[0].rows, c[0].width, c[1]): len(c[2]) for c in cases}
+    extra = {"loop": True, "block": 1024, "num_warps": 4}
+    entries = [
+        {"rows": 4096, "width": 1000, "dtype": "bfloat16", "configs": [extra, extra]},
+        {
+            "rows": 3,
+            "width": 70,
+            "dtype": "float32",
+            "configs": [{"loop": False, "block": 128, "num_warps": 1}],
+        },
+    ]
+    merged = sweep.with_candidates(cases, entries)
+    by_key = {(c[0].rows, c[0].width, c[1]): c for c in merged}
+    assert len(by_key[(4096, 1000, "bfloat16")][2]) == before[(4096, 1000, "bfloat16")] + 1
+    assert [sweep.label(c) for c in by_key[(3, 70, "float32")][2]] == ["tile_R1_w1_wlate"]
+    assert list(by_key)[-1] == (3, 70, "float32")  # a new case goes last
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ({"rows": 1}, "--candidates must hold a JSON list of cases"),
+        ([{"rows": 4, "width": 70, "dtype": "bfloat16"}], "--candidates entry 0: 'configs'"),
+        ([{"rows": 4, "width": 70, "dtype": "int8", "configs": []}], "unknown dtype 'int8'"),
+        (
+            [{"rows": 4, "width": 70, "dtype": "bfloat16", "configs": [{"loop": True}]}],
+            "--candidates entry 0: ",
+        ),
+    ],
+)
+def test_with_candidates_refuses_a_malformed_file(entries, message):
+    with pytest.raises(ValueError, match=message.replace("[", "\\[")):
+        sweep.with_candidates([], entries)
+
+
+def test_sweep_refuses_a_missing_candidates_file_before_touching_a_device(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        sweep.main(["--out", str(tmp_path / "s.json"), "--candidates", str(tmp_path / "no.json")])
+    assert info.value.code == 2
+    assert "no.json" in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_sweep_refuses_an_unknown_reference_before_touching_a_device(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        sweep.main(["--out", str(tmp_path / "s.json"), "--references", "copy,nosuch"])
+    assert info.value.code == 2
+    assert "--references: 'nosuch'" in capsys.readouterr().err
