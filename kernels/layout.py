@@ -1,8 +1,8 @@
 """Launch layouts of the RMSNorm kernels: which kernel, the tile or chunk, rows and warps.
 
-:func:`choose_config` is the launcher's rule for every shape: the first row of
-:data:`LAUNCH_RULES` that matches gives the layout. Each row names what it matches, the launch
-and its reason; docs/LAYOUT.md has the H200 measurements behind them. :func:`forced_config`
+:func:`choose_config` is the launcher's rule for every shape: four regimes of the row's bytes,
+the problem's bytes and the rows, each with its reason; docs/LAYOUT.md has the H200
+measurements behind the thresholds. :func:`forced_config`
 gives a small layout of each path (the check and the tests run every path), and
 :func:`kernel_constexprs` turns a config into the kernels' layout constexprs.
 """
@@ -101,228 +101,46 @@ def _warps_for_bytes(
     return min(most, max(fewest, tile_bytes // bytes_per_warp))
 
 
-@dataclasses.dataclass(frozen=True)
-class TileLaunch:
-    """A tile-kernel launch: each row whole in registers, one or several rows per program.
-
-    Attributes:
-        warps: (fewest, most) warps; in between, one warp per KiB of the program's tile.
-        w_early: the weight is loaded together with x, before the reduction.
-        pack_lanes: rows per program = this many lanes // the row's lanes (0: see pack_bytes).
-        pack_bytes: rows per program = this many bytes // the row's tile bytes (0: one row).
-        fill_sms: halve the rows per program while the grid has fewer than 4 programs per SM.
-        bytes_per_warp: tile bytes per warp (1 KiB: two 16-byte vectors per thread).
-    """
-
-    warps: tuple[int, int]
-    w_early: bool
-    pack_lanes: int = 0
-    pack_bytes: int = 0
-    fill_sms: bool = False
-    bytes_per_warp: int = 1024
-
-    def config(
-        self, rows: int, width: int, lanes: int, itemsize: int, sm_count: int
-    ) -> LaunchConfig:
-        """The LaunchConfig for one shape; it streams when x is at most STREAM_TILE_BYTES."""
-        row_bytes = lanes * itemsize
-        per_program = 1
-        if self.pack_lanes:
-            per_program = max(1, self.pack_lanes // lanes)
-        elif self.pack_bytes:
-            per_program = max(1, self.pack_bytes // row_bytes)
-        while self.fill_sms and per_program > 1 and triton.cdiv(rows, per_program) < 4 * sm_count:
-            per_program //= 2
-        fewest, most = self.warps
-        return LaunchConfig(
-            False,
-            lanes,
-            _warps_for_bytes(per_program * row_bytes, most, fewest, self.bytes_per_warp),
-            per_program,
-            w_early=self.w_early,
-            stream_store=rows * width * itemsize <= STREAM_TILE_BYTES,
-        )
+KiB = 1024
+MiB = 1024 * KiB
 
 
-@dataclasses.dataclass(frozen=True)
-class Rule:
-    """One row of LAUNCH_RULES: the shapes it matches, the launch they get, and why.
-
-    Attributes:
-        why: the measured reason (docs/LAYOUT.md has the figures).
-        launch: a fixed column-loop LaunchConfig, or a TileLaunch.
-        lanes: (fewest, most) lanes of the row's tile, next_power_of_2(width); None: no bound.
-        itemsize: 2: elements of at most 2 bytes; 4: wider elements; None: any.
-        full_row: True: width == lanes (a power of two); False: width < lanes; None: either.
-        rows: (fewest, most) rows of the problem; None: no bound.
-        even_rows: the row count must be even.
-        min_row_bytes: the row's tile (lanes * itemsize) has at least this many bytes.
-        unaligned: True: no 16-byte vector divides the width (the launch peels a contiguous
-            row: :func:`peel_elements`); None: any width.
-    """
-
-    why: str
-    launch: LaunchConfig | TileLaunch
-    lanes: tuple[int, int | None]
-    itemsize: int | None = None
-    full_row: bool | None = None
-    rows: tuple[int, int | None] = (0, None)
-    even_rows: bool = False
-    min_row_bytes: int = 0
-    unaligned: bool | None = None
-
-    def matches(self, rows: int, width: int, lanes: int, itemsize: int) -> bool:
-        """Whether a ``rows x width`` problem (tile ``lanes``) of ``itemsize`` matches."""
-        return (
-            _within(lanes, self.lanes)
-            and _within(rows, self.rows)
-            and (self.itemsize is None or (itemsize <= 2) == (self.itemsize == 2))
-            and (self.full_row is None or (width == lanes) == self.full_row)
-            and (not self.even_rows or rows % 2 == 0)
-            and lanes * itemsize >= self.min_row_bytes
-            and (self.unaligned is None or bool(width % (16 // itemsize)) == self.unaligned)
-        )
+# Problems past this many bytes (about an H200's 60 MiB L2) run rows of 8 KiB or more as the
+# column loop: 4096x4096 fp32 (64 MiB) 2% ahead of the tile, 8192x3072 bf16 (48 MiB) 5% behind.
+LOOP_PROBLEM_BYTES = 64 * MiB
 
 
-def _within(value: int, bounds: tuple[int, int | None]) -> bool:
-    fewest, most = bounds
-    return fewest <= value and (most is None or value <= most)
-
-
-def _loop(
-    chunk: int, warps: int, rows: int = 1, *, unroll: bool = True, stream: bool = True
-) -> LaunchConfig:
-    """The column loop, one program per block of ``rows`` rows."""
-    return LaunchConfig(True, chunk, warps, rows, unroll=unroll, stream_store=stream)
-
-
-_WIDE_2_BYTE = (
-    "two unrolled chunks of half the tile, a warp per 1024 lanes (at most 32): a row's loads are "
-    "in flight together and only 2-4 rows per SM wait in L2 for pass 2; faster than one tile"
-)
-
-# First match wins. Rows of more than 8192 lanes never fit a tile; full rows of 2048-8192 in
-# large problems are column loops too; the rest are tiles.
-LAUNCH_RULES: tuple[Rule, ...] = (
-    Rule(
-        "rows of 1025-8191 that no 16-byte vector divides: a peeled one-row tile (head, aligned "
-        "body, tail) on a warp per 4 KiB of tile (4-8), the weight after the reduction; "
-        "74-97% of copy where unpeeled tiles and the column loop keep 2-byte accesses (47-80%)",
-        TileLaunch((4, 8), w_early=False, bytes_per_warp=4096), lanes=(2048, 8192),
-        unaligned=True,
-    ),
-    Rule(_WIDE_2_BYTE, _loop(8192, 16), lanes=(16384, 16384), itemsize=2),
-    Rule(_WIDE_2_BYTE, _loop(16384, 32), lanes=(32768, 32768), itemsize=2),
-    Rule(_WIDE_2_BYTE, _loop(32768, 32), lanes=(65536, None), itemsize=2),
-    Rule(
-        "full fp32 rows of 16384: the whole row as one chunk on 32 warps (Inductor's layout), "
-        "0.1% ahead of two 8192 chunks",
-        _loop(16384, 32), lanes=(16384, 16384), itemsize=4, full_row=True,
-    ),
-    Rule(
-        "fp32 rows of 8193-16383: a runtime loop of 8192 chunks on 32 warps, the best two-chunk "
-        "layout of full 16384 rows (16 warps 1.6-5% slower)",
-        _loop(8192, 32, unroll=False), lanes=(16384, 16384), itemsize=4,
-    ),
-    Rule(
-        "fp32 rows over 16384 lanes: a runtime loop of 32768 chunks on 32 warps, 6% ahead of "
-        "16384 chunks at 65536 lanes",
-        _loop(32768, 32, unroll=False), lanes=(32768, None), itemsize=4,
-    ),
-    Rule(
-        "full 2-byte rows of 8192: one chunk on 16 warps; two 4096 chunks on 8 warps are 0.7% "
-        "and the one-row tile 3.5% slower",
-        _loop(8192, 16), lanes=(8192, 8192), itemsize=2, full_row=True,
-    ),
-    Rule(
-        "full fp32 rows of 8192: two 4096 chunks on 32 warps, ahead of 16 warps and of "
-        "torch.compile",
-        _loop(4096, 32), lanes=(8192, 8192), itemsize=4, full_row=True,
-    ),
-    Rule(
-        "full fp32 rows of 4096, 4096-16383 rows: a runtime loop of 2048 chunks, plain stores, "
-        "ahead of the streaming loop",
-        _loop(2048, 16, unroll=False, stream=False), lanes=(4096, 4096), itemsize=4,
-        full_row=True, rows=(4096, 16383),
-    ),
-    Rule(
-        "full fp32 rows of 4096, from 16384 rows: one 4096 chunk, plain stores (Inductor's "
-        "layout); tiles are 3% slower",
-        _loop(4096, 16, stream=False), lanes=(4096, 4096), itemsize=4, full_row=True,
-        rows=(16384, None),
-    ),
-    Rule(
-        "full fp32 rows of 2048, an even count from 4096 rows: blocks of 2 rows on 16 warps, "
-        "plain stores (Inductor's layout), ahead of one row on 8 warps",
-        _loop(2048, 16, 2, stream=False), lanes=(2048, 2048), itemsize=4, full_row=True,
-        rows=(4096, None), even_rows=True,
-    ),
-    Rule(
-        "full fp32 rows of 2048, an odd count from 4096 rows: one row on 8 warps; one-pass "
-        "tiles are 3-8% slower",
-        _loop(2048, 8), lanes=(2048, 2048), itemsize=4, full_row=True, rows=(4096, None),
-    ),
-    Rule(
-        "full 2-byte rows of 4096, from 16384 rows: two 2048 chunks on 8 warps, 2% ahead of "
-        "Liger",
-        _loop(2048, 8), lanes=(4096, 4096), itemsize=2, full_row=True, rows=(16384, None),
-    ),
-    Rule(
-        "fp32 rows of 4097-8191, from 16384 rows: a runtime loop of 2048 chunks on 16 warps, "
-        "3% ahead of the tile",
-        _loop(2048, 16, unroll=False), lanes=(8192, 8192), itemsize=4, full_row=False,
-        rows=(16384, None),
-    ),
-    Rule(
-        "2-byte rows of 4097-8191: one tile on 4 warps, the weight with x (8 warps: 3% slower)",
-        TileLaunch((4, 4), w_early=True), lanes=(8192, 8192), itemsize=2, full_row=False,
-    ),
-    Rule(
-        "fp32 rows of 4097-8191, fewer rows: one tile on 16 warps (a warp per KiB, at most 16), "
-        "the weight after the reduction",
-        TileLaunch((16, 16), w_early=False), lanes=(8192, 8192), itemsize=4, full_row=False,
-    ),
-    Rule(
-        "2-byte rows of 513-1024: one tile on 2 warps, the weight after the reduction, 1% "
-        "ahead of 4 warps with the weight early",
-        TileLaunch((2, 2), w_early=False), lanes=(1024, 1024), itemsize=2,
-    ),
-    Rule(
-        "rows of 513-4096 otherwise: one tile, a warp per KiB (4-8), the weight with x (one "
-        "memory round trip in a latency-bound launch)",
-        TileLaunch((4, 8), w_early=True), lanes=(1024, 4096),
-    ),
-    Rule(
-        "short rows, at most 16384 rows (latency-bound): 512-lane tiles of several rows, "
-        "halved to >= 4 programs per SM; 1024-lane tiles are 13% slower at 4096x255",
-        TileLaunch((1, 16), True, pack_lanes=512, fill_sms=True), lanes=(1, 512),
-        rows=(0, 16384),
-    ),
-    Rule(
-        "rows of 1-2 KiB, more than 16384 rows: a 2 KiB tile on one warp, each row whole in "
-        "that warp (no shared-memory reduction)",
-        TileLaunch((1, 1), True, pack_bytes=2048), lanes=(1, 512), rows=(16385, None),
-        min_row_bytes=1024,
-    ),
-    Rule(
-        "other short rows, more than 16384 rows: ~4 KiB tiles of several rows (one 128-lane "
-        "row per program is 4x slower), halved to >= 4 programs per SM",
-        TileLaunch((1, 16), True, pack_bytes=4096, fill_sms=True), lanes=(1, 512),
-        rows=(16385, None),
-    ),
-)  # fmt: skip
-
-
-# A pure function of four integers, called on every launch: the table walk runs once per shape.
+# A pure function of four integers, called on every launch: it runs once per shape.
 @functools.lru_cache(maxsize=4096)
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> LaunchConfig:
     """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
 
-    The first rule of :data:`LAUNCH_RULES` that matches gives it. Tile layouts stream (x
-    evict-first, weight evict-last, y ``.cs``) when x is at most ``STREAM_TILE_BYTES``: that
-    helps launch-bound shapes and measured no gain or a loss on larger ones. Multi-row tiles of
-    full rows drop their column masks, and their row mask where ``ROWS`` divides the rows
-    (:func:`kernel_constexprs`).
+    A function of the row's lanes (the next power of two of the width) and tile bytes
+    (``lanes * itemsize``), the problem's bytes, the row count and the SMs, in four regimes;
+    docs/LAYOUT.md gives the H200 measurements behind each threshold.
+
+    1. Rows of at most 512 lanes: several rows per program, so that one program moves enough
+       bytes to hide a memory round trip: 512 lanes while the launch is latency-bound (up to
+       16384 rows), else 4 KiB (2 KiB on one warp for rows of 1-2 KiB, reduced inside that
+       warp); halved until the grid has 4 programs per SM. The weight is loaded with x.
+    2. A width no 16-byte vector divides, 2048-8192 lanes: a peeled one-row tile (head,
+       16-byte body, tail), a warp per 4 KiB of tile (4-8), the weight after the reduction.
+    3. Rows over 8192 lanes, and rows of 8 KiB or more in problems of LOOP_PROBLEM_BYTES or
+       more: the column loop, one program per row, two passes over its chunks (the second
+       re-reads the row from L1/L2, which costs less than holding it in registers). The
+       chunk: 4096 lanes (at most half the row), 32768 for rows over 16384 lanes, halved
+       (down to 1024 or 4096) while the last chunk's masked lanes exceed a fifth of the
+       width: idle lanes hold warps that other rows could use. A warp per 512 bytes of chunk
+       (one 16-byte vector per thread), at most 32; partial 2-byte rows of 8192-16384 lanes
+       keep 4096-lane chunks on a warp per KiB (two vectors per thread).
+    4. The rest: a one-row tile on a warp per 512 lanes (16 elements per thread), 2 to 16
+       (8 for 2-byte elements). The weight is loaded with x in full rows (width a power of
+       two) and in widths no 16-byte vector divides, after the reduction in other partial rows.
+
+    Tiles stream (x evict-first, weight evict-last, y ``.cs``) when x is at most
+    ``STREAM_TILE_BYTES`` (launch-bound); column loops always stream y, which nothing
+    re-reads, and keep L2 for the second pass. Multi-row tiles of full rows drop their column
+    masks, and their row mask where ``ROWS`` divides the rows (:func:`kernel_constexprs`).
 
     Args:
         rows: rows of the problem.
@@ -330,19 +148,41 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
         itemsize: bytes per element (2 or 4).
         sm_count: SMs of the device (short-row tiles keep >= 4 programs per SM).
 
-    Returns:
-        The LaunchConfig.
-
     Raises:
-        ValueError: no rule matches (a width below 1).
+        ValueError: a width or an itemsize below 1.
     """
+    if width < 1 or itemsize < 1:
+        raise ValueError(f"no launch layout for width={width}, itemsize={itemsize}")
     lanes = block_for(width)
-    for rule in LAUNCH_RULES:
-        if rule.matches(rows, width, lanes, itemsize):
-            if isinstance(rule.launch, TileLaunch):
-                return rule.launch.config(rows, width, lanes, itemsize, sm_count)
-            return rule.launch
-    raise ValueError(f"no launch rule for rows={rows}, width={width}, itemsize={itemsize}")
+    row = lanes * itemsize
+    unaligned = width % max(1, 16 // itemsize) != 0
+    stream = rows * width * itemsize <= STREAM_TILE_BYTES
+    if lanes <= 512:
+        one_warp = rows > 16384 and row >= 1 * KiB
+        per = 512 // lanes if rows <= 16384 else (2 * KiB if one_warp else 4 * KiB) // row
+        while not one_warp and per > 1 and triton.cdiv(rows, per) < 4 * sm_count:
+            per //= 2
+        warps = 1 if one_warp else _warps_for_bytes(per * row, 16)
+        return LaunchConfig(False, lanes, warps, per, w_early=True, stream_store=stream)
+    if unaligned and 2048 <= lanes <= 8192:
+        warps = _warps_for_bytes(row, 8, 4, 4 * KiB)
+        return LaunchConfig(False, lanes, warps, w_early=False, stream_store=stream)
+    if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
+        return _loop_config(width, lanes, itemsize)
+    warps = min(max(lanes // 512, 2), 8 if itemsize <= 2 else 16)
+    return LaunchConfig(
+        False, lanes, warps, w_early=width == lanes or unaligned, stream_store=stream
+    )
+
+
+def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
+    """The column loop of :func:`choose_config`'s third regime."""
+    if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
+        return LaunchConfig(True, 4096, 8, stream_store=True)
+    chunk, fewest = (32768, 4096) if lanes > 16384 else (min(lanes // 2, 4096), 1024)
+    while chunk > fewest and triton.cdiv(width, chunk) * chunk - width > width // 5:
+        chunk //= 2
+    return LaunchConfig(True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, 512), stream_store=True)
 
 
 def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConfig:

@@ -16,72 +16,142 @@ import kernels
 from kernels import launcher, layout
 from kernels.layout import LaunchConfig
 
-# What choose_config picks on an H200 (132 SMs) for the product shapes, bf16 and fp32.
-EXPECTED_PATHS = {
-    (4096, 70, 2): ("multi_row", 4, 1),
-    (4096, 255, 2): ("multi_row", 2, 1),
-    (4096, 255, 4): ("multi_row", 2, 2),
-    (65536, 128, 2): ("multi_row", 16, 4),
-    (65536, 256, 2): ("multi_row", 8, 4),
-    # Rows of 1-2 KiB: a 2 KiB tile on one warp.
-    (65536, 256, 4): ("multi_row", 2, 1),
-    (65536, 512, 2): ("multi_row", 2, 1),
-    (65536, 512, 4): ("one_row", 1, 1),
-    (1, 4096, 2): ("one_row", 1, 8),
-    (1, 4096, 4): ("one_row", 1, 8),
-    (4096, 1000, 2): ("one_row", 1, 2),
-    (4096, 1000, 4): ("one_row", 1, 4),
-    (4096, 5125, 2): ("one_row", 1, 4),
-    (4096, 5125, 4): ("one_row", 1, 8),  # peeled: a warp per 4 KiB of tile
-    (32768, 5120, 2): ("one_row", 1, 4),
-    (32768, 5120, 4): ("column_loop", 1, 16),
-    (4096, 4096, 2): ("one_row", 1, 8),
-    (4096, 4096, 4): ("column_loop", 1, 16),
-    (16384, 4096, 2): ("column_loop", 1, 8),
-    (16384, 4096, 4): ("column_loop", 1, 16),
-    # Full fp32 rows of 2048: blocks of 2 rows on 16 warps; an odd count: 1 row.
-    (32768, 2048, 4): ("column_loop", 2, 16),
-    (4096, 2048, 4): ("column_loop", 2, 16),
-    (32767, 2048, 4): ("column_loop", 1, 8),
-    (32768, 8192, 2): ("column_loop", 1, 16),
-    (32768, 8192, 4): ("column_loop", 1, 32),
-    (32768, 16384, 2): ("column_loop", 1, 16),
-    (16384, 16384, 4): ("column_loop", 1, 32),
-    (2048, 32768, 2): ("column_loop", 1, 32),
-    (2048, 65536, 2): ("column_loop", 1, 32),
-    (2048, 65536, 4): ("column_loop", 1, 32),
+MiB = 2**20
+
+
+def _config(rows: int, width: int, itemsize: int) -> LaunchConfig:
+    return kernels.choose_config(rows, width, itemsize, 132)
+
+
+# What choose_config picks on an H200 (132 SMs) for product shapes: (path, rows per program,
+# warps, block). One line per regime and its branches, read against the rule's docstring.
+EXPECTED_LAYOUTS = {
+    # 1. Short rows: 512-lane tiles up to 16384 rows (halved to >= 4 programs per SM) ...
+    (4096, 70, 2): ("multi_row", 4, 1, 128),
+    (4096, 255, 2): ("multi_row", 2, 1, 256),
+    (4096, 255, 4): ("multi_row", 2, 2, 256),
+    # ... 4 KiB tiles beyond, and 2 KiB on one warp for rows of 1-2 KiB.
+    (65536, 128, 2): ("multi_row", 16, 4, 128),
+    (65536, 256, 2): ("multi_row", 8, 4, 256),
+    (65536, 256, 4): ("multi_row", 2, 1, 256),
+    (65536, 512, 2): ("multi_row", 2, 1, 512),
+    (65536, 512, 4): ("one_row", 1, 1, 512),
+    # 2. Widths no 16-byte vector divides, 2048-8192 lanes: peeled tiles, a warp per 4 KiB.
+    (4096, 5125, 2): ("one_row", 1, 4, 8192),
+    (4096, 5125, 4): ("one_row", 1, 8, 8192),
+    (8192, 2050, 2): ("one_row", 1, 4, 4096),  # 4-byte vectors only: still peeled
+    # 3. The column loop: rows over 8192 lanes, and rows of >= 8 KiB in >= 64 MiB problems.
+    (4096, 4096, 4): ("column_loop", 1, 16, 2048),  # 64 MiB, full rows: half-row chunks
+    (16384, 4096, 2): ("column_loop", 1, 8, 2048),
+    (32768, 2048, 4): ("column_loop", 1, 8, 1024),
+    (32768, 8192, 2): ("column_loop", 1, 16, 4096),  # a warp per 512 bytes of chunk
+    (32768, 8192, 4): ("column_loop", 1, 32, 4096),
+    (32768, 5120, 2): ("column_loop", 1, 8, 4096),  # partial 2-byte: a warp per KiB
+    (32768, 5120, 4): ("column_loop", 1, 16, 2048),  # 4096 chunks would mask 37% of lanes
+    (16384, 16384, 4): ("column_loop", 1, 32, 4096),
+    (2048, 32768, 2): ("column_loop", 1, 32, 32768),
+    (2048, 65536, 4): ("column_loop", 1, 32, 32768),
+    # 4. One-row tiles: a warp per 512 lanes, 2-16 (8 for 2-byte).
+    (1, 4096, 2): ("one_row", 1, 8, 4096),
+    (1, 4096, 4): ("one_row", 1, 8, 4096),
+    (4096, 1000, 2): ("one_row", 1, 2, 1024),
+    (4096, 4096, 2): ("one_row", 1, 8, 4096),  # 32 MiB: under LOOP_PROBLEM_BYTES
+    (32768, 2048, 2): ("one_row", 1, 4, 2048),  # rows of 4 KiB stay tiles at any size
+    (512, 8192, 2): ("one_row", 1, 8, 8192),
+    (512, 8192, 4): ("one_row", 1, 16, 8192),
 }
 
-# The column-loop variants choose_config picks (CHUNK, unrolled, one program per row, streaming).
-EXPECTED_LOOPS = {
-    (2048, 65536, 2): (32768, True),
-    (2048, 65536, 4): (32768, False),
-    (2048, 32768, 2): (16384, True),
-    (2048, 32768, 4): (32768, False),
-    # Full fp32 rows of 16384: the whole row as one chunk on 32 warps; a partial
-    # one (10000) keeps the runtime loop of 8192 chunks.
-    (16384, 16384, 4): (16384, True),
-    (32768, 16384, 4): (16384, True),
-    (4096, 10000, 4): (8192, False),
-    (32768, 8192, 2): (8192, True),
-    (32768, 8192, 4): (4096, True),
-    (32768, 5120, 4): (2048, False),
-}
 
-# Full fp32 rows of 4096: plain stores, 16 warps, one program per row; a runtime
-# loop of 2048 chunks below 16384 rows, one unrolled 4096 chunk from there.
-EXPECTED_PLAIN_LOOPS = {
-    (4096, 4096, 4): (2048, False),
-    (16383, 4096, 4): (2048, False),
-    (16384, 4096, 4): (4096, True),
-    (32768, 4096, 4): (4096, True),
-}
+@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_LAYOUTS))
+def test_choose_config_for_product_shapes(rows: int, width: int, itemsize: int) -> None:
+    config = _config(rows, width, itemsize)
+    got = (config.path, config.rows_per_program, config.num_warps, config.block)
+    assert got == EXPECTED_LAYOUTS[(rows, width, itemsize)]
+
+
+@pytest.mark.parametrize("itemsize", [2, 4])
+def test_the_loop_starts_at_loop_problem_bytes_for_rows_of_8_kib(itemsize: int) -> None:
+    # Full rows of 8 KiB: exactly LOOP_PROBLEM_BYTES is a loop, one row fewer a tile.
+    width = 8192 // itemsize
+    rows = layout.LOOP_PROBLEM_BYTES // (width * itemsize)
+    assert _config(rows, width, itemsize).loop
+    assert not _config(rows - 1, width, itemsize).loop
+    # Rows of 4 KiB never loop below 8193 lanes, however large the problem.
+    assert not _config(1 << 20, 4096 // itemsize, itemsize).loop
+
+
+@pytest.mark.parametrize("itemsize", [2, 4])
+def test_rows_over_8192_lanes_always_loop(itemsize: int) -> None:
+    assert not _config(1, 8192, itemsize).loop
+    assert _config(1, 8193, itemsize).loop
+    assert _config(1, 65536, itemsize).loop
+
+
+def test_short_rows_pack_512_lanes_up_to_16384_rows_and_4_kib_beyond() -> None:
+    at_bound, past = _config(16384, 64, 2), _config(16385, 64, 2)
+    # 512 lanes; 4 KiB = 32 rows, halved once: 513 programs of 32 would be < 4 per SM.
+    assert (at_bound.rows_per_program, past.rows_per_program) == (8, 16)
+    assert _config(70000, 64, 2).rows_per_program == 32
+    assert at_bound.w_early
+    assert past.w_early
+    # 513 lanes leave the short-row regime: one row per program.
+    assert _config(70000, 512, 2).rows_per_program == 2
+    assert _config(70000, 513, 2).rows_per_program == 1
+
+
+def test_short_row_tiles_halve_until_four_programs_per_sm() -> None:
+    # 4096 rows of 64 lanes: 8 rows per program give 512 programs < 4 * 132; 4 rows give 1024.
+    assert _config(4096, 64, 2).rows_per_program == 4
+    assert _config(4096, 64, 2).grid(4096) >= 4 * 132
+    assert kernels.choose_config(4096, 64, 2, 64).rows_per_program == 8  # fewer SMs
+
+
+@pytest.mark.parametrize(
+    ("width", "chunk"),
+    [
+        (4096, 2048),  # full: half the row, no padding
+        (5120, 2048),  # 4096: 3072 masked lanes (60% of the width); 2048: 1024, a fifth
+        (5116, 1024),  # 2048: 1028 masked lanes, more than a fifth of 5116 (1023)
+        (9001, 2048),
+        (11008, 4096),  # 1280 masked lanes: 11.6%
+        (40000, 8192),  # 32768 and 16384 chunks mask 64% and 23%; 8192: 960
+        (65536, 32768),
+        (18433, 4096),  # 8192 chunks mask a third; the floor is 4096
+    ],
+)
+def test_fp32_loop_chunks_halve_while_a_fifth_of_the_width_is_masked(width, chunk) -> None:
+    config = _config(32768, width, 4)
+    assert config.loop
+    assert config.block == chunk
+    padding = triton.cdiv(width, chunk) * chunk - width
+    assert padding <= width // 5 or chunk == (4096 if width > 16384 else 1024)
+    assert config.num_warps == min(32, chunk * 4 // 512)  # one 16-byte vector per thread
+    assert config.stream_store
+    assert config.unroll
+    assert config.grid(32768) == 32768
+
+
+def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps() -> None:
+    for width in (4104, 5120, 9008, 14336, 16376):  # 16-byte aligned (odd ones peel)
+        config = _config(32768, width, 2)
+        assert (config.loop, config.block, config.num_warps) == (True, 4096, 8), width
+    # Full rows and rows of 4096 lanes keep the vector per thread.
+    assert (_config(32768, 8192, 2).block, _config(32768, 8192, 2).num_warps) == (4096, 16)
+    assert (_config(32768, 3584, 2).block, _config(32768, 3584, 2).num_warps) == (2048, 8)
+
+
+def test_one_row_tiles_load_the_weight_early_in_full_and_unaligned_rows_only() -> None:
+    assert _config(4096, 1024, 2).w_early  # full
+    assert not _config(4096, 1000, 2).w_early  # partial, 16-byte vectors
+    assert _config(4096, 1023, 2).w_early  # no 16-byte vector divides 1023 (not peeled)
+    assert not _config(4096, 5125, 2).w_early  # peeled tiles: after the reduction
 
 
 # Tile layouts with streaming hints: on where x is at most 8 MiB (launch-bound), off above.
 EXPECTED_STREAM_TILES = {
     (1, 4096, 2): True,
     (512, 4096, 4): True,  # exactly 8 MiB
+    (513, 4096, 4): False,  # one row past it
     (4096, 70, 2): True,
     (4096, 255, 4): True,
     (4096, 1000, 2): True,
@@ -89,7 +159,6 @@ EXPECTED_STREAM_TILES = {
     (65536, 128, 2): False,
     (4096, 4096, 2): False,
     (32768, 2048, 2): False,
-    (32768, 5120, 2): False,
     (65536, 512, 4): False,
     (4096, 5125, 2): False,
 }
@@ -97,72 +166,9 @@ EXPECTED_STREAM_TILES = {
 
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_STREAM_TILES))
 def test_choose_config_streams_tiles_where_measured(rows, width, itemsize) -> None:
-    config = kernels.choose_config(rows, width, itemsize, 132)
+    config = _config(rows, width, itemsize)
     assert not config.loop
     assert config.stream_store is EXPECTED_STREAM_TILES[(rows, width, itemsize)]
-
-
-@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_LOOPS))
-def test_choose_config_column_loops_are_per_row_and_streaming(rows, width, itemsize) -> None:
-    config = kernels.choose_config(rows, width, itemsize, 132)
-    assert (config.block, config.unroll) == EXPECTED_LOOPS[(rows, width, itemsize)]
-    assert config.loop
-    assert config.stream_store
-    assert config.grid(rows) == rows  # one program per row: the PER_ROW kernel, no row loop
-
-
-def test_two_row_blocks_of_full_fp32_2048_rows_have_no_mask_at_all() -> None:
-    # Inductor's layout at 32768x2048 fp32: 16384 programs of 2 rows, 16 warps, plain stores;
-    # the row count is even and the width one whole chunk, so neither rows nor lanes are masked.
-    config = kernels.choose_config(32768, 2048, 4, 132)
-    assert config.grid(32768) == 16384
-    assert not config.stream_store
-    constexprs = layout.kernel_constexprs(config, 2048, 4, 32768)
-    assert constexprs["ROWS"] == 2
-    assert constexprs["EVEN"] is True
-    assert constexprs["ROW_MASK"] is False
-    assert constexprs["PER_ROW"] is True
-    # The same layout forced onto an odd row count masks the phantom row of the last block.
-    assert layout.kernel_constexprs(config, 2048, 4, 32767)["ROW_MASK"] is True
-
-
-@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PLAIN_LOOPS))
-def test_choose_config_full_fp32_4096_rows_store_plainly(rows, width, itemsize) -> None:
-    config = kernels.choose_config(rows, width, itemsize, 132)
-    assert config.loop
-    assert (config.block, config.unroll) == EXPECTED_PLAIN_LOOPS[(rows, width, itemsize)]
-    assert config.num_warps == 16
-    assert not config.stream_store
-    assert config.grid(rows) == rows
-
-
-@pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_PATHS))
-def test_choose_config_for_product_shapes(rows: int, width: int, itemsize: int) -> None:
-    config = kernels.choose_config(rows, width, itemsize, 132)
-    assert (config.path, config.rows_per_program, config.num_warps) == EXPECTED_PATHS[
-        (rows, width, itemsize)
-    ]
-
-
-def test_every_launch_rule_decides_some_shape() -> None:
-    # No rule of the table is shadowed by the rules before it, and each says why.
-    widths = sorted({*(2**k + d for k in range(17) for d in (-1, 0, 1)), 70, 1000, 5120})
-    decided = set()
-    for itemsize in (2, 4):
-        for rows in (1, 600, 4096, 5000, 16384, 16385, 32767, 32768, 70000):
-            for width in widths:
-                if not 1 <= width <= kernels.MAX_WIDTH:
-                    continue
-                lanes = layout.block_for(width)
-                decided.add(
-                    next(
-                        index
-                        for index, rule in enumerate(layout.LAUNCH_RULES)
-                        if rule.matches(rows, width, lanes, itemsize)
-                    )
-                )
-    assert decided == set(range(len(layout.LAUNCH_RULES)))
-    assert all(rule.why for rule in layout.LAUNCH_RULES)
 
 
 def test_choose_config_is_valid_for_every_width() -> None:
@@ -183,6 +189,53 @@ def test_choose_config_is_valid_for_every_width() -> None:
                     assert config.block <= layout.SINGLE_TILE_MAX
                     if config.rows_per_program > 1:  # packed short rows: a ~4 KiB tile at most
                         assert config.block * config.rows_per_program * itemsize <= 4096
+
+
+def test_choose_config_refuses_a_width_below_one() -> None:
+    with pytest.raises(ValueError, match="no launch layout for width=0, itemsize=2"):
+        layout.choose_config(4, 0, 2)
+
+
+def _rule_layouts() -> dict[tuple[int, int, int], tuple[int, int, int]]:
+    """Every distinct layout choose_config gives over a grid of shapes, with the first shape
+    that gave it: powers of two and their neighbours, odd and 2- or 4-byte aligned widths, at
+    row counts on both sides of each row threshold of the rule."""
+    widths = sorted(
+        {*(2**k + d for k in range(17) for d in (-3, -2, -1, 0, 1, 2)), 70, 1000, 5120, 9001}
+    )
+    found: dict[LaunchConfig, tuple[int, int, int]] = {}
+    for itemsize in (2, 4):
+        for rows in (1, 600, 4096, 8192, 16384, 16385, 32768, 70000):
+            for width in widths:
+                if 1 <= width <= kernels.MAX_WIDTH:
+                    found.setdefault(_config(rows, width, itemsize), (rows, width, itemsize))
+    return found
+
+
+RULE_LAYOUTS = _rule_layouts()
+
+
+def test_the_rule_reaches_every_regime_and_kernel_path() -> None:
+    paths = {config.path for config in RULE_LAYOUTS}
+    assert paths == set(kernels.KERNEL_PATHS)
+    assert any(c.loop and c.block == 32768 for c in RULE_LAYOUTS)  # wide rows
+    assert any(not c.loop and not c.w_early for c in RULE_LAYOUTS)  # peeled / partial tiles
+    assert 30 <= len(RULE_LAYOUTS) <= 200  # the grid covers the rule, and stays testable
+
+
+@pytest.mark.parametrize(
+    "config",
+    sorted(RULE_LAYOUTS, key=lambda c: RULE_LAYOUTS[c]),
+    ids=lambda c: str(RULE_LAYOUTS[c]),
+)
+def test_every_layout_the_rule_reaches_agrees_with_torch(config: LaunchConfig) -> None:
+    # The rule's own layout (its tile or chunk, warps, rows per program, masks, peel), launched
+    # on a few rows of the shape that reached it, against torch in float64, with padded row
+    # strides and a guarded out (its padding must stay untouched).
+    _, width, itemsize = RULE_LAYOUTS[config]
+    rows = min(2 * config.rows_per_program + 1, 5)
+    dtype = "float32" if itemsize == 4 else "bfloat16"
+    _forced_parity(rows, width, dtype, config, pad=3, out_pad=5, seed=width)
 
 
 def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
@@ -236,16 +289,16 @@ def test_auto_multi_row_through_the_public_launcher() -> None:
 
 
 def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
-    # Width 40000 fp32: the column loop, one program per row, a runtime loop over 2 chunks of
-    # 32768 lanes, the second one masked (7232 lanes in the row).
+    # Width 40000 fp32: the column loop, one program per row, 5 unrolled chunks of 8192 lanes,
+    # the last one masked (7232 lanes in the row).
     width = 40000
     config = kernels.choose_config(2, width, 4)
     assert (config.path, config.block, triton.cdiv(width, config.block)) == (
         "column_loop",
-        32768,
-        2,
+        8192,
+        5,
     )
-    assert not config.unroll
+    assert config.unroll
     x = torch.randn(2, width, generator=torch.Generator().manual_seed(4))
     weight = torch.randn(width, generator=torch.Generator().manual_seed(5))
     expected = torch_reference(x, weight, 1e-6)
