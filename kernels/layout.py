@@ -182,7 +182,9 @@ def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
     chunk, fewest = (32768, 4096) if lanes > 16384 else (min(lanes // 2, 4096), 1024)
     while chunk > fewest and triton.cdiv(width, chunk) * chunk - width > width // 5:
         chunk //= 2
-    return LaunchConfig(True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, 512), stream_store=True)
+    return LaunchConfig(
+        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, 512), stream_store=True
+    )
 
 
 def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConfig:
