@@ -31,9 +31,10 @@ TIME_METRICS = {
     "device µs": ("median_us", "p20_us", "p80_us", "device µs per call (bars p20–p80)"),
     "loop µs": ("loop_us", "loop_p20_us", "loop_p80_us", "eager-loop µs per call, host incl."),
 }
-# Space above the highest median or bar, as a fraction of the drawn span: room for the one-row
-# legend, so the curves near 100% of copy are not drawn behind it.
+# Space above the highest median or bar, as a fraction of the drawn span, per row of the legend
+# (LEGEND_COLUMNS entries a row), so the curves near 100% of copy are not drawn behind it.
 LEGEND_HEADROOM = 0.15
+LEGEND_COLUMNS = 5
 PALETTE = {
     "copy": (200, 200, 200),
     "ours": (110, 170, 255),
@@ -72,7 +73,9 @@ class BenchView(QWidget):
         item.showGrid(x=True, y=True, alpha=0.2)
         # One row, on a translucent box: curves at 95-105% of copy run along the top edge,
         # where a column of five entries hid both the curves and its own labels.
-        item.addLegend(offset=(10, 5), colCount=5, brush=pg.mkBrush(250, 250, 250, 170))
+        item.addLegend(
+            offset=(10, 5), colCount=LEGEND_COLUMNS, brush=pg.mkBrush(250, 250, 250, 170)
+        )
         toolbar_over(
             self,
             [
@@ -180,7 +183,7 @@ class BenchView(QWidget):
                 top=(drawn[2] - drawn[0])[order],
                 bottom=(drawn[0] - drawn[1])[order],
             )
-        self._set_y_range(item, extent)
+        self._set_y_range(item, extent, math.ceil(len(self.curves) / LEGEND_COLUMNS))
         item.setLabel("left", _axis_label(metric))
         labels = [(i, f"{r}×{w}") for (r, w), i in index.items()]
         # Up to 10 shapes every name fits under the plot; beyond that every k-th one is a major
@@ -213,20 +216,21 @@ class BenchView(QWidget):
         self.plot.addItem(self.bars[impl])
 
     @staticmethod
-    def _set_y_range(item: pg.PlotItem, extent: list[float]) -> None:
+    def _set_y_range(item: pg.PlotItem, extent: list[float], legend_rows: int = 1) -> None:
         """Fit the y axis to the drawn points (``extent``: medians and bar ends), with
         headroom on top for the legend.
 
-        The legend is one row across the top of the plot, and the curves that matter (95-105%
-        of copy) run right there: the headroom (LEGEND_HEADROOM of the data's span) keeps them
-        below it instead of behind it.
+        The legend's rows run across the top of the plot, and the curves that matter (95-105%
+        of copy) run right there: the headroom (LEGEND_HEADROOM of the data's span per legend
+        row) keeps them below it instead of behind it.
         """
         if not extent:
             item.enableAutoRange(axis="y")
             return
         low, high = min(extent), max(extent)
         span = max(high - low, 1e-9 * max(abs(high), 1.0))
-        item.setYRange(low - 0.04 * span, high + LEGEND_HEADROOM * span, padding=0)
+        headroom = LEGEND_HEADROOM * max(1, legend_rows) * span
+        item.setYRange(low - 0.04 * span, high + headroom, padding=0)
 
     def _summary(
         self, rows_shown: list[dict[str, Any]], by_impl: dict[str, list[dict[str, Any]]]

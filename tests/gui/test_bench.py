@@ -134,35 +134,34 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     window.files.open_bench_record_dialog()
     view = window.bench_view
     assert window.tabs.currentWidget() is view
-    assert view.source.startswith("NVIDIA H200, 2026-11-30T19:42")
+    assert view.source.startswith("NVIDIA H200, 2026-12-01T13:34")
     assert view.summary.text().startswith("Recorded on NVIDIA H200")
-    assert len(view.records) == 330
+    assert len(view.records) == 828
     view.shape_combo.setCurrentText("narrow")
     view.dtype_combo.setCurrentText("float32")
     ours = _record_rows("narrow", "float32", "ours")  # 65536 x 128, 256, 512
     x, y = view.plotted("ours")
     np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
     np.testing.assert_allclose(y, [r["gbps"] for r in ours])
-    assert "15 of 330 measurements shown" in view.summary.text()  # 3 shapes x 5 implementations
+    assert "18 of 828 measurements shown" in view.summary.text()  # 3 shapes x 6 implementations
     # The end shapes keep half a category of room, so their tick labels are drawn too.
     (x_low, x_high), _ = view.plot.getPlotItem().viewRange()
     assert (x_low, x_high) == pytest.approx((-0.5, 2.5))
     ticks = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert [label for _, label in ticks] == ["65536×128", "65536×256", "65536×512"]
-    # All 22 shapes of one dtype: about 8 names as major ticks (every third, from the first),
+    # All 46 shapes of one dtype: about 8 names as major ticks (every sixth, from the first),
     # the others minor ones, and more room at the ends.
     view.shape_combo.setCurrentText("all")
     major, minor = view.plot.getPlotItem().getAxis("bottom")._tickLevels
-    assert [position for position, _ in major] == [0, 3, 6, 9, 12, 15, 18, 21]
-    assert len(major) + len(minor) == 22
-    assert view.plot.getPlotItem().viewRange()[0] == pytest.approx([-1.1, 22.1])
+    assert [position for position, _ in major] == [0, 6, 12, 18, 24, 30, 36, 42]
+    assert len(major) + len(minor) == 46
+    assert view.plot.getPlotItem().viewRange()[0] == pytest.approx([-2.3, 47.3])
     view.shape_combo.setCurrentText("narrow")
     view.metric_combo.setCurrentText("% of copy")
     np.testing.assert_allclose(view.plotted("ours")[1], [r["pct_of_copy"] for r in ours])
     np.testing.assert_allclose(view.plotted("copy")[1], [100.0, 100.0, 100.0])
-    # The y axis leaves room above the highest point for the one-row legend: the curves at
-    # ~100% of copy are drawn below its lower edge, not behind it (with no headroom that edge
-    # sits at ~93% of the top point here).
+    # The y axis leaves room above the highest point for the legend (two rows for six curves
+    # here): the curves at ~100% of copy are drawn below its lower edge, not behind it.
     item = view.plot.getPlotItem()
     drawn = np.concatenate([view.plotted(impl)[1] for impl in view.curves])
     assert item.viewRange()[1][0] < drawn.min()
