@@ -28,7 +28,15 @@ from kernels.bench.timing import first_call_seconds
 # Display order; "copy" is the ceiling, measured first for every shape.
 IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger", "quack")
 #: The modules whose source a timing of ``ours`` measures (their sha256 goes into the record).
-OURS_MODULES = ("kernels.jit", "kernels.layout", "kernels.launcher", "kernels.plans", "kernels.api")
+OURS_MODULES = (
+    "kernels.jit_parts",
+    "kernels.jit",
+    "kernels.jit_loop",
+    "kernels.layout",
+    "kernels.launcher",
+    "kernels.plans",
+    "kernels.api",
+)
 
 CallFn = Callable[[torch.Tensor, torch.Tensor, "torch.Tensor | None"], torch.Tensor]
 
