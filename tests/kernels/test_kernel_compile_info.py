@@ -49,14 +49,18 @@ def test_sass_and_registers_when_the_tools_exist(bf16_4096) -> None:
 
 
 def _jit_functions_in_source_order() -> list[str]:
-    """Names of the functions decorated ``@triton.jit`` in kernels/jit.py, in file order."""
-    tree = ast.parse(Path(jit.__file__).read_text(encoding="utf-8"))
-    return [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef)
-        and any(ast.unparse(decorator) == "triton.jit" for decorator in node.decorator_list)
-    ]
+    """Names of the functions decorated ``@triton.jit`` in the kernel modules (jit_parts.py,
+    jit.py, jit_loop.py, the order of KERNEL_FUNCTIONS), each in file order."""
+    names = []
+    for module in ("jit_parts.py", "jit.py", "jit_loop.py"):
+        tree = ast.parse((Path(jit.__file__).parent / module).read_text(encoding="utf-8"))
+        names += [
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef)
+            and any(ast.unparse(decorator) == "triton.jit" for decorator in node.decorator_list)
+        ]
+    return names
 
 
 def test_source_hash_covers_every_function_of_the_family(bf16_4096) -> None:
