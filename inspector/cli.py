@@ -87,6 +87,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
               {prog} [--session FILE.h5]                 open the window
               {prog} --screenshot OUT.png [--session F]  render the window to a PNG, exit 0
               {prog} check [input options] --out DIR     headless proof + receipts
+              {prog} check --kernel FILE.py:FN ... --out DIR   the same for your own kernel
               {prog} bench [--shapes ...] --out DIR      device benchmark (needs CUDA)
               {prog} verify DIR/receipt.json [DIR/receipt.csv]
               {prog} diff A B                            compare receipts or sessions
@@ -159,6 +160,13 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--model-only",
         action="store_true",
         help="skip the real kernel (no torch/triton needed); the receipt says so",
+    )
+    run.add_argument(
+        "--kernel",
+        metavar="FILE.py:FUNCTION",
+        help="prove your own kernel instead of the bundled one: FUNCTION(x, weight, eps, "
+        "out=None) -> y, run in a child process on every fixture (crash, hang and "
+        "out-of-bounds stores are findings)",
     )
     run.add_argument("--out", metavar="DIR", required=True, help="folder for the receipts")
     run.add_argument("--session", metavar="FILE.h5", help="also save the session here")
@@ -322,6 +330,17 @@ def _check_session_target(path: Path) -> Any:
         _fail_usage(f"session: refusing to overwrite {path}: {exc}")
 
 
+def _check_user_kernel_loads(spec: Any) -> None:
+    """The file imports in a child process and names a callable (else exit 2: not a kernel)."""
+    from kernels.usercode import KernelSpecError, UserKernel
+
+    try:
+        with UserKernel(spec):
+            pass
+    except KernelSpecError as exc:
+        raise UsageError(_one_line(exc)) from None
+
+
 def _check_device(device: str) -> None:
     if device == "cpu":
         # The interpreter must be chosen before triton decorates the kernel (kernels.mode).
@@ -380,14 +399,27 @@ def run_check_command(args: argparse.Namespace) -> int:
     _check_writable_folder("out", out_dir)
     session_path = Path(args.session) if args.session else None
     previous = _check_session_target(session_path) if session_path is not None else None
+    if args.kernel is not None and args.model_only:
+        raise UsageError("--kernel: runs a kernel; it cannot go with --model-only")
     if not args.model_only:
         _check_device(args.device)
+    spec = None
+    if args.kernel is not None:
+        from kernels.usercode import KernelSpecError, parse_kernel_spec
+
+        try:
+            spec = parse_kernel_spec(args.kernel)
+        except KernelSpecError as exc:
+            raise UsageError(str(exc)) from None
+        _check_user_kernel_loads(spec)
 
     # Input is valid from here on: failures are exit 1, never 2.
     from inspector import pipeline
     from inspector.records.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
 
-    config = pipeline.CheckConfig(device=args.device, run_kernel=not args.model_only)
+    config = pipeline.CheckConfig(
+        device=args.device, run_kernel=not args.model_only, kernel_spec=spec
+    )
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
     try:
         receipt = write_receipts(result, out_dir)

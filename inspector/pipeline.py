@@ -14,6 +14,7 @@ between steps; :func:`run_check` drains it. This is where the floors meet: ``ora
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import platform
 from collections.abc import Callable, Generator, Iterator
@@ -42,12 +43,16 @@ class CheckConfig:
         run_kernel: False runs the model side only (and says so).
         poison: value for tail lanes, padding, output gaps and guards.
         compile_target: explicit target for compiler output on a machine without CUDA.
+        kernel_spec: a user's kernel (``kernels.usercode.KernelSpec``) to prove instead of the
+            bundled one: run in a child process, on every fixture, without the bundled kernel's
+            mutants, forced layouts or compiler output.
     """
 
     device: str = "auto"
     run_kernel: bool = True
     poison: float = tiled.POISON
     compile_target: str = "sm_90"
+    kernel_spec: Any = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,11 @@ class KernelRun:
     block: int
     num_warps: int
     path: str = ""
+    # The output frame of oob_addresses (0: the problem's row stride; a user kernel's output has
+    # a guard of one tile between rows) and stores into x (input addresses, row * row_stride +
+    # lane): a user kernel only, whose x sits in a guarded buffer too.
+    oob_row_stride: int = 0
+    input_writes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,8 @@ class CheckResult:
     # Every launch layout of the tuned kernel, forced, against every fixture and mutant: the
     # auto choice above covers what the input gets; these cover what other shapes get.
     kernel_path_matrices: dict[str, matrix.KillMatrix] = field(default_factory=dict)
+    # Which kernel: {"kind": "bundled"} or {"kind": "user", "path", "function", "file_sha256"}.
+    kernel_source: dict[str, str] = field(default_factory=lambda: {"kind": "bundled"})
 
     @property
     def passed(self) -> bool:
@@ -249,7 +261,32 @@ def check_steps(
     device = "cpu (numpy oracle only)"
     mode = "model only"
     failures: list[str] = []
-    if config.run_kernel:
+    user = None
+    kernel_source: dict[str, str] = {"kind": "bundled"}
+    if config.run_kernel and config.kernel_spec is not None:
+        from inspector.userkernel import UserImplementation
+
+        spec = config.kernel_spec
+        kernel_source = {
+            "kind": "user",
+            "path": str(spec.path),
+            "function": spec.function,
+            "file_sha256": spec.sha256,
+        }
+        try:
+            import kernels
+
+            versions.update(kernels.versions())
+            versions.update(base_versions())
+            user = UserImplementation(spec, poison=config.poison)
+            device = kernels.device_description()
+            mode = user.mode
+            kernel_ready = True
+            kernel_note = f"user kernel {spec.describe()}, {mode} mode, in a child process"
+        except Exception as exc:
+            kernel_note = f"user kernel {spec.path}:{spec.function} unavailable: {exc}"
+            failures.append(kernel_note)
+    elif config.run_kernel:
         try:
             import kernels
 
@@ -266,6 +303,46 @@ def check_steps(
             failures.append(kernel_note)
     kernel_steps = (len(fixture_list) + len(kernel_mutants) * len(runnable)) if kernel_ready else 0
     total = 3 + model_steps + (2 + kernel_steps * (1 + len(kernel_paths)) if kernel_ready else 0)
+    try:
+        result = yield from _steps(
+            problem,
+            config,
+            model_steps,
+            kernel_steps,
+            total,
+            kernel_mutants,
+            kernel_paths,
+            kernel_ready,
+            user,
+            failures,
+        )
+    finally:
+        if user is not None:
+            user.close()
+    yield dataclasses.replace(
+        result,
+        versions=versions,
+        device=device,
+        mode=mode,
+        kernel_note=kernel_note + (user.note() if user is not None else ""),
+        kernel_source=kernel_source,
+        failures=tuple(failures),
+    )
+
+
+def _steps(
+    problem: Problem,
+    config: CheckConfig,
+    model_steps: int,
+    kernel_steps: int,
+    total: int,
+    kernel_mutants: tuple[str, ...],
+    kernel_paths: tuple[str, ...],
+    kernel_ready: bool,
+    user: Any,
+    failures: list[str],
+) -> Generator[Progress, None, CheckResult]:
+    """The proof's steps after the set-up of :func:`check_steps` (``failures`` grows)."""
     step = 0
 
     yield (step, total, "scalar reference")
@@ -299,11 +376,14 @@ def check_steps(
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
     if kernel_ready:
-        yield (step, total, f"kernel ({mode}) on the input")
+        yield (step, total, "kernel on the input")
         try:
-            kernel_run = run_and_judge_kernel(
-                problem, reference.y, poison=config.poison, device=config.device
-            )
+            if user is not None:
+                kernel_run = run_and_judge_user_kernel(user, problem, reference.y)
+            else:
+                kernel_run = run_and_judge_kernel(
+                    problem, reference.y, poison=config.poison, device=config.device
+                )
             if not kernel_run.comparison.passed:
                 failures.append("kernel vs scalar reference: " + kernel_run.comparison.describe())
             if not kernel_run.torch_comparison.passed:
@@ -313,12 +393,23 @@ def check_steps(
             if kernel_run.oob_writes:
                 failures.append(
                     f"kernel stored {len(kernel_run.oob_writes)} element(s) out of bounds"
+                    + _first_stores(
+                        kernel_run.oob_addresses,
+                        kernel_run.oob_row_stride or problem.row_stride,
+                        problem,
+                    )
+                )
+            if kernel_run.input_writes:
+                failures.append(
+                    f"kernel stored {len(kernel_run.input_writes)} element(s) into its input x"
+                    + _first_stores(kernel_run.input_writes, problem.row_stride, problem)
                 )
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
         step += 1
+        implementation = user if user is not None else kernel_implementation(config.device)
         kernel_matrix = yield from _matrix_stage(
-            kernel_implementation(config.device), kernel_mutants, "kernel", cache, step, total
+            implementation, kernel_mutants, "kernel", cache, step, total
         )
         step += kernel_steps
         failures += _matrix_failures(kernel_matrix)
@@ -334,11 +425,12 @@ def check_steps(
             path_matrices[path] = path_matrix
             step += kernel_steps
             failures += _matrix_failures(path_matrix)
-        yield (step, total, "compiler output")
-        compile_info = _compile(problem, config)
+        if user is None:
+            yield (step, total, "compiler output")
+            compile_info = _compile(problem, config)
         step += 1
 
-    yield CheckResult(
+    return CheckResult(
         problem=problem,
         scalar=reference,
         tiled=model,
@@ -348,14 +440,30 @@ def check_steps(
         traffic=traffic.ledger(problem),
         kernel=kernel_run,
         kernel_matrix=kernel_matrix,
-        kernel_note=kernel_note,
+        kernel_note="",
         compile=compile_info,
-        versions=versions,
-        device=device,
-        mode=mode,
-        failures=tuple(failures),
+        versions={},
+        device="",
+        mode="",
         kernel_path_matrices=path_matrices,
     )
+
+
+def _first_stores(addresses: tuple[int, ...], stride: int, problem: Problem, shown: int = 3) -> str:
+    """' (row 0 lane 70 (padding), ...)': where the first stores landed; ``addresses`` are
+    row * ``stride`` + lane, negative before row 0."""
+    where = []
+    for address in addresses[:shown]:
+        if address < 0:
+            where.append(f"{-address} element(s) before row 0")
+            continue
+        row, lane = divmod(address, stride)
+        if row >= problem.rows:
+            where.append(f"{address - problem.rows * stride + 1} element(s) past the last row")
+        else:
+            where.append(f"row {row} lane {lane}" + (" (padding)" if lane >= problem.width else ""))
+    more = ", ..." if len(addresses) > shown else ""
+    return f" ({', '.join(where)}{more})" if where else ""
 
 
 def _matrix_stage(
@@ -425,6 +533,33 @@ def run_and_judge_kernel(
         block=int(run.block),
         num_warps=int(run.num_warps),
         path=str(getattr(run, "path", "")),
+    )
+
+
+def run_and_judge_user_kernel(user: Any, problem: Problem, reference_y: np.ndarray) -> KernelRun:
+    """A user's kernel (``inspector.userkernel.UserImplementation``) on ``problem``, judged like
+    the bundled kernel; its output stores are addresses in the output's own frame (a tile of
+    guard between rows), its stores into x in the input's."""
+    run, guard, y_stride = user.run(problem, user.poison)
+    tolerance = cmp.TOLERANCES[problem.dtype]
+    row_abs, row_rel = cmp.max_errors(run.y, reference_y)
+    return KernelRun(
+        problem=problem,
+        mutant=None,
+        y=np.array(run.y),
+        comparison=cmp.compare(run.y, reference_y, tolerance),
+        torch_comparison=cmp.compare(run.y, torch_float64_reference(problem), tolerance),
+        row_max_abs=row_abs,
+        row_max_rel=row_rel,
+        oob_writes=tuple(run.oob_writes),
+        oob_addresses=tuple(int(i) - guard for i in run.oob_writes),
+        mode=user.mode,
+        device="",
+        block=guard,
+        num_warps=0,
+        path="user",
+        oob_row_stride=y_stride,
+        input_writes=tuple(int(i) - guard for i in run.x_writes),
     )
 
 

@@ -58,6 +58,9 @@ def _versions(result: CheckResult) -> dict[str, str]:
 
 
 def _kernel_source_sha256(result: CheckResult) -> str | None:
+    source = getattr(result, "kernel_source", None) or {}
+    if source.get("kind") == "user":
+        return str(source["file_sha256"])
     compile_info = result.compile or {}
     digest = compile_info.get("source_sha256")
     if digest:
@@ -250,6 +253,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             "compile": _compile_section(result.compile),
             "path": kernel.path if kernel is not None else None,
             "paths": _path_entries(result),
+            "source": dict(getattr(result, "kernel_source", None) or {"kind": "bundled"}),
         },
         "device": result.device,
         "versions": _versions(result),

@@ -223,7 +223,18 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
         or entry["fixtures_as_expected"] != entry["fixtures"]
         or not all(entry["killed_by"].values())
     ]
-    if paths or data["kernel"]["ran"]:
+    user_kernel = (data["kernel"].get("source") or {}).get("kind") == "user"
+    if user_kernel and not paths:
+        source = data["kernel"]["source"]
+        checks.append(
+            Check(
+                "kernel launch layouts",
+                True,
+                f"a user kernel ({source['path']}:{source['function']}): its own launcher, no "
+                "forced layouts",
+            )
+        )
+    elif paths or data["kernel"]["ran"]:
         checks.append(
             Check(
                 "kernel launch layouts",

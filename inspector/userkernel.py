@@ -1,0 +1,72 @@
+"""A user's kernel (``kernels.usercode``) as an implementation of the fixture matrix and as the
+kernel the check runs on its input.
+
+Every run goes to the kernel's child process: ``x`` in a buffer with the problem's row stride and
+a poisoned guard of one power-of-two tile before and after, the output a view with one tile of
+guard before the first row, between rows and after the last. A run that crashes, hangs or
+raises fails its fixture with what happened; a store into a guard or into ``x`` is counted as an
+out-of-bounds write. A launcher that refuses ``out=`` is checked on its returned tensor, and the
+note says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernels.usercode import KernelSpec, UserKernel, UserRun
+from oracle import matrix
+from oracle.spec import Problem
+
+
+class UserKernelFailed(RuntimeError):
+    """One run of the user's kernel crashed, hung or raised (the message says which)."""
+
+
+class UserImplementation:
+    """``(problem, poison, mutant) -> RunOutput`` over one child process (restarted after a
+    crash); call :meth:`close` when done."""
+
+    def __init__(self, spec: KernelSpec, *, poison: float) -> None:
+        self.spec = spec
+        self.poison = poison
+        self.kernel = UserKernel(spec).__enter__()
+        self.mode = self.kernel.mode
+        self.refused_out = ""
+
+    def close(self) -> None:
+        self.kernel.close()
+
+    def note(self) -> str:
+        """What the receipt must add: a launcher checked on its output alone."""
+        if not self.refused_out:
+            return ""
+        return f"; out= refused ({self.refused_out}), checked on its returned output alone"
+
+    def run(self, problem: Problem, poison: float) -> tuple[UserRun, int, int]:
+        """One run; returns it with the output buffer's guard and row stride."""
+        block = 1 << max(0, int(problem.width - 1).bit_length())
+        y_stride = problem.width + block
+        x = np.asarray(problem.x, dtype=np.float64)
+        weight = np.asarray(problem.weight, dtype=np.float64)
+        run = self.kernel.run(
+            x,
+            weight,
+            eps=problem.eps,
+            dtype=problem.dtype,
+            x_stride=problem.row_stride,
+            y_stride=y_stride,
+            poison=poison,
+            guard=block,
+        )
+        if run.outcome != "ok":
+            raise UserKernelFailed(f"user kernel {run.outcome}: {run.detail}")
+        if run.refused_out and not self.refused_out:
+            self.refused_out = run.refused_out
+        return run, block, y_stride
+
+    def __call__(self, problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
+        if mutant is not None:
+            raise ValueError(f"a user kernel has no built-in mutants; got {mutant!r}")
+        run, _, _ = self.run(problem, poison)
+        assert run.y is not None
+        return matrix.RunOutput(y=run.y, oob_writes=len(run.oob_writes) + len(run.x_writes))

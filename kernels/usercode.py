@@ -1,0 +1,273 @@
+"""A user's own kernel, ``FILE.py:FUNCTION``, run in a child process
+(:mod:`kernels.usercode_child`).
+
+``FUNCTION(x, weight, eps, out=None) -> y`` is the contract: torch tensors ``x (rows, width)`` with
+contiguous columns and ``weight (width,)``; ``y`` shaped like ``x``, written into ``out`` when
+given. The file is arbitrary code, so it never runs in this process: a crash, a hang or a store
+past its buffers is a finding about one run (:class:`UserRun`), and the next run starts a fresh
+child. Every ``out`` is a view into a poison-filled buffer with a guard of ``guard`` elements
+(at least the row's power-of-two tile) before the first row, between rows (the row stride's
+padding) and after the last; a guard element whose bits changed is an out-of-bounds store, and
+any change to ``x``'s buffer is a store into the input. A launcher that refuses ``out=`` (a
+``TypeError``) is run without it and checked on its output alone (``refused_out`` says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernels.mode import INTERPRETER, MODE
+
+# Longest a child may take to import the user's file (torch and triton included), and one run.
+START_TIMEOUT_S = 120.0
+RUN_TIMEOUT_S = 120.0
+# Bytes of the user's stderr kept for a finding's detail.
+STDERR_TAIL = 4000
+# A Python identifier, optionally dotted (a function inside a class or namespace is not one).
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class KernelSpecError(ValueError):
+    """A ``FILE.py:FUNCTION`` that names no loadable kernel (the message names the part)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    """A kernel file and the name of its launcher.
+
+    Attributes:
+        path: the file, resolved.
+        function: the launcher's name in it.
+        sha256: sha256 of the file's bytes when it was named.
+    """
+
+    path: Path
+    function: str
+    sha256: str
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.function} (sha256 {self.sha256[:12]}...)"
+
+
+def parse_kernel_spec(text: str) -> KernelSpec:
+    """``FILE.py:FUNCTION`` -> a KernelSpec, the file read once for its hash.
+
+    Raises:
+        KernelSpecError: no ``:``, a file that is not a readable ``.py`` file, or a function
+            name that is not an identifier.
+    """
+    path_text, sep, function = str(text).rpartition(":")
+    if not sep or not path_text:
+        raise KernelSpecError(f"--kernel must be FILE.py:FUNCTION; got {text!r}")
+    if not _NAME.match(function):
+        raise KernelSpecError(f"--kernel FUNCTION must be a Python identifier; got {function!r}")
+    path = Path(path_text).expanduser()
+    if path.suffix != ".py":
+        raise KernelSpecError(f"--kernel FILE must be a .py file; got {path_text!r}")
+    if not path.is_file():
+        raise KernelSpecError(f"--kernel FILE {path_text!r} is not a readable file")
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise KernelSpecError(f"--kernel FILE {path_text!r}: {err.strerror}") from None
+    return KernelSpec(path.resolve(), function, hashlib.sha256(data).hexdigest())
+
+
+@dataclasses.dataclass(frozen=True)
+class UserRun:
+    """One run of the user's kernel.
+
+    Attributes:
+        outcome: "ok", "error" (the launcher raised), "crashed" (the child died), "timeout".
+        y: (rows, width) float64 output (NaN-free only if the kernel made it so); None unless ok.
+        oob_writes: element indices into the output buffer (``guard`` + row * stride + col
+            coordinates) outside every row's data whose bits changed.
+        x_writes: element indices into the input buffer that changed (stores into x).
+        refused_out: why the run is checked on the returned tensor alone ("" when ``out=``
+            was written).
+        detail: the error, the signal, or the timeout, with the tail of the child's stderr.
+    """
+
+    outcome: str
+    y: np.ndarray | None = None
+    oob_writes: tuple[int, ...] = ()
+    x_writes: tuple[int, ...] = ()
+    refused_out: str = ""
+    detail: str = ""
+
+
+class UserKernel:
+    """The user's kernel behind a child process; use as a context manager.
+
+    Raises (on start):
+        KernelSpecError: the file does not import, or has no callable ``FUNCTION`` (the
+            child's message), or the child dies or hangs while importing it.
+    """
+
+    def __init__(self, spec: KernelSpec, *, run_timeout_s: float = RUN_TIMEOUT_S) -> None:
+        self.spec = spec
+        self.run_timeout_s = run_timeout_s
+        self._child: subprocess.Popen[bytes] | None = None
+        self.mode = ""
+
+    def __enter__(self) -> UserKernel:
+        self._start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        env["TRITON_INTERPRET"] = "1" if MODE == INTERPRETER else "0"
+        env["PYTHONUNBUFFERED"] = "1"
+        root = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        self._child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kernels.usercode_child",
+                str(self.spec.path),
+                self.spec.function,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        header = self._read(START_TIMEOUT_S, "importing the kernel file")
+        if header is None or not header[0].get("ok"):
+            detail = header[0].get("error", "") if header else self._last_words()
+            self.close()
+            raise KernelSpecError(f"--kernel {self.spec.path}:{self.spec.function}: {detail}")
+        self.mode = str(header[0].get("mode", ""))
+
+    def close(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        if child.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _last_words(self) -> str:
+        child = self._child
+        if child is None:
+            return ""
+        if child.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        code = child.returncode
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        tail = child.stderr.read()[-STDERR_TAIL:].decode("utf-8", "replace") if child.stderr else ""
+        return f"the kernel's process ended ({how}){': ' + tail.strip() if tail.strip() else ''}"
+
+    def _read_exact(self, size: int, deadline: float) -> bytes | None:
+        if self._child is None or self._child.stdout is None:
+            return None
+        fd = self._child.stdout.fileno()
+        chunks, left = [], size
+        while left:
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise TimeoutError
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _read(self, timeout_s: float, doing: str) -> tuple[dict[str, Any], list[np.ndarray]] | None:
+        """One message, or None when the child died; TimeoutError when it outlives timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        line = b""
+        while not line.endswith(b"\n"):
+            byte = self._read_exact(1, deadline)
+            if byte is None:
+                return None
+            line += byte
+            if len(line) > 1 << 16:
+                raise ValueError(f"the kernel's process sent a header over 64 KiB while {doing}")
+        header = json.loads(line)
+        arrays = []
+        for size in header.get("array_bytes", []):
+            blob = self._read_exact(int(size), deadline)
+            if blob is None:
+                return None
+            arrays.append(np.load(io.BytesIO(blob), allow_pickle=False))
+        return header, arrays
+
+    def run(
+        self,
+        x: np.ndarray,
+        weight: np.ndarray,
+        *,
+        eps: float,
+        dtype: str,
+        x_stride: int,
+        y_stride: int | None = None,
+        poison: float,
+        guard: int,
+    ) -> UserRun:
+        """Run the kernel once on ``x`` (rows, width) and ``weight`` in ``dtype``."""
+        if self._child is None:
+            self._start()
+        if self._child is None or self._child.stdin is None:
+            return UserRun("crashed", detail="the kernel's process did not start")
+        header = {
+            "dtype": dtype,
+            "eps": float(eps),
+            "x_stride": int(x_stride),
+            "y_stride": int(x_stride if y_stride is None else y_stride),
+            "poison": float(poison),
+            "guard": int(guard),
+        }
+        from kernels.usercode_child import _send
+
+        try:
+            _send(self._child.stdin, header, (np.asarray(x), np.asarray(weight)))
+            reply = self._read(self.run_timeout_s, "running the kernel")
+        except TimeoutError:
+            self.close()
+            return UserRun("timeout", detail=f"no result within {self.run_timeout_s:g} s")
+        except (BrokenPipeError, ValueError, OSError) as err:
+            detail = self._last_words() or str(err)
+            self.close()
+            return UserRun("crashed", detail=detail)
+        if reply is None:
+            detail = self._last_words()
+            self.close()
+            return UserRun("crashed", detail=detail)
+        message, arrays = reply
+        if not message.get("ok"):
+            return UserRun("error", detail=str(message.get("error", "")))
+        y, oob, x_writes = arrays
+        return UserRun(
+            "ok",
+            y=y,
+            oob_writes=tuple(int(i) for i in oob),
+            x_writes=tuple(int(i) for i in x_writes),
+            refused_out=str(message.get("refused_out", "")),
+        )

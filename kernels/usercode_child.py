@@ -1,0 +1,142 @@
+"""The child process that runs a user's kernel for :mod:`kernels.usercode` (never imported by the
+inspector itself): ``python -m kernels.usercode_child PATH FUNCTION``.
+
+The user's file is arbitrary code, so it runs here, in a process of its own: a crash, a hang or
+a store past its buffers ends or corrupts this process only. The protocol runs over the stdout
+file descriptor this process started with; the user's prints (Python's and C's) go to stderr.
+Each message is one JSON line, then the raw ``.npy`` bytes of the arrays it announces
+(``np.load(..., allow_pickle=False)`` on the other side: no pickle crosses the boundary).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import sys
+import traceback
+from typing import Any, BinaryIO
+
+import numpy as np
+
+
+def _send(channel: BinaryIO, header: dict[str, Any], arrays: tuple[np.ndarray, ...] = ()) -> None:
+    blobs = []
+    for array in arrays:
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+    header = {**header, "array_bytes": [len(b) for b in blobs]}
+    channel.write(json.dumps(header).encode("utf-8") + b"\n")
+    for blob in blobs:
+        channel.write(blob)
+    channel.flush()
+
+
+def _receive(channel: BinaryIO) -> tuple[dict[str, Any], list[np.ndarray]] | None:
+    line = channel.readline()
+    if not line:
+        return None
+    header = json.loads(line)
+    arrays = [
+        np.load(io.BytesIO(channel.read(int(size))), allow_pickle=False)
+        for size in header.get("array_bytes", [])
+    ]
+    return header, arrays
+
+
+def _load(path: str, function: str) -> Any:
+    # The file's folder first on the path, so that it imports its siblings as when run itself.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec = importlib.util.spec_from_file_location("rmsnorm_inspector_user_kernel", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    launcher = getattr(module, function, None)
+    if launcher is None:
+        raise LookupError(f"{path} defines no {function!r}")
+    if not callable(launcher):
+        raise TypeError(f"{path}:{function} is a {type(launcher).__name__}, not a function")
+    return launcher
+
+
+def _run(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:
+    import torch
+
+    import kernels
+    from kernels.mode import COMPILED
+
+    dtype = getattr(torch, header["dtype"])
+    device = torch.device("cuda" if kernels.MODE == COMPILED else "cpu")
+    rows, width, x_stride, y_stride = x.shape[0], x.shape[1], header["x_stride"], header["y_stride"]
+    guard, poison = int(header["guard"]), float(header["poison"])
+
+    def buffer(stride: int) -> torch.Tensor:
+        return torch.full((2 * guard + rows * stride,), poison, dtype=dtype, device=device)
+
+    x_buffer, y_buffer = buffer(x_stride), buffer(y_stride)
+    x_view = x_buffer[guard:].as_strided((rows, width), (x_stride, 1))
+    y_view = y_buffer[guard:].as_strided((rows, width), (y_stride, 1))
+    x_view.copy_(torch.from_numpy(x).to(dtype))
+    w = torch.from_numpy(weight).to(dtype).to(device)
+    x_before = x_buffer.clone()
+    y_before = y_buffer.clone()
+    refused_out = ""
+    try:
+        result = launcher(x_view, w, float(header["eps"]), out=y_view)
+    except TypeError as err:  # a launcher without out=: checked on its output alone
+        refused_out = f"{type(err).__name__}: {err}"
+        result = launcher(x_view, w, float(header["eps"]))
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    if not isinstance(result, torch.Tensor):
+        raise TypeError(f"the launcher returned {type(result).__name__}, not a tensor")
+    if tuple(result.shape) != (rows, width):
+        raise ValueError(f"the launcher returned shape {tuple(result.shape)}; x is {(rows, width)}")
+    y = result.detach().to("cpu", torch.float64).numpy()
+    data = torch.zeros_like(y_buffer, dtype=torch.bool)
+    data[guard:].as_strided((rows, width), (y_stride, 1)).fill_(True)
+    bits = {2: torch.int16, 4: torch.int32}[y_buffer.element_size()]
+    changed_y = (y_buffer.view(bits) != y_before.view(bits)) & ~data
+    if not refused_out and result.data_ptr() != y_view.data_ptr():
+        # The launcher took out= but wrote elsewhere: its output is what it returned.
+        refused_out = "out= accepted, but the result is another tensor"
+    changed_x = x_buffer.view(bits) != x_before.view(bits)
+    oob = torch.nonzero(changed_y).flatten().cpu().numpy().astype(np.int64)
+    x_writes = torch.nonzero(changed_x).flatten().cpu().numpy().astype(np.int64)
+    return y, oob, x_writes, refused_out
+
+
+def main(argv: list[str]) -> int:
+    """Serve run requests for the kernel ``argv[0]:argv[1]`` until the input closes."""
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # the user's prints (and C's) land on stderr
+    sys.stdout = sys.stderr
+    protocol_in = sys.stdin.buffer
+    try:
+        import kernels
+
+        launcher = _load(argv[0], argv[1])
+    except BaseException as err:  # the user's module failed to import: report it
+        _send(protocol_out, {"ok": False, "error": f"{type(err).__name__}: {err}"})
+        return 2
+    _send(protocol_out, {"ok": True, "mode": kernels.MODE})
+    while (message := _receive(protocol_in)) is not None:
+        header, (x, weight) = message
+        try:
+            y, oob, x_writes, refused_out = _run(launcher, header, x, weight)
+            _send(
+                protocol_out,
+                {"ok": True, "refused_out": refused_out},
+                (y, oob, x_writes),
+            )
+        except Exception as err:  # the user's kernel raised: a finding
+            lines = traceback.format_exception_only(type(err), err)
+            _send(protocol_out, {"ok": False, "error": "".join(lines).strip()[:2000]})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,191 @@
+"""A user's kernel (FILE.py:FUNCTION) in its own process: parsed specs, results, and every way a
+kernel can misbehave (a crash, a hang, an exception, stores past its rows or into x, a launcher
+without out=) reported as a finding while this process carries on."""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernels.usercode import KernelSpecError, UserKernel, parse_kernel_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIAL = ROOT / "resources" / "kernels" / "tutorial.py"
+POISON = -3072.0
+
+
+def _inputs(rows=3, width=70, seed=0):
+    generator = np.random.default_rng(seed)
+    x = generator.standard_normal((rows, width)).astype(np.float32)
+    w = generator.standard_normal(width).astype(np.float32)
+    return x, w
+
+
+def _reference(x, w, eps):
+    x64 = x.astype(np.float64)
+    return x64 / np.sqrt((x64 * x64).mean(axis=1, keepdims=True) + eps) * w
+
+
+def _run(kernel, x, w, stride=75, guard=128):
+    return kernel.run(x, w, eps=1e-6, dtype="float32", x_stride=stride, poison=POISON, guard=guard)
+
+
+@pytest.fixture(scope="module")
+def bad_file(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("kernels")
+    (folder / "tutorial.py").write_text(TUTORIAL.read_text())
+    path = folder / "bad.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import os, time
+            from tutorial import rms_norm as good  # a sibling import, as when run itself
+
+            def aborts(x, weight, eps, out=None):
+                os.abort()
+
+            def hangs(x, weight, eps, out=None):
+                time.sleep(600)
+
+            def raises(x, weight, eps, out=None):
+                raise RuntimeError("no kernel today")
+
+            def no_out(x, weight, eps):
+                return good(x, weight, eps)
+
+            def writes_past_rows(x, weight, eps, out=None):
+                y = good(x, weight, eps, out=out)
+                flat = out.as_strided((out.shape[0] * out.stride(0) + 3,), (1,))
+                flat[out.shape[1]] = 1.0  # the padding after row 0
+                flat[-1] = 2.0  # 3 elements past the last row's stride
+                return y
+
+            def writes_x(x, weight, eps, out=None):
+                y = good(x, weight, eps, out=out)
+                x[0, 0] = 5.0
+                return y
+
+            def wrong_shape(x, weight, eps, out=None):
+                return x[:, :3]
+
+            NOT_CALLABLE = 3
+            """
+        )
+    )
+    return path
+
+
+def test_the_tutorial_kernel_matches_the_reference_with_its_guards_untouched() -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{TUTORIAL}:rms_norm")) as kernel:
+        run = _run(kernel, x, w)
+        again = _run(kernel, x[:1], w, stride=70, guard=128)  # the same child, a packed row
+    assert run.outcome == "ok", run.detail
+    np.testing.assert_allclose(run.y, _reference(x, w, 1e-6), rtol=2e-6, atol=1e-6)
+    assert run.oob_writes == ()
+    assert run.x_writes == ()
+    assert run.refused_out == ""
+    assert again.outcome == "ok"
+    np.testing.assert_allclose(again.y, _reference(x[:1], w, 1e-6), rtol=2e-6, atol=1e-6)
+
+
+def test_a_crash_is_a_finding_and_the_next_run_starts_a_new_child(bad_file) -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:aborts")) as kernel:
+        first = _run(kernel, x, w)
+        second = _run(kernel, x, w)
+    assert first.outcome == "crashed"
+    assert "signal SIGABRT" in first.detail
+    assert second.outcome == "crashed"  # a fresh child, the same kernel, the same finding
+
+
+def test_a_hang_is_a_timeout(bad_file) -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:hangs"), run_timeout_s=3) as kernel:
+        run = _run(kernel, x, w)
+    assert run.outcome == "timeout"
+    assert run.detail == "no result within 3 s"
+
+
+def test_an_exception_is_an_error_with_its_message(bad_file) -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:raises")) as kernel:
+        run = _run(kernel, x, w)
+        shape = UserKernel(parse_kernel_spec(f"{bad_file}:wrong_shape"))
+    assert (run.outcome, run.detail) == ("error", "RuntimeError: no kernel today")
+    with shape:
+        wrong = _run(shape, x, w)
+    assert wrong.outcome == "error"
+    assert "returned shape (3, 3); x is (3, 70)" in wrong.detail
+
+
+def test_stores_past_the_rows_and_into_x_are_reported_by_address(bad_file) -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:writes_past_rows")) as kernel:
+        past = _run(kernel, x, w, stride=75, guard=128)
+    with UserKernel(parse_kernel_spec(f"{bad_file}:writes_x")) as kernel:
+        into_x = _run(kernel, x, w)
+    # guard 128 + row 0's 70 elements; guard 128 + 3 rows * 75 + 2.
+    assert past.oob_writes == (128 + 70, 128 + 3 * 75 + 2)
+    assert into_x.x_writes == (128,)
+    assert into_x.oob_writes == ()
+
+
+def test_a_launcher_without_out_is_checked_on_its_output_and_says_so(bad_file) -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:no_out")) as kernel:
+        run = _run(kernel, x, w)
+    assert run.outcome == "ok"
+    assert "unexpected keyword argument 'out'" in run.refused_out
+    np.testing.assert_allclose(run.y, _reference(x, w, 1e-6), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        ("NOT_CALLABLE", "NOT_CALLABLE is a int, not a function"),
+        ("missing", "defines no 'missing'"),
+    ],
+)
+def test_a_file_without_the_launcher_is_refused_on_start(bad_file, function, message) -> None:
+    with pytest.raises(KernelSpecError, match=message):
+        UserKernel(parse_kernel_spec(f"{bad_file}:{function}")).__enter__()
+
+
+def test_a_file_that_does_not_import_is_refused_with_its_error(tmp_path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text("def rms_norm(:\n")
+    with pytest.raises(KernelSpecError, match="SyntaxError"):
+        UserKernel(parse_kernel_spec(f"{path}:rms_norm")).__enter__()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kernel.py", "--kernel must be FILE.py:FUNCTION; got 'kernel.py'"),
+        (":rms_norm", "--kernel must be FILE.py:FUNCTION"),
+        ("{tmp}/k.py:1abc", "--kernel FUNCTION must be a Python identifier; got '1abc'"),
+        ("{tmp}/k.py:a.b", "--kernel FUNCTION must be a Python identifier; got 'a.b'"),
+        ("{tmp}/k.txt:rms_norm", "--kernel FILE must be a .py file"),
+        ("{tmp}/none.py:rms_norm", "is not a readable file"),
+        ("{tmp}:rms_norm", "--kernel FILE must be a .py file"),
+    ],
+)
+def test_parse_kernel_spec_names_the_part_that_is_wrong(tmp_path, text, message) -> None:
+    (tmp_path / "k.py").write_text("")
+    (tmp_path / "k.txt").write_text("")
+    with pytest.raises(KernelSpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_kernel_spec(text.format(tmp=tmp_path))
+
+
+def test_the_spec_hashes_the_file_it_names(tmp_path) -> None:
+    path = tmp_path / "k.py"
+    path.write_bytes(b"def f(x, w, eps, out=None):\n    return x\n")
+    spec = parse_kernel_spec(f"{path}:f")
+    assert spec.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert spec.path == path.resolve()
+    assert spec.function == "f"
