@@ -67,6 +67,32 @@ def _command(
     )
 
 
+def _add_check_run_options(check: argparse.ArgumentParser) -> None:
+    """``check``'s run group: where and what runs, where the receipts go."""
+    run = check.add_argument_group("run")
+    run.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="where the kernel runs: auto (CUDA if present, else the interpreter), cpu, cuda",
+    )
+    run.add_argument(
+        "--model-only",
+        action="store_true",
+        help="skip the real kernel (no torch/triton needed); the receipt says so",
+    )
+    run.add_argument(
+        "--kernel",
+        metavar="FILE.py:FUNCTION",
+        help="prove your own kernel instead of the bundled one: FUNCTION(x, weight, eps, "
+        "out=None) -> y, run in a child process on every fixture (crash, hang and "
+        "out-of-bounds stores are findings)",
+    )
+    run.add_argument("--out", metavar="DIR", required=True, help="folder for the receipts")
+    run.add_argument("--session", metavar="FILE.h5", help="also save the session here")
+    run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The whole command line (the README quotes its --help texts)."""
     prog = prog or _prog()
@@ -149,28 +175,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     source.add_argument("--seed", metavar="N", help=f"seed of the synthetic input ({DEFAULT_SEED})")
     source.add_argument("--fixture", metavar="NAME", help="use one fixture's input")
-    run = check.add_argument_group("run")
-    run.add_argument(
-        "--device",
-        choices=("auto", "cpu", "cuda"),
-        default="auto",
-        help="where the kernel runs: auto (CUDA if present, else the interpreter), cpu, cuda",
-    )
-    run.add_argument(
-        "--model-only",
-        action="store_true",
-        help="skip the real kernel (no torch/triton needed); the receipt says so",
-    )
-    run.add_argument(
-        "--kernel",
-        metavar="FILE.py:FUNCTION",
-        help="prove your own kernel instead of the bundled one: FUNCTION(x, weight, eps, "
-        "out=None) -> y, run in a child process on every fixture (crash, hang and "
-        "out-of-bounds stores are findings)",
-    )
-    run.add_argument("--out", metavar="DIR", required=True, help="folder for the receipts")
-    run.add_argument("--session", metavar="FILE.h5", help="also save the session here")
-    run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _add_check_run_options(check)
 
     commands.add_parser(
         "bench",
@@ -330,17 +335,6 @@ def _check_session_target(path: Path) -> Any:
         _fail_usage(f"session: refusing to overwrite {path}: {exc}")
 
 
-def _check_user_kernel_loads(spec: Any) -> None:
-    """The file imports in a child process and names a callable (else exit 2: not a kernel)."""
-    from kernels.usercode import KernelSpecError, UserKernel
-
-    try:
-        with UserKernel(spec):
-            pass
-    except KernelSpecError as exc:
-        raise UsageError(_one_line(exc)) from None
-
-
 def _check_device(device: str) -> None:
     if device == "cpu":
         # The interpreter must be chosen before triton decorates the kernel (kernels.mode).
@@ -405,13 +399,12 @@ def run_check_command(args: argparse.Namespace) -> int:
         _check_device(args.device)
     spec = None
     if args.kernel is not None:
-        from kernels.usercode import KernelSpecError, parse_kernel_spec
+        from inspector.userkernel import loadable_kernel_spec
 
         try:
-            spec = parse_kernel_spec(args.kernel)
-        except KernelSpecError as exc:
-            raise UsageError(str(exc)) from None
-        _check_user_kernel_loads(spec)
+            spec = loadable_kernel_spec(args.kernel)
+        except ValueError as exc:
+            raise UsageError(_one_line(exc)) from None
 
     # Input is valid from here on: failures are exit 1, never 2.
     from inspector import pipeline

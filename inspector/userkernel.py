@@ -13,9 +13,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.usercode import KernelSpec, UserKernel, UserRun
+from kernels.usercode import KernelSpec, UserKernel, UserRun, parse_kernel_spec
 from oracle import matrix
 from oracle.spec import Problem
+
+
+def loadable_kernel_spec(text: str) -> KernelSpec:
+    """``FILE.py:FUNCTION`` parsed, and the file imported in a child process that finds a
+    callable ``FUNCTION`` there.
+
+    Raises:
+        kernels.usercode.KernelSpecError (a ValueError): the part that is wrong, or the
+            child's error importing the file.
+    """
+    spec = parse_kernel_spec(text)
+    with UserKernel(spec):
+        pass
+    return spec
 
 
 class UserKernelFailed(RuntimeError):
