@@ -13,6 +13,7 @@ from typing import Any
 
 PASSED_COLOR = "rgb(102,187,106)"
 FAILED_COLOR = "rgb(239,83,80)"
+STALE_COLOR = "rgb(255,167,38)"
 
 
 def fixture_summary(kill_matrix: Any) -> str:
@@ -92,17 +93,24 @@ def check_verdict_html(result: Any) -> str:
     return text
 
 
-def saved_check_lines(results: Any, matrices: list[Any]) -> list[str]:
+def saved_check_lines(results: Any, matrices: list[Any], provenance: Any = None) -> list[str]:
     """The check log of a check saved in a session file (``session.results``)."""
     return [
         f"saved check {verdict_word(results.passed)}: {results.kernel_note}",
+        *([provenance.message] if provenance is not None else []),
         *[line for kill_matrix in matrices for line in kill_matrix.summary_lines()],
         *failure_lines(results.failures),
     ]
 
 
-def saved_verdict_html(results: Any) -> str:
-    """The rich-text verdict of a check saved in a session file."""
+def saved_verdict_html(results: Any, provenance: Any = None) -> str:
+    """The rich-text verdict of a check saved in a session file; when the kernel it proved has
+    changed since (``records.provenance.KernelProvenance``), that instead of a green verdict."""
+    if provenance is not None and provenance.changed:
+        return (
+            f"<b style='color:{STALE_COLOR}'>kernel changed since this receipt</b>: the saved "
+            f"check ({verdict_word(results.passed)}) proved another kernel · run the check again"
+        )
     color = PASSED_COLOR if results.passed else FAILED_COLOR
     return (
         f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "

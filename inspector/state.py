@@ -422,11 +422,12 @@ class InspectionState:
             self.set_mutant(on[0])
         if session.compile_info:
             self.set_compile_info(session.compile_info, "from the session")
+        # The session first: the saved verdict compares its receipt's kernel with the one here.
+        self.set_session(session)
         self.set_session_results(session.results)
         bench = bench_from_session(session.bench_meta)
         if bench is not None:
             self.set_bench(bench)
-        self.set_session(session)
         self.session_path = None if as_template else path
         self.dirty = False
 

@@ -35,6 +35,7 @@ from inspector import jobs, report, viewdata
 from inspector.file_actions import AUTOSAVE_MS, SessionFiles
 from inspector.menus import build_menus
 from inspector.models import kill_matrix_from_table
+from inspector.records.provenance import kernel_provenance
 from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
 from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
 from inspector.widgets.compiler_view import CompilerView
@@ -358,8 +359,12 @@ class InspectorWindow(QMainWindow):
             matrices.append(kill_matrix_from_table(results.kernel_matrix))
         self.kill_view.set_matrices(matrices)
         self._refresh_views()
-        self.verdict.setText(report.saved_verdict_html(results))
-        self.summary.setPlainText("\n".join(report.saved_check_lines(results, matrices)))
+        session = self.state.session
+        provenance = kernel_provenance(session.receipt_json if session is not None else None)
+        self.verdict.setText(report.saved_verdict_html(results, provenance))
+        self.summary.setPlainText(
+            "\n".join(report.saved_check_lines(results, matrices, provenance))
+        )
 
     def _on_bench(self, event: Event) -> None:
         bench = event.value

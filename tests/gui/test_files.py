@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,8 @@ from inspector.records import receipt, verify
 from inspector.records.session import load_session
 from inspector.widgets import dialogs
 from oracle.dtypes import bfloat16_bits
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo_session.h5"
 
 
 def _run_model_check(qtbot, window) -> None:
@@ -138,3 +143,27 @@ def test_autosave_and_recovery_after_a_crash(
     other.state.dirty = False
     other.shutdown()
     other.close()
+
+
+def test_a_session_whose_kernel_changed_shows_that_instead_of_its_verdict(
+    qtbot, window, tmp_path
+) -> None:
+    # A session saved by an older kernel: its receipt names another kernel hash.
+    from inspector.records.session import save_session
+
+    demo = load_session(DEMO)
+    receipt = json.loads(demo.receipt_json)
+    receipt["kernel"]["source_sha256"] = "0" * 64
+    demo.receipt_json = json.dumps(receipt)
+    path = tmp_path / "old.h5"
+    save_session(path, demo)
+    assert window.files.open_session(str(path), interactive=False)
+    verdict = window.verdict.text()
+    assert "kernel changed since this receipt" in verdict
+    assert "saved check PASSED" not in verdict
+    assert "it proved the bundled kernel with sha256 000000000000..." in (
+        window.summary.toPlainText()
+    )
+    # The shipped demo names the shipped kernel: its verdict stays.
+    assert window.files.open_session(str(DEMO), interactive=False, as_template=True)
+    assert "saved check PASSED" in window.verdict.text()
