@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from oracle import compare as cmp
-from oracle import fixtures, matrix, scalar, tiled, traffic
+from oracle import diagnose, fixtures, matrix, scalar, tiled, traffic
 from oracle.mutants import MODEL_MUTANTS
 from oracle.spec import Problem
 
@@ -123,6 +123,8 @@ class CheckResult:
     kernel_path_matrices: dict[str, matrix.KillMatrix] = field(default_factory=dict)
     # Which kernel: {"kind": "bundled"} or {"kind": "user", "path", "function", "file_sha256"}.
     kernel_source: dict[str, str] = field(default_factory=lambda: {"kind": "bundled"})
+    # Where a failing kernel output parts from the reference (oracle.diagnose), else empty.
+    diagnosis: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -373,6 +375,7 @@ def _steps(
 
     kernel_run = None
     kernel_matrix = None
+    diagnosis: tuple[str, ...] = ()
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
     if kernel_ready:
@@ -386,6 +389,17 @@ def _steps(
                 )
             if not kernel_run.comparison.passed:
                 failures.append("kernel vs scalar reference: " + kernel_run.comparison.describe())
+                diagnosis = tuple(
+                    diagnose.diagnose(
+                        problem.x,
+                        problem.weight,
+                        kernel_run.y,
+                        reference.y,
+                        reference.rrms,
+                        problem.eps,
+                        problem.block,
+                    )
+                )
             if not kernel_run.torch_comparison.passed:
                 failures.append(
                     "kernel vs torch float64 rms_norm: " + kernel_run.torch_comparison.describe()
@@ -446,6 +460,7 @@ def _steps(
         device="",
         mode="",
         kernel_path_matrices=path_matrices,
+        diagnosis=diagnosis,
     )
 
 

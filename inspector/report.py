@@ -41,6 +41,7 @@ def result_lines(result: Any) -> list[str]:
             f"kernel vs torch float64 rms_norm: {kernel.torch_comparison.describe()}",
             f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
         ]
+        lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
     matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
     lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
     for kill_matrix in matrices:

@@ -1,0 +1,163 @@
+"""Where a kernel's output parts from the model, read from its output alone.
+
+Any kernel, even one whose internals cannot be seen, reveals its per-row reciprocal RMS through
+its output: ``y = x * rrms * w`` gives ``rrms = y / (x * w)`` in every column where ``x * w`` is
+well away from zero. :func:`inferred_rrms` takes the median of those ratios per row (robust to a
+few wrong lanes) and the mean square it implies, labelled *inferred*. :func:`diagnose` names the
+worst row and lane, the step where kernel and model part (the rrms, or the output after it), and
+a failure that matches a known bug's signature ("behaves like a divisor of BLOCK instead of
+width: every rrms off by sqrt(BLOCK / width)").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# Columns whose |x * w| is below this fraction of the row's largest are left out of the ratio
+# (rounding of y to the dtype makes their ratio meaningless).
+MIN_SHARE = 0.05
+# A signature matches when every row's ratio agrees with it within this relative distance.
+SIGNATURE_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """Per-row values inferred from an output (NaN where a row has no usable column).
+
+    Attributes:
+        rrms: median of ``y / (x * w)`` over the usable columns.
+        mean_square: ``1 / rrms**2 - eps``, the mean square that rrms implies.
+        spread: largest relative distance of a usable column's ratio from the median (0 when
+            every column agrees: the output is ``x * c * w`` with one ``c`` per row).
+        columns: usable columns per row.
+    """
+
+    rrms: np.ndarray
+    mean_square: np.ndarray
+    spread: np.ndarray
+    columns: np.ndarray
+
+
+def inferred_rrms(x: np.ndarray, weight: np.ndarray, y: np.ndarray, eps: float) -> Inferred:
+    """The per-row rrms a kernel's output ``y`` implies for input ``x`` and ``weight``."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    xw = x * np.asarray(weight, dtype=np.float64)[None, :]
+    rows = x.shape[0]
+    rrms = np.full(rows, np.nan)
+    spread = np.full(rows, np.nan)
+    columns = np.zeros(rows, dtype=np.int64)
+    for row in range(rows):
+        size = np.abs(xw[row])
+        top = float(size.max()) if size.size else 0.0
+        usable = (size > MIN_SHARE * top) & np.isfinite(y[row]) & (top > 0)
+        if not usable.any():
+            continue
+        ratios = y[row, usable] / xw[row, usable]
+        median = float(np.median(ratios))
+        rrms[row] = median
+        columns[row] = int(usable.sum())
+        scale = abs(median) if median else 1.0
+        spread[row] = float(np.max(np.abs(ratios - median)) / scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_square = 1.0 / (rrms * rrms) - eps
+    return Inferred(rrms, mean_square, spread, columns)
+
+
+def _signatures(width: int, block: int) -> list[tuple[str, float]]:
+    """(description, expected ratio inferred rrms / model rrms) of known bugs."""
+    found = [
+        (
+            "a sum instead of a mean: the square sum divided by 1, not by the width: every "
+            f"rrms off by 1 / sqrt(width) = {1.0 / math.sqrt(width):.4f}",
+            1.0 / math.sqrt(width),
+        )
+    ]
+    if block != width:
+        found.append(
+            (
+                f"a divisor of BLOCK ({block}) instead of width ({width}): every rrms off by "
+                f"sqrt(BLOCK / width) = {math.sqrt(block / width):.4f}",
+                math.sqrt(block / width),
+            )
+        )
+    return found
+
+
+def diagnose(
+    x: np.ndarray,
+    weight: np.ndarray,
+    y: np.ndarray,
+    reference_y: np.ndarray,
+    reference_rrms: np.ndarray,
+    eps: float,
+    block: int,
+) -> list[str]:
+    """Lines that say where ``y`` parts from the reference and what that looks like; empty when
+    every element agrees exactly enough to leave nothing to say (the caller judges tolerance)."""
+    y = np.asarray(y, dtype=np.float64)
+    reference_y = np.asarray(reference_y, dtype=np.float64)
+    error = np.abs(y - reference_y)
+    error[~np.isfinite(error)] = np.inf
+    if not error.size or not np.any(error > 0):
+        return []
+    width = y.shape[1]
+    row, lane = np.unravel_index(int(np.argmax(error)), error.shape)
+    lines = [
+        f"first divergence: worst at row {row}, lane {lane}: kernel {y[row, lane]:.6g}, "
+        f"reference {reference_y[row, lane]:.6g}"
+    ]
+    inferred = inferred_rrms(x, weight, y, eps)
+    ratio = inferred.rrms / np.asarray(reference_rrms, dtype=np.float64)
+    consistent = np.isfinite(ratio) & (inferred.spread < 1e-2)
+    if np.all(~np.isfinite(ratio)):
+        return [*lines, "inferred rrms: no row has a usable column (x * w is zero everywhere)"]
+    worst_rrms = int(np.nanargmax(np.abs(ratio - 1.0)))
+    lines.append(
+        f"row {worst_rrms}: inferred rrms {inferred.rrms[worst_rrms]:.6g} (from y / (x * w), "
+        f"{inferred.columns[worst_rrms]} columns) against the model's "
+        f"{reference_rrms[worst_rrms]:.6g}: ratio {ratio[worst_rrms]:.6g}"
+    )
+    if np.all(consistent) and np.nanmax(np.abs(ratio - 1.0)) <= SIGNATURE_TOLERANCE / 10:
+        lines.append(
+            "they part after the rrms: every row's rrms agrees, so the output step (the weight, "
+            "the store, or the lanes written) differs"
+        )
+        return lines
+    if np.all(consistent):
+        lines.append("they part at the rrms: each row's output is x * c * w with the wrong c")
+        known = np.isfinite(ratio)
+        for description, expected in _signatures(width, block):
+            if np.all(np.abs(ratio[known] / expected - 1.0) <= SIGNATURE_TOLERANCE):
+                lines.append(f"behaves like {description}")
+        mean_square = 1.0 / np.asarray(reference_rrms, dtype=np.float64) ** 2 - eps
+        with np.errstate(divide="ignore", invalid="ignore"):
+            no_eps = np.sqrt((mean_square + eps) / mean_square)
+        if np.all(np.abs(ratio[known] / no_eps[known] - 1.0) <= SIGNATURE_TOLERANCE):
+            lines.append("behaves like eps left out of the square root (rows near zero blow up)")
+    else:
+        off = int(np.sum(~consistent & np.isfinite(ratio)))
+        unweighted = inferred_rrms(x, np.ones(width), y, eps)
+        plain = unweighted.rrms / np.asarray(reference_rrms, dtype=np.float64)
+        finite = np.isfinite(plain)
+        if (
+            finite.any()
+            and np.all(unweighted.spread[finite] < 1e-2)
+            and np.all(np.abs(plain[finite] - 1.0) <= SIGNATURE_TOLERANCE)
+        ):
+            lines.append("behaves like the weight left out: y = x * rrms in every row")
+            return lines
+        lines.append(
+            f"{off} row(s) are not x * c * w for any one c: the lanes of a row disagree (a "
+            "tail, a mask, a stride or a wrong weight)"
+        )
+        scale = np.maximum(np.abs(reference_y[row]), 1e-30)
+        wrong = np.flatnonzero(error[row] > 1e-3 * scale)
+        if wrong.size:
+            lines.append(
+                f"row {row}: {wrong.size} of {width} lanes differ, lanes {wrong[0]}..{wrong[-1]}"
+            )
+    return lines

@@ -1,0 +1,106 @@
+"""Where an output parts from the model, read from the output alone: the inferred rrms and the
+signatures of known bugs, on outputs built by hand so each expectation can be checked."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from oracle.diagnose import SIGNATURE_TOLERANCE, diagnose, inferred_rrms
+
+EPS = 1e-6
+
+
+def _problem(rows=4, width=70, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, width))
+    w = rng.uniform(-2.0, 2.0, width)
+    rrms = 1.0 / np.sqrt((x * x).mean(axis=1) + EPS)
+    return x, w, rrms, x * rrms[:, None] * w
+
+
+def test_inferred_rrms_of_a_hand_row() -> None:
+    # x = (3, 4), w = (0.5, -2): mean square 12.5, rrms 1/sqrt(12.5); y = x * rrms * w.
+    x, w = np.array([[3.0, 4.0]]), np.array([0.5, -2.0])
+    rrms = 1.0 / math.sqrt(12.5 + EPS)
+    found = inferred_rrms(x, w, x * rrms * w, EPS)
+    assert found.rrms[0] == pytest.approx(rrms, rel=1e-12)
+    assert found.mean_square[0] == pytest.approx(12.5, rel=1e-9)
+    assert found.spread[0] == pytest.approx(0.0, abs=1e-12)
+    assert found.columns[0] == 2
+
+
+def test_columns_where_x_times_w_is_near_zero_are_left_out() -> None:
+    # The middle column's x * w is 1e-3 of the largest: its ratio (here garbage) is not used.
+    x, w = np.array([[2.0, 0.002, -1.0]]), np.ones(3)
+    y = np.array([[1.0, 99.0, -0.5]])
+    found = inferred_rrms(x, w, y, EPS)
+    assert found.columns[0] == 2
+    assert found.rrms[0] == pytest.approx(0.5)
+    assert found.spread[0] == pytest.approx(0.0)
+
+
+def test_a_row_without_usable_columns_is_nan() -> None:
+    found = inferred_rrms(np.zeros((1, 4)), np.ones(4), np.zeros((1, 4)), EPS)
+    assert math.isnan(found.rrms[0])
+    assert found.columns[0] == 0
+
+
+def test_a_matching_output_needs_no_diagnosis() -> None:
+    x, w, rrms, y = _problem()
+    assert diagnose(x, w, y, y, rrms, EPS, 128) == []
+
+
+def test_a_mean_over_block_is_named_with_its_factor() -> None:
+    x, w, rrms, reference = _problem()
+    wrong = 1.0 / np.sqrt((x * x).sum(axis=1) / 128 + EPS)
+    lines = diagnose(x, w, x * wrong[:, None] * w, reference, rrms, EPS, 128)
+    assert lines[0].startswith("first divergence: worst at row ")
+    assert "they part at the rrms" in lines[2]
+    assert lines[-1] == (
+        "behaves like a divisor of BLOCK (128) instead of width (70): every rrms off by "
+        f"sqrt(BLOCK / width) = {math.sqrt(128 / 70):.4f}"
+    )
+
+
+def test_a_sum_instead_of_a_mean_is_named() -> None:
+    x, w, rrms, reference = _problem()
+    wrong = 1.0 / np.sqrt((x * x).sum(axis=1) + EPS)
+    lines = diagnose(x, w, x * wrong[:, None] * w, reference, rrms, EPS, 128)
+    assert lines[-1].startswith("behaves like a sum instead of a mean")
+
+
+def test_a_ratio_just_outside_the_signature_tolerance_is_not_named() -> None:
+    x, w, rrms, reference = _problem()
+    factor = math.sqrt(128 / 70) * (1 + 1.5 * SIGNATURE_TOLERANCE)
+    lines = diagnose(x, w, x * (rrms * factor)[:, None] * w, reference, rrms, EPS, 128)
+    assert "they part at the rrms: each row's output is x * c * w with the wrong c" in lines
+    assert not any(line.startswith("behaves like") for line in lines)
+
+
+def test_a_missing_weight_is_named() -> None:
+    x, w, rrms, reference = _problem()
+    lines = diagnose(x, w, x * rrms[:, None], reference, rrms, EPS, 128)
+    assert lines[-1] == "behaves like the weight left out: y = x * rrms in every row"
+
+
+def test_a_missing_epsilon_shows_on_a_row_near_zero() -> None:
+    x, w, _, _ = _problem()
+    x[2] *= 1e-4
+    mean_square = (x * x).mean(axis=1)
+    rrms = 1.0 / np.sqrt(mean_square + EPS)
+    reference = x * rrms[:, None] * w
+    lines = diagnose(x, w, x * (1 / np.sqrt(mean_square))[:, None] * w, reference, rrms, EPS, 128)
+    assert lines[1].startswith("row 2: inferred rrms")
+    assert lines[-1].startswith("behaves like eps left out of the square root")
+
+
+def test_wrong_tail_lanes_are_counted_in_the_worst_row() -> None:
+    x, w, rrms, reference = _problem()
+    y = reference.copy()
+    y[:, 64:] *= 3.0  # the last 6 lanes of every row
+    lines = diagnose(x, w, y, reference, rrms, EPS, 128)
+    assert "the lanes of a row disagree" in lines[-2]
+    assert lines[-1].endswith("6 of 70 lanes differ, lanes 64..69")
