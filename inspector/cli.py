@@ -115,6 +115,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
               {prog} check [input options] --out DIR     headless proof + receipts
               {prog} check --kernel FILE.py:FN ... --out DIR   the same for your own kernel
               {prog} bench [--shapes ...] --out DIR      device benchmark (needs CUDA)
+              {prog} mutate [--kernel FILE.py:FN] --out DIR  source mutants vs the fixtures
               {prog} verify DIR/receipt.json [DIR/receipt.csv]
               {prog} diff A B                            compare receipts or sessions
 
@@ -562,6 +563,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if arguments and arguments[0] == "bench":
             return run_bench_command(arguments[1:])
+        if arguments and arguments[0] == "mutate":
+            from inspector.cli_mutate import run_mutate_command
+
+            try:
+                return run_mutate_command(arguments[1:])
+            except ValueError as exc:  # its usage errors and a spec that names no kernel
+                raise UsageError(str(exc)) from None
         parser = build_parser()
         try:
             args = parser.parse_args(arguments)

@@ -407,16 +407,19 @@ def _steps(
             if kernel_run.oob_writes:
                 failures.append(
                     f"kernel stored {len(kernel_run.oob_writes)} element(s) out of bounds"
-                    + _first_stores(
+                    + diagnose.describe_stores(
                         kernel_run.oob_addresses,
                         kernel_run.oob_row_stride or problem.row_stride,
-                        problem,
+                        problem.rows,
+                        problem.width,
                     )
                 )
             if kernel_run.input_writes:
                 failures.append(
                     f"kernel stored {len(kernel_run.input_writes)} element(s) into its input x"
-                    + _first_stores(kernel_run.input_writes, problem.row_stride, problem)
+                    + diagnose.describe_stores(
+                        kernel_run.input_writes, problem.row_stride, problem.rows, problem.width
+                    )
                 )
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
@@ -462,23 +465,6 @@ def _steps(
         kernel_path_matrices=path_matrices,
         diagnosis=diagnosis,
     )
-
-
-def _first_stores(addresses: tuple[int, ...], stride: int, problem: Problem, shown: int = 3) -> str:
-    """' (row 0 lane 70 (padding), ...)': where the first stores landed; ``addresses`` are
-    row * ``stride`` + lane, negative before row 0."""
-    where = []
-    for address in addresses[:shown]:
-        if address < 0:
-            where.append(f"{-address} element(s) before row 0")
-            continue
-        row, lane = divmod(address, stride)
-        if row >= problem.rows:
-            where.append(f"{address - problem.rows * stride + 1} element(s) past the last row")
-        else:
-            where.append(f"row {row} lane {lane}" + (" (padding)" if lane >= problem.width else ""))
-    more = ", ..." if len(addresses) > shown else ""
-    return f" ({', '.join(where)}{more})" if where else ""
 
 
 def _matrix_stage(

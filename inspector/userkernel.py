@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.usercode import KernelSpec, UserKernel, UserRun, parse_kernel_spec
+from kernels.usercode import RUN_TIMEOUT_S, KernelSpec, UserKernel, UserRun, parse_kernel_spec
 from oracle import matrix
 from oracle.spec import Problem
 
@@ -40,10 +40,19 @@ class UserImplementation:
     """``(problem, poison, mutant) -> RunOutput`` over one child process (restarted after a
     crash); call :meth:`close` when done."""
 
-    def __init__(self, spec: KernelSpec, *, poison: float) -> None:
+    def __init__(
+        self,
+        spec: KernelSpec,
+        *,
+        poison: float,
+        pythonpath_first: str = "",
+        run_timeout_s: float = RUN_TIMEOUT_S,
+    ) -> None:
         self.spec = spec
         self.poison = poison
-        self.kernel = UserKernel(spec).__enter__()
+        self.kernel = UserKernel(
+            spec, pythonpath_first=pythonpath_first, run_timeout_s=run_timeout_s
+        ).__enter__()
         self.mode = self.kernel.mode
         self.refused_out = ""
 

@@ -119,9 +119,14 @@ class UserKernel:
             child's message), or the child dies or hangs while importing it.
     """
 
-    def __init__(self, spec: KernelSpec, *, run_timeout_s: float = RUN_TIMEOUT_S) -> None:
+    def __init__(
+        self, spec: KernelSpec, *, run_timeout_s: float = RUN_TIMEOUT_S, pythonpath_first: str = ""
+    ) -> None:
         self.spec = spec
         self.run_timeout_s = run_timeout_s
+        # A folder searched before the repository (a mutated copy of a package, a kernel's own
+        # folder for the siblings of a mutant written elsewhere).
+        self.pythonpath_first = pythonpath_first
         self._child: subprocess.Popen[bytes] | None = None
         self.mode = ""
 
@@ -137,7 +142,8 @@ class UserKernel:
         env["TRITON_INTERPRET"] = "1" if MODE == INTERPRETER else "0"
         env["PYTHONUNBUFFERED"] = "1"
         root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        first = [self.pythonpath_first] if self.pythonpath_first else []
+        env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
         self._child = subprocess.Popen(
             [
                 sys.executable,

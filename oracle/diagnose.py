@@ -161,3 +161,22 @@ def diagnose(
                 f"row {row}: {wrong.size} of {width} lanes differ, lanes {wrong[0]}..{wrong[-1]}"
             )
     return lines
+
+
+def describe_stores(
+    addresses: tuple[int, ...], stride: int, rows: int, width: int, shown: int = 3
+) -> str:
+    """' (row 0 lane 70 (padding), ...)': where the first of ``addresses`` (row * ``stride`` +
+    lane; negative before row 0) landed, for a failure line."""
+    where = []
+    for address in addresses[:shown]:
+        if address < 0:
+            where.append(f"{-address} element(s) before row 0")
+            continue
+        row, lane = divmod(address, stride)
+        if row >= rows:
+            where.append(f"{address - rows * stride + 1} element(s) past the last row")
+        else:
+            where.append(f"row {row} lane {lane}" + (" (padding)" if lane >= width else ""))
+    more = ", ..." if len(addresses) > shown else ""
+    return f" ({', '.join(where)}{more})" if where else ""

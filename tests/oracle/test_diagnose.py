@@ -104,3 +104,15 @@ def test_wrong_tail_lanes_are_counted_in_the_worst_row() -> None:
     lines = diagnose(x, w, y, reference, rrms, EPS, 128)
     assert "the lanes of a row disagree" in lines[-2]
     assert lines[-1].endswith("6 of 70 lanes differ, lanes 64..69")
+
+
+def test_describe_stores_names_rows_lanes_padding_and_the_guards() -> None:
+    from oracle.diagnose import describe_stores
+
+    # 2 rows of width 3 at stride 5: lane 3 is padding, 10 is one past the last row.
+    assert describe_stores((1, 3, 10), 5, 2, 3) == (
+        " (row 0 lane 1, row 0 lane 3 (padding), 1 element(s) past the last row)"
+    )
+    assert describe_stores((-2,), 5, 2, 3) == " (2 element(s) before row 0)"
+    assert describe_stores((0, 1, 2, 3), 5, 2, 3, shown=2) == " (row 0 lane 0, row 0 lane 1, ...)"
+    assert describe_stores((), 5, 2, 3) == ""

@@ -1,0 +1,128 @@
+"""``python main.py mutate [--kernel FILE.py:FUNCTION] [--out DIR] [--jobs N] [--timeout S]``.
+
+Mutates the kernel's ``@triton.jit`` source (:mod:`inspector.mutation`; without ``--kernel``
+the bundled kernel's ``kernels/jit_parts.py``, ``jit.py`` and ``jit_loop.py``, run through
+``kernels.rms_norm``), runs every mutant against the fixture matrix in a child process, and
+writes ``DIR/mutation.json`` and ``DIR/mutation.csv`` (one row per mutant), replaced as a pair.
+Exit 0 when no non-equivalent mutant survives, 1 when one does (each survivor is printed), 2 on
+bad usage (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+# The bundled kernel's launcher as a user kernel file: kernels.rms_norm, whichever ``kernels``
+# package comes first on the path (each mutant's copy).
+BUNDLED_LAUNCHER = '''"""The bundled kernel's launcher, for `mutate`."""
+import kernels
+
+
+def rms_norm(x, weight, eps, out=None):
+    return kernels.rms_norm(x, weight, eps, out=out)
+'''
+CSV_FIELDS = ("id", "function", "line", "operator", "before", "after", "outcome", "killed_by")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2 (through the caller's UsageError)
+        raise ValueError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="main.py mutate",
+        description="Mutate the kernel's @triton.jit source and run every mutant against the "
+        "fixture matrix, each in a child process; writes DIR/mutation.json and mutation.csv.",
+    )
+    parser.add_argument("--kernel", metavar="FILE.py:FUNCTION", help="your kernel (default: "
+                        "the bundled one)")  # fmt: skip
+    parser.add_argument("--out", metavar="DIR", default="mutation", help="folder (mutation)")
+    parser.add_argument("--jobs", type=int, default=0, help="mutants at once (0: one per core)")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds per fixture run before a timeout"
+    )
+    return parser
+
+
+def _csv_text(mutants: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for mutant in mutants:
+        row = {**mutant, "killed_by": ";".join(mutant["killed_by"])}
+        writer.writerow([row[name] for name in CSV_FIELDS])
+    return buffer.getvalue()
+
+
+def run_mutate_command(arguments: list[str]) -> int:
+    """``mutate``: exit 0 (no survivor), 1 (survivors, printed), 2 (usage, raised as ValueError
+    by the parser and the spec checks: the caller prints it as one line)."""
+    import os
+
+    args = _parser().parse_args(arguments)
+    if not 0 <= args.jobs <= 256:
+        raise ValueError(f"--jobs must be in [0, 256]; got {args.jobs}")
+    if not 1.0 <= args.timeout <= 3600.0:
+        raise ValueError(f"--timeout must be in [1, 3600] seconds; got {args.timeout:g}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out!r} is a file, not a folder")
+    if "TRITON_INTERPRET" not in os.environ:
+        import torch
+
+        if not torch.cuda.is_available():
+            os.environ["TRITON_INTERPRET"] = "1"
+    from inspector.mutation import report, run_mutants
+    from inspector.records.atomic import atomic_write_text
+    from inspector.userkernel import loadable_kernel_spec
+
+    with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
+        if args.kernel is not None:
+            spec = loadable_kernel_spec(args.kernel)
+            files, package = None, None
+        else:
+            import kernels
+
+            package = Path(kernels.__file__).resolve().parent
+            shim = Path(scratch) / "bundled_launcher.py"
+            shim.write_text(BUNDLED_LAUNCHER)
+            spec = loadable_kernel_spec(f"{shim}:rms_norm")
+            files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
+
+        def progress(done: int, total: int, label: str) -> None:
+            print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
+
+        mutants, left_out = run_mutants(
+            spec,
+            files=files,
+            launcher_dir=package,
+            jobs=args.jobs,
+            timeout_s=args.timeout,
+            progress=progress,
+        )
+        data = report(spec, mutants, left_out)
+        if args.kernel is None:
+            digest = __import__("kernels.compile_info", fromlist=["x"]).kernel_source_sha256()
+            data["kernel"] = {"path": str(package), "function": "kernels.rms_norm",
+                              "sha256": digest}  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "mutation.csv", _csv_text(data["mutants"]))
+    atomic_write_text(out / "mutation.json", json.dumps(data, indent=1) + "\n")
+    survivors = [m for m in data["mutants"] if m["outcome"] == "survived"]
+    for m in survivors:
+        print(f"SURVIVED {m['id']} {m['function']}:{m['line']} {m['operator']}: "
+              f"{m['before']!r} -> {m['after']!r}")  # fmt: skip
+    print(
+        f"mutants: {len(data['mutants'])}, killed {data['killed']}, survived {data['survived']}, "
+        f"crashed {data['crashed']}, timeout {data['timeout']}, equivalent {data['equivalent']}; "
+        f"score {data['score']:.3f}; {out / 'mutation.json'} {out / 'mutation.csv'}"
+    )
+    return 1 if survivors else 0

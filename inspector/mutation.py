@@ -1,0 +1,285 @@
+"""Automatic source mutants of a kernel file, each run against the fixture matrix in isolation.
+
+Every ``@triton.jit`` function of the file is searched for sites (:func:`mutation_sites`):
+arithmetic and comparison operators swapped, numeric constants moved (+-1, x2, 0 <-> 1), masks
+dropped or inverted on loads and stores, ``other=`` fill values changed, casts dropped
+(``.to(...)``: the arithmetic then runs in the input dtype), reductions swapped (``tl.sum``
+<-> ``tl.max``), ``rsqrt`` <-> ``sqrt``, negations dropped. A mutant is the file with one site
+changed, spliced into the original text so everything else stays byte for byte; it runs in a
+child process (:mod:`kernels.usercode`) on every runnable fixture until one fixture catches it.
+Outcomes: ``killed`` (a fixture failed: ``killed_by`` names it), ``survived`` (every fixture
+behaved), ``crashed`` or ``timeout`` (the child died or hung on a fixture, named). No mutant is
+``equivalent`` yet: TTIR equivalence needs a compile of the kernel's launch signature, which the
+inspector does not record.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from kernels.usercode import KernelSpec
+from oracle import fixtures, matrix
+
+ARITHMETIC = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+COMPARISON = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+}
+SWAPPED_CALLS = {"sum": "max", "max": "sum", "rsqrt": "sqrt", "sqrt": "rsqrt"}
+# Most mutants one run makes (a file with more sites is cut, and the report says so).
+MAX_MUTANTS = 400
+
+
+@dataclasses.dataclass(frozen=True)
+class Site:
+    """One mutation: where, which operator, the text before and after."""
+
+    function: str
+    line: int
+    operator: str
+    before: str
+    after: str
+    start: tuple[int, int]
+    end: tuple[int, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """A site's outcome against the fixture matrix."""
+
+    id: str
+    site: Site
+    outcome: str
+    killed_by: tuple[str, ...] = ()
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "function": self.site.function,
+            "line": self.site.line,
+            "operator": self.site.operator,
+            "before": self.site.before,
+            "after": self.site.after,
+            "outcome": self.outcome,
+            "killed_by": list(self.killed_by),
+            "detail": self.detail,
+        }
+
+
+def _is_jit(node: ast.FunctionDef) -> bool:
+    return any(ast.unparse(d).split("(")[0].endswith("jit") for d in node.decorator_list)
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(operator, replacement node) for every mutation of ``node`` itself."""
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        new = copy.deepcopy(node)
+        new.op = ARITHMETIC[type(node.op)]()
+        yield f"{type(node.op).__name__} -> {type(new.op).__name__}", new
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARISON:
+        new = copy.deepcopy(node)
+        new.ops = [COMPARISON[type(node.ops[0])]()]
+        yield f"{type(node.ops[0]).__name__} -> {type(new.ops[0]).__name__}", new
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        yield "negation dropped", copy.deepcopy(node.operand)
+    elif isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        value = node.value
+        moved = {value + 1, value - 1, value * 2, 0 if value else 1} - {value}
+        if isinstance(value, float):
+            moved = {value * 2, 1.0 if value == 0.0 else 0.0} - {value}
+        for new_value in sorted(moved):
+            yield f"constant {value!r} -> {new_value!r}", ast.Constant(new_value)
+    elif isinstance(node, ast.Call):
+        name = _call_name(node)
+        if name in SWAPPED_CALLS and isinstance(node.func, ast.Attribute):
+            new = copy.deepcopy(node)
+            new.func.attr = SWAPPED_CALLS[name]
+            yield f"{name} -> {SWAPPED_CALLS[name]}", new
+        if name == "to" and isinstance(node.func, ast.Attribute):
+            yield "cast dropped", copy.deepcopy(node.func.value)
+        if name in ("load", "store"):
+            for index, keyword in enumerate(node.keywords):
+                if keyword.arg == "mask":
+                    dropped = copy.deepcopy(node)
+                    del dropped.keywords[index]
+                    yield f"{name} mask dropped", dropped
+                    inverted = copy.deepcopy(node)
+                    inverted.keywords[index].value = ast.UnaryOp(
+                        ast.Invert(), copy.deepcopy(keyword.value)
+                    )
+                    yield f"{name} mask inverted", inverted
+                if keyword.arg == "other":
+                    changed = copy.deepcopy(node)
+                    changed.keywords[index].value = ast.Constant(1.0)
+                    yield "load other= -> 1.0", changed
+
+
+def mutation_sites(source: str) -> list[Site]:
+    """Every site of every ``@triton.jit`` function of ``source``, in file order."""
+    tree = ast.parse(source)
+    sites = []
+    for function in tree.body:
+        if not (isinstance(function, ast.FunctionDef) and _is_jit(function)):
+            continue
+        for statement in function.body:
+            for node in ast.walk(statement):
+                if not hasattr(node, "end_lineno") or node.end_lineno is None:
+                    continue
+                before = ast.get_source_segment(source, node)
+                if before is None:
+                    continue
+                for operator, new in _variants(node):
+                    sites.append(
+                        Site(
+                            function.name,
+                            node.lineno,
+                            operator,
+                            before,
+                            ast.unparse(new),
+                            (node.lineno, node.col_offset),
+                            (node.end_lineno, node.end_col_offset),
+                        )
+                    )
+    sites.sort(key=lambda s: (s.start, s.operator))
+    return sites
+
+
+def apply_site(source: str, site: Site) -> str:
+    """``source`` with the text of ``site`` replaced (lines and columns as ``ast`` gives them)."""
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode("utf-8")))
+    data = source.encode("utf-8")
+    start = offsets[site.start[0] - 1] + site.start[1]
+    end = offsets[site.end[0] - 1] + site.end[1]
+    after = site.after if "\n" not in site.before else f"({site.after})"
+    return (data[:start] + after.encode("utf-8") + data[end:]).decode("utf-8")
+
+
+def _run_mutant(
+    spec: KernelSpec, pythonpath_first: str, poison: float, timeout_s: float
+) -> tuple[str, tuple[str, ...], str]:
+    """(outcome, killed_by, detail) of one mutant file against the runnable fixtures."""
+    from inspector.userkernel import UserImplementation, UserKernelFailed
+
+    try:
+        implementation = UserImplementation(
+            spec, poison=poison, pythonpath_first=pythonpath_first, run_timeout_s=timeout_s
+        )
+    except ValueError as err:  # the mutant does not import (a syntax error cannot be: ast made it)
+        return "crashed", ("import",), str(err)[:500]
+    cache = matrix.ReferenceCache()
+    try:
+        for fixture in fixtures.FIXTURES:
+            if fixture.check == "rejection":
+                continue
+            try:
+                outcome = matrix.evaluate(fixture, implementation, cache=cache, poison=poison)
+            except UserKernelFailed as err:
+                kind = "timeout" if "user kernel timeout" in str(err) else "crashed"
+                return kind, (fixture.name,), str(err)[:500]
+            if not outcome.passed:
+                if "user kernel crashed" in outcome.detail:
+                    return "crashed", (fixture.name,), outcome.detail[:500]
+                if "user kernel timeout" in outcome.detail:
+                    return "timeout", (fixture.name,), outcome.detail[:500]
+                return "killed", (fixture.name,), outcome.detail[:500]
+        return "survived", (), "every fixture behaved"
+    finally:
+        implementation.close()
+
+
+def run_mutants(
+    spec: KernelSpec,
+    *,
+    files: list[Path] | None = None,
+    launcher_dir: Path | None = None,
+    jobs: int = 0,
+    timeout_s: float = 60.0,
+    poison: float = -3072.0,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[list[Mutant], int]:
+    """Mutate the ``@triton.jit`` functions of ``files`` (default: the kernel's file) and run
+    each mutant. ``launcher_dir``: a package folder copied whole for each mutant (the bundled
+    kernel: its modules import each other), else the mutant replaces the kernel file alone.
+
+    Returns:
+        The mutants in site order and how many sites were left out past MAX_MUTANTS.
+    """
+    files = files or [spec.path]
+    sites = [(path, site) for path in files for site in mutation_sites(path.read_text())]
+    left_out = max(0, len(sites) - MAX_MUTANTS)
+    sites = sites[:MAX_MUTANTS]
+    workers = jobs or max(1, (os.cpu_count() or 2))
+    done = [0]
+
+    def one(index: int) -> Mutant:
+        path, site = sites[index]
+        mutant_id = f"m{index + 1:03d}"
+        with tempfile.TemporaryDirectory(prefix="rmsnorm-mutant-") as folder:
+            root = Path(folder)
+            if launcher_dir is not None:
+                copy_root = root / launcher_dir.name
+                shutil.copytree(
+                    launcher_dir, copy_root, ignore=shutil.ignore_patterns("__pycache__")
+                )
+                target = copy_root / path.relative_to(launcher_dir)
+                shutil.copy(spec.path, root / spec.path.name)  # the launcher, beside the copy
+                mutant_spec = dataclasses.replace(spec, path=root / spec.path.name)
+                first = str(root)
+            else:
+                target = root / path.name
+                mutant_spec = dataclasses.replace(spec, path=target)
+                first = str(path.parent)
+            text = apply_site(path.read_text(), site)
+            target.write_text(text)
+            mutant_spec = dataclasses.replace(
+                mutant_spec, sha256=hashlib.sha256(text.encode()).hexdigest()
+            )
+            outcome, killed_by, detail = _run_mutant(mutant_spec, first, poison, timeout_s)
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], len(sites), f"{mutant_id} {site.function}:{site.line} {outcome}")
+        return Mutant(mutant_id, site, outcome, killed_by, detail)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        mutants = list(pool.map(one, range(len(sites))))
+    return mutants, left_out
+
+
+def report(spec: KernelSpec, mutants: list[Mutant], left_out: int) -> dict[str, Any]:
+    """``mutation.json``'s content (README: File formats)."""
+    counts = {k: sum(m.outcome == k for m in mutants) for k in ("killed", "survived", "equivalent")}
+    scored = len(mutants) - counts["equivalent"]
+    return {
+        "kernel": {"path": str(spec.path), "function": spec.function, "sha256": spec.sha256},
+        "mutants": [m.as_dict() for m in mutants],
+        "killed": counts["killed"],
+        "survived": counts["survived"],
+        "equivalent": counts["equivalent"],
+        "crashed": sum(m.outcome == "crashed" for m in mutants),
+        "timeout": sum(m.outcome == "timeout" for m in mutants),
+        "score": counts["killed"] / scored if scored else 1.0,
+        "sites_left_out": left_out,
+    }

@@ -1,0 +1,110 @@
+"""`mutate`: mutation sites of a kernel's @triton.jit source, spliced exactly, and a small
+kernel's mutants run against the fixture matrix in child processes (killed, survived, crashed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from inspector.mutation import apply_site, mutation_sites
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SOURCE = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+
+
+    def not_a_kernel(a, b):
+        return a + b  # not @triton.jit: never mutated
+
+
+    @triton.jit
+    def _row(x_ptr, y_ptr, width, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        mask = cols < width
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0)
+        tl.store(y_ptr + cols, -x, mask=mask)
+    """
+)
+
+
+def test_sites_cover_each_operator_class_of_jit_functions_only() -> None:
+    sites = mutation_sites(SOURCE)
+    operators = {site.operator for site in sites}
+    assert {s.function for s in sites} == {"_row"}
+    assert {
+        "Lt -> LtE",
+        "Add -> Sub",
+        "load mask dropped",
+        "load mask inverted",
+        "load other= -> 1.0",
+        "store mask dropped",
+        "negation dropped",
+        "constant 0 -> 1",
+        "constant 0.0 -> 1.0",
+    } <= operators
+    lt = next(s for s in sites if s.operator == "Lt -> LtE")
+    assert (lt.line, lt.before, lt.after) == (12, "cols < width", "cols <= width")
+
+
+def test_a_mutant_changes_its_site_and_nothing_else() -> None:
+    for site in mutation_sites(SOURCE):
+        mutated = apply_site(SOURCE, site)
+        before, after = SOURCE.splitlines(), mutated.splitlines()
+        assert len(before) == len(after)
+        changed = [i + 1 for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        assert changed == [site.line], site
+        assert site.after in after[site.line - 1]
+
+
+def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
+    kernel = ROOT / "resources" / "kernels" / "tutorial.py"
+    out = tmp_path / "mutation"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "mutate", "--kernel", f"{kernel}:rms_norm",
+         "--out", str(out), "--jobs", "2"],
+        capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=900,
+        check=False,
+    )  # fmt: skip
+    data = json.loads((out / "mutation.json").read_text())
+    assert data["kernel"]["function"] == "rms_norm"
+    outcomes = [m["outcome"] for m in data["mutants"]]
+    assert set(outcomes) <= {"killed", "survived", "crashed", "timeout", "equivalent"}
+    assert data["killed"] == outcomes.count("killed")
+    assert data["survived"] == outcomes.count("survived")
+    assert data["score"] == data["killed"] / (len(outcomes) - data["equivalent"])
+    # The mean's divisor and the rsqrt are caught, each by a named fixture.
+    by_site = {(m["operator"], m["before"]): m for m in data["mutants"]}
+    divisor = by_site[("Div -> Mult", "tl.sum(x * x, axis=0) / width")]
+    assert divisor["outcome"] == "killed"
+    assert divisor["killed_by"]
+    assert by_site[("sqrt -> rsqrt", "tl.sqrt(mean_square + eps)")]["outcome"] == "killed"
+    survivors = [m for m in data["mutants"] if m["outcome"] == "survived"]
+    assert done.returncode == (1 if survivors else 0), done.stdout + done.stderr
+    for m in survivors:
+        assert f"SURVIVED {m['id']} {m['function']}:{m['line']}" in done.stdout
+    lines = (out / "mutation.csv").read_text().splitlines()
+    assert lines[0] == "id,function,line,operator,before,after,outcome,killed_by"
+    assert len(lines) == 1 + len(data["mutants"])
+
+
+def test_mutate_refuses_bad_usage_with_one_line(tmp_path) -> None:
+    for args, message in [
+        (["--jobs", "-1"], "--jobs must be in [0, 256]; got -1"),
+        (["--timeout", "0.5"], "--timeout must be in [1, 3600] seconds; got 0.5"),
+        (["--kernel", "nofile.py:f"], "--kernel FILE 'nofile.py' is not a readable file"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "main.py"), "mutate", *args, "--out", str(tmp_path / "o")],
+            capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "o").exists()
