@@ -156,6 +156,9 @@ class UserKernel:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
+            # sys.path[0] of `-m` is the working folder: the folder meant to come first (a
+            # mutated package copy), else the repository, never wherever the caller stands.
+            cwd=self.pythonpath_first or root,
             start_new_session=True,
         )
         header = self._read(START_TIMEOUT_S, "importing the kernel file")

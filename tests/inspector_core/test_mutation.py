@@ -108,3 +108,34 @@ def test_mutate_refuses_bad_usage_with_one_line(tmp_path) -> None:
         assert message in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "o").exists()
+
+
+def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -> None:
+    # The square dropped in kernels/jit_parts.py: caught only if the child imports the mutated
+    # copy of `kernels`, not the repository's.
+    import kernels
+    from inspector.cli_mutate import BUNDLED_LAUNCHER
+    from inspector.mutation import run_mutants
+    from inspector.userkernel import loadable_kernel_spec
+
+    package = Path(kernels.__file__).resolve().parent
+    shim = tmp_path / "bundled_launcher.py"
+    shim.write_text(BUNDLED_LAUNCHER)
+    spec = loadable_kernel_spec(f"{shim}:rms_norm")
+    source = (package / "jit_parts.py").read_text()
+    site = next(s for s in mutation_sites(source) if s.before == "x * x")
+    import inspector.mutation as mutation
+
+    original = mutation.mutation_sites
+    try:
+        mutation.mutation_sites = lambda text: [site] if text == source else []
+        mutants, left_out = run_mutants(
+            spec, files=[package / "jit_parts.py"], launcher_dir=package, jobs=1
+        )
+    finally:
+        mutation.mutation_sites = original
+    assert left_out == 0
+    assert [(m.site.before, m.site.after, m.outcome) for m in mutants] == [
+        ("x * x", "x / x", "killed")
+    ]
+    assert mutants[0].killed_by
