@@ -516,17 +516,10 @@ def run_and_judge_kernel(
         The run with both comparisons, the per-row errors and every out-of-bounds store.
     """
     run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device)
-    tolerance = cmp.TOLERANCES[problem.dtype]
-    row_abs, row_rel = cmp.max_errors(run.y, reference_y)
     guard = int(getattr(run, "guard", 0))
     return KernelRun(
-        problem=problem,
+        **_judged(problem, run.y, reference_y),
         mutant=mutant,
-        y=np.array(run.y),
-        comparison=cmp.compare(run.y, reference_y, tolerance),
-        torch_comparison=cmp.compare(run.y, torch_float64_reference(problem), tolerance),
-        row_max_abs=row_abs,
-        row_max_rel=row_rel,
         oob_writes=tuple(run.oob_writes),
         oob_addresses=tuple(int(w.address) - guard for w in run.oob_writes),
         mode=run.mode,
@@ -537,21 +530,28 @@ def run_and_judge_kernel(
     )
 
 
+def _judged(problem: Problem, y: np.ndarray, reference_y: np.ndarray) -> dict[str, Any]:
+    """The judging fields of a KernelRun: ``y`` against the scalar reference and torch float64."""
+    tolerance = cmp.TOLERANCES[problem.dtype]
+    row_abs, row_rel = cmp.max_errors(y, reference_y)
+    return {
+        "problem": problem,
+        "y": np.array(y),
+        "comparison": cmp.compare(y, reference_y, tolerance),
+        "torch_comparison": cmp.compare(y, torch_float64_reference(problem), tolerance),
+        "row_max_abs": row_abs,
+        "row_max_rel": row_rel,
+    }
+
+
 def run_and_judge_user_kernel(user: Any, problem: Problem, reference_y: np.ndarray) -> KernelRun:
     """A user's kernel (``inspector.userkernel.UserImplementation``) on ``problem``, judged like
     the bundled kernel; its output stores are addresses in the output's own frame (a tile of
     guard between rows), its stores into x in the input's."""
     run, guard, y_stride = user.run(problem, user.poison)
-    tolerance = cmp.TOLERANCES[problem.dtype]
-    row_abs, row_rel = cmp.max_errors(run.y, reference_y)
     return KernelRun(
-        problem=problem,
+        **_judged(problem, run.y, reference_y),
         mutant=None,
-        y=np.array(run.y),
-        comparison=cmp.compare(run.y, reference_y, tolerance),
-        torch_comparison=cmp.compare(run.y, torch_float64_reference(problem), tolerance),
-        row_max_abs=row_abs,
-        row_max_rel=row_rel,
         oob_writes=tuple(run.oob_writes),
         oob_addresses=tuple(int(i) - guard for i in run.oob_writes),
         mode=user.mode,
