@@ -14,6 +14,7 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -65,8 +66,6 @@ def _csv_text(mutants: list[dict[str, Any]]) -> str:
 def run_mutate_command(arguments: list[str]) -> int:
     """``mutate``: exit 0 (no survivor), 1 (survivors, printed), 2 (usage, raised as ValueError
     by the parser and the spec checks: the caller prints it as one line)."""
-    import os
-
     args = _parser().parse_args(arguments)
     if not 0 <= args.jobs <= 256:
         raise ValueError(f"--jobs must be in [0, 256]; got {args.jobs}")
@@ -110,9 +109,13 @@ def run_mutate_command(arguments: list[str]) -> int:
         )
         data = report(spec, mutants, left_out)
         if args.kernel is None:
-            digest = __import__("kernels.compile_info", fromlist=["x"]).kernel_source_sha256()
-            data["kernel"] = {"path": str(package), "function": "kernels.rms_norm",
-                              "sha256": digest}  # fmt: skip
+            from kernels.compile_info import kernel_source_sha256
+
+            data["kernel"] = {
+                "path": str(package),
+                "function": "kernels.rms_norm",
+                "sha256": kernel_source_sha256(),
+            }
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "mutation.csv", _csv_text(data["mutants"]))
     atomic_write_text(out / "mutation.json", json.dumps(data, indent=1) + "\n")
