@@ -161,7 +161,15 @@ class UserKernel:
             cwd=self.pythonpath_first or root,
             start_new_session=True,
         )
-        header = self._read(START_TIMEOUT_S, "importing the kernel file")
+        try:
+            header = self._read(START_TIMEOUT_S, "importing the kernel file")
+        except (TimeoutError, ValueError) as err:
+            self.close()
+            why = f"did not finish importing within {START_TIMEOUT_S:g} s"
+            raise KernelSpecError(
+                f"--kernel {self.spec.path}:{self.spec.function}: "
+                + (why if isinstance(err, TimeoutError) else str(err))
+            ) from None
         if header is None or not header[0].get("ok"):
             detail = header[0].get("error", "") if header else self._last_words()
             self.close()

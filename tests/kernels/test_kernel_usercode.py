@@ -189,3 +189,15 @@ def test_the_spec_hashes_the_file_it_names(tmp_path) -> None:
     assert spec.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     assert spec.path == path.resolve()
     assert spec.function == "f"
+
+
+def test_a_file_that_hangs_while_importing_is_refused_after_the_start_timeout(
+    tmp_path, monkeypatch
+) -> None:
+    from kernels import usercode
+
+    path = tmp_path / "slow.py"
+    path.write_text("import time\n\ntime.sleep(600)\n")
+    monkeypatch.setattr(usercode, "START_TIMEOUT_S", 3.0)
+    with pytest.raises(KernelSpecError, match="did not finish importing within 3 s"):
+        UserKernel(parse_kernel_spec(f"{path}:rms_norm")).__enter__()
