@@ -265,43 +265,39 @@ def check_steps(
     failures: list[str] = []
     user = None
     kernel_source: dict[str, str] = {"kind": "bundled"}
-    if config.run_kernel and config.kernel_spec is not None:
-        from inspector.userkernel import UserImplementation
-
-        spec = config.kernel_spec
+    spec = config.kernel_spec if config.run_kernel else None
+    if spec is not None:
         kernel_source = {
             "kind": "user",
             "path": str(spec.path),
             "function": spec.function,
             "file_sha256": spec.sha256,
         }
+    if config.run_kernel:
         try:
             import kernels
 
             versions.update(kernels.versions())
             versions.update(base_versions())
-            user = UserImplementation(spec, poison=config.poison)
-            device = kernels.device_description()
-            mode = user.mode
-            kernel_ready = True
-            kernel_note = f"user kernel {spec.describe()}, {mode} mode, in a child process"
-        except Exception as exc:
-            kernel_note = f"user kernel {spec.path}:{spec.function} unavailable: {exc}"
-            failures.append(kernel_note)
-    elif config.run_kernel:
-        try:
-            import kernels
+            if spec is not None:
+                from inspector.userkernel import UserImplementation
 
-            kernel_mutants = tuple(kernels.KERNEL_MUTANTS)
-            kernel_paths = tuple(kernels.KERNEL_PATHS)
-            versions.update(kernels.versions())
-            versions.update(base_versions())
+                user = UserImplementation(spec, poison=config.poison)
+                mode = user.mode
+                kernel_note = f"user kernel {spec.describe()}, {mode} mode, in a child process"
+            else:
+                kernel_mutants = tuple(kernels.KERNEL_MUTANTS)
+                kernel_paths = tuple(kernels.KERNEL_PATHS)
+                mode = kernels.MODE
+                kernel_note = f"Triton kernel, {mode} mode ({kernels.MODE_REASON})"
             device = kernels.device_description()
-            mode = kernels.MODE
             kernel_ready = True
-            kernel_note = f"Triton kernel, {mode} mode ({kernels.MODE_REASON})"
         except Exception as exc:
-            kernel_note = f"kernel unavailable: {type(exc).__name__}: {exc}"
+            kernel_note = (
+                f"user kernel {spec.path}:{spec.function} unavailable: {exc}"
+                if spec is not None
+                else f"kernel unavailable: {type(exc).__name__}: {exc}"
+            )
             failures.append(kernel_note)
     kernel_steps = (len(fixture_list) + len(kernel_mutants) * len(runnable)) if kernel_ready else 0
     total = 3 + model_steps + (2 + kernel_steps * (1 + len(kernel_paths)) if kernel_ready else 0)
