@@ -135,7 +135,8 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
        keep 4096-lane chunks on a warp per KiB (two vectors per thread).
     4. The rest: a one-row tile on a warp per 512 lanes (16 elements per thread), 2 to 16
        (8 for 2-byte elements). The weight is loaded with x in full rows (width a power of
-       two) and in widths no 16-byte vector divides, after the reduction in other partial rows.
+       two), in widths no 16-byte vector divides and in fp32 rows; after the reduction in
+       other partial rows of 2-byte elements.
 
     Tiles stream (x evict-first, weight evict-last, y ``.cs``) when x is at most
     ``STREAM_TILE_BYTES`` (launch-bound); column loops always stream y, which nothing
@@ -170,9 +171,8 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
         return _loop_config(width, lanes, itemsize)
     warps = min(max(lanes // 512, 2), 8 if itemsize <= 2 else 16)
-    return LaunchConfig(
-        False, lanes, warps, w_early=width == lanes or unaligned, stream_store=stream
-    )
+    early = width == lanes or unaligned or itemsize >= 4
+    return LaunchConfig(False, lanes, warps, w_early=early, stream_store=stream)
 
 
 def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:

@@ -140,9 +140,11 @@ def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps(
     assert (_config(32768, 3584, 2).block, _config(32768, 3584, 2).num_warps) == (2048, 8)
 
 
-def test_one_row_tiles_load_the_weight_early_in_full_and_unaligned_rows_only() -> None:
+def test_one_row_tiles_load_the_weight_early_in_full_unaligned_and_fp32_rows_only() -> None:
     assert _config(4096, 1024, 2).w_early  # full
-    assert not _config(4096, 1000, 2).w_early  # partial, 16-byte vectors
+    assert not _config(4096, 1000, 2).w_early  # partial 2-byte rows, 16-byte vectors
+    assert _config(4096, 1000, 4).w_early  # partial fp32 rows
+    assert _config(2048, 3072, 4).w_early
     assert _config(4096, 1023, 2).w_early  # no 16-byte vector divides 1023 (not peeled)
     assert not _config(4096, 5125, 2).w_early  # peeled tiles: after the reduction
 
