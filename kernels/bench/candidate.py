@@ -148,9 +148,12 @@ def load_launcher(spec: KernelSpec) -> Callable[..., Any]:
     if module_spec is None or module_spec.loader is None:
         raise CandidateError(f"{label}: cannot import it as a Python module", 2)
     module = importlib.util.module_from_spec(module_spec)
+    # Registered before it runs, as an import would (dataclasses and pickling look it up).
+    sys.modules[module_spec.name] = module
     try:
         module_spec.loader.exec_module(module)
     except Exception as err:
+        del sys.modules[module_spec.name]
         raise CandidateError(f"{label}: {type(err).__name__}: {_one_line(str(err))}", 2) from None
     launcher = getattr(module, spec.function, None)
     if not callable(launcher):

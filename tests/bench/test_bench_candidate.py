@@ -248,3 +248,18 @@ def test_bench_with_kernel_imports_no_qt(tmp_path):
     )
     assert proc.stdout.split() == ["2", "True", "[]"], proc.stdout + proc.stderr
     assert "needs a CUDA GPU" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("raise ValueError('only in the child')\n", "ValueError: only in the child"),
+        ("rms_norm = 3\n", "'rms_norm' is not a function of the file"),
+    ],
+)
+def test_an_import_that_fails_in_this_process_exits_2(tmp_path, source, message):
+    kernel = tmp_path / "k.py"
+    kernel.write_text(source)
+    with pytest.raises(bench.CandidateError, match=message) as info:
+        candidate_module.load_launcher(parse_kernel_spec(f"{kernel}:rms_norm"))
+    assert info.value.exit_code == 2
