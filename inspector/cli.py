@@ -114,7 +114,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
               {prog} --screenshot OUT.png [--session F]  render the window to a PNG, exit 0
               {prog} check [input options] --out DIR     headless proof + receipts
               {prog} check --kernel FILE.py:FN ... --out DIR   the same for your own kernel
-              {prog} bench [--shapes ...] --out DIR      device benchmark (needs CUDA)
+              {prog} bench [--shapes ...] [--kernel FILE.py:FN] --out DIR   device benchmark (CUDA)
               {prog} mutate [--kernel FILE.py:FN] --out DIR  source mutants vs the fixtures
               {prog} verify DIR/receipt.json [DIR/receipt.csv]
               {prog} diff A B                            compare receipts or sessions

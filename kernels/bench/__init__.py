@@ -10,13 +10,20 @@ with CUDA events, as CUDA-graph replays where launch cost dominates
 (:mod:`~kernels.bench.report`).
 
 Modules: ``shapes`` (what is benchmarked), ``parity``, ``timing``, ``impls``, ``harness`` (the
-run), ``report`` (the record, and ``read_json`` that checks one), ``cli`` (``bench_main``).
+run), ``candidate`` (the user's ``--kernel``: a preflight in a child process, then timed here),
+``report`` (the record, and ``read_json`` that checks one), ``cli`` (``bench_main``).
 CPU-safe parts are plain functions tested in ``tests/bench``. The package imports no Qt, nothing
 of ``oracle`` or ``inspector``, and imports ``kernels.rms_norm`` only when it is benchmarked.
 """
 
 from __future__ import annotations
 
+from kernels.bench.candidate import (
+    CANDIDATE,
+    Candidate,
+    CandidateError,
+    prepare_candidate,
+)
 from kernels.bench.cli import bench_main, build_parser, run_benchmark
 from kernels.bench.harness import (
     BenchConfig,
@@ -28,6 +35,7 @@ from kernels.bench.harness import (
     require_cuda,
 )
 from kernels.bench.impls import (
+    DISPLAY_ORDER,
     IMPLEMENTATIONS,
     PREPARERS,
     CallFn,
@@ -105,8 +113,10 @@ from kernels.bench.timing import (
 
 __all__ = [
     "BYTES_FORMULA",
+    "CANDIDATE",
     "CSV_FIELDS",
     "DEFAULT_SETS",
+    "DISPLAY_ORDER",
     "DTYPES",
     "FALLBACK_L2_BYTES",
     "GRAPH_BYTES_THRESHOLD",
@@ -133,6 +143,8 @@ __all__ = [
     "BenchConfig",
     "BenchUsageError",
     "CallFn",
+    "Candidate",
+    "CandidateError",
     "CudaUnavailableError",
     "ImplementationUnavailable",
     "Parity",
@@ -163,6 +175,7 @@ __all__ = [
     "nvidia_smi_query",
     "parse_shape",
     "peak_extra_bytes",
+    "prepare_candidate",
     "read_csv",
     "read_json",
     "reference_rms_norm",

@@ -1,7 +1,10 @@
 """The command line: ``python main.py bench`` and ``python -m kernels.bench``.
 
 Usage errors are one stderr line and exit status 2 (argparse's own included); without a CUDA
-device the run says so on one line and exits 2 before writing anything.
+device the run says so on one line and exits 2 before writing anything. ``--kernel
+FILE.py:FUNCTION`` adds the user's kernel as ``candidate`` (:mod:`kernels.bench.candidate`):
+a spec or file that is not a kernel exits 2, a kernel that fails its preflight exits 1, each
+with one line naming ``--kernel`` and nothing written.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kernels.bench import harness
+from kernels.bench.candidate import CANDIDATE, Candidate, CandidateError, prepare_candidate
 from kernels.bench.harness import BenchConfig
-from kernels.bench.impls import IMPLEMENTATIONS, implementation_info
+from kernels.bench.impls import DISPLAY_ORDER, IMPLEMENTATIONS, PREPARERS, implementation_info
 from kernels.bench.plot import write_plot
 from kernels.bench.report import (
     build_report,
@@ -35,6 +39,7 @@ from kernels.bench.shapes import (
     resolve_shapes,
 )
 from kernels.bench.timing import LOOP_SAMPLES, MAX_LOOP_SAMPLES
+from kernels.usercode import KernelSpecError, parse_kernel_spec
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,7 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--impls",
         default=None,
         help=f"comma-separated from {','.join(IMPLEMENTATIONS)}; default: all "
-        "(copy is always measured: it is the ceiling)",
+        "(copy is always measured: it is the ceiling; candidate too when --kernel is given)",
+    )
+    parser.add_argument(
+        "--kernel",
+        default=None,
+        metavar="FILE.py:FUNCTION",
+        help="also time your own kernel as 'candidate': FUNCTION(x, weight, eps, out=None) -> y. "
+        "It must first pass a preflight in a child process (import, parity on a small input "
+        "per dtype, no out-of-bounds store); then it is imported into the benchmark's process",
     )
     parser.add_argument(
         "--out", required=True, help="directory for results.json/.csv and bench.png"
@@ -130,10 +143,21 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
     sets = load_shape_sets(args.shapes_dir)
     shapes = resolve_shapes(args.shapes, sets)
     dtypes = resolve_names(args.dtypes, list(DTYPES), "--dtypes")
-    impls = resolve_names(args.impls, IMPLEMENTATIONS, "--impls")
-    if "copy" not in impls:
-        impls.insert(0, "copy")
-    impls = [i for i in IMPLEMENTATIONS if i in impls]
+    kernel = None
+    if args.kernel is not None:
+        try:
+            kernel = parse_kernel_spec(args.kernel)
+        except KernelSpecError as err:
+            raise BenchUsageError(str(err)) from None
+    impls = (
+        list(IMPLEMENTATIONS)
+        if args.impls is None
+        else resolve_names(args.impls, [*IMPLEMENTATIONS, CANDIDATE], "--impls")
+    )
+    if CANDIDATE in impls and kernel is None:
+        raise BenchUsageError("--impls: candidate is the kernel of --kernel FILE.py:FUNCTION")
+    impls = ["copy", *impls, *([CANDIDATE] if kernel is not None else [])]
+    impls = [i for i in DISPLAY_ORDER if i in impls]
     config = BenchConfig(
         shapes=shapes,
         dtypes=dtypes,
@@ -145,6 +169,7 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         budget_s=args.budget_s,
         rounds=args.rounds,
         loop_samples=args.loop_samples,
+        kernel=kernel,
     )
     if not 0 <= args.loop_samples <= MAX_LOOP_SAMPLES:
         raise BenchUsageError(
@@ -162,7 +187,12 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
 
 
 def run_benchmark(
-    config: BenchConfig, out_dir: str | os.PathLike[str], *, command: str, plot: bool = True
+    config: BenchConfig,
+    out_dir: str | os.PathLike[str],
+    *,
+    command: str,
+    plot: bool = True,
+    candidate: Candidate | None = None,
 ) -> dict[str, Any]:
     """Run everything in ``config`` on the GPU and write the reports into ``out_dir``.
 
@@ -174,13 +204,18 @@ def run_benchmark(
         out_dir: where ``results.json``, ``results.csv`` and ``bench.png`` go.
         command: the command line recorded in the report.
         plot: whether to write ``bench.png``.
+        candidate: the ``--kernel`` kernel, preflighted and imported (needed when
+            ``config.impls`` has ``candidate``).
 
     Returns:
         The report as written to ``results.json``.
 
     Raises:
         CudaUnavailableError: no CUDA device.
+        ValueError: ``candidate`` in ``config.impls`` but no ``candidate`` given.
     """
+    if CANDIDATE in config.impls and candidate is None:
+        raise ValueError("config.impls has candidate: pass the prepared candidate")
     device = harness.require_cuda()
     config.device = str(device)
     out_dir = Path(out_dir)
@@ -189,11 +224,17 @@ def run_benchmark(
     t0 = time.perf_counter()
     smi_before = harness.nvidia_smi_query()
     env = harness.environment(device)
-    implementations = {name: implementation_info(name) for name in config.impls}
+    implementations = {
+        name: implementation_info(name) for name in config.impls if name != CANDIDATE
+    }
+    preparers = dict(PREPARERS)
+    if candidate is not None:
+        implementations[CANDIDATE] = candidate.info()
+        preparers[CANDIDATE] = candidate.preparer()
     results = []
     partial = out_dir / "results.partial.jsonl"
     with open(partial, "w", encoding="utf-8") as handle:
-        for _, _, row in harness.iter_benchmark(config):
+        for _, _, row in harness.iter_benchmark(config, preparers):
             results.append(row)
             handle.write(json.dumps(json_safe(row)) + "\n")
             handle.flush()
@@ -228,8 +269,9 @@ def bench_main(argv: list[str] | None = None) -> int:
 
     Returns:
         0: run complete, every implementation's output matched the reference;
-        1: some implementation produced a wrong result (listed on stderr; still written);
-        2: bad options (one stderr line) or no CUDA device.
+        1: some implementation produced a wrong result (listed on stderr; still written), or
+        the ``--kernel`` candidate failed its preflight (one stderr line; nothing written);
+        2: bad options, a ``--kernel`` that is not a kernel (one stderr line) or no CUDA device.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -239,14 +281,22 @@ def bench_main(argv: list[str] | None = None) -> int:
             return int(exc.code or 0)
         config = config_from_args(args)
         harness.require_cuda()
+        candidate = None
+        if config.kernel is not None:
+            candidate = prepare_candidate(config.kernel, config.dtypes, config.eps)
     except BenchUsageError as err:
         print(f"bench: error: {err}", file=sys.stderr)
         return 2
     except harness.CudaUnavailableError as err:
         print(str(err), file=sys.stderr)
         return 2
+    except CandidateError as err:
+        print(f"bench: {'error' if err.exit_code == 2 else 'FAILED'}: {err}", file=sys.stderr)
+        return err.exit_code
     command = "python main.py bench " + " ".join(argv)
-    report = run_benchmark(config, args.out, command=command, plot=not args.no_plot)
+    report = run_benchmark(
+        config, args.out, command=command, plot=not args.no_plot, candidate=candidate
+    )
     wrong = [r for r in report["results"] if r.get("status") == "wrong"]
     out_dir = Path(args.out)
     print(markdown_table(report["results"]))

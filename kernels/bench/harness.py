@@ -5,7 +5,8 @@ more than twice the L2 cache, then for every implementation: prepares it, checks
 against the float64 reference on fresh random input, measures the peak extra device memory of
 one call and warms it up. Then ``rounds`` timing rounds time all prepared implementations, in
 :func:`~kernels.bench.timing.round_order`, so each one's run-to-run spread is measured in the
-same run. A wrong result is flagged (``status="wrong"``) and gets no "% of copy" figure.
+same run. A wrong result is flagged (``status="wrong"``) and gets no "% of copy" figure; the
+user's ``candidate`` is then not timed at all.
 """
 
 from __future__ import annotations
@@ -28,12 +29,17 @@ from kernels.bench import timing
 from kernels.bench.impls import PREPARERS, ImplementationUnavailable, Prepared, Preparer
 from kernels.bench.parity import check_copy, check_parity, make_parity_input, make_weight
 from kernels.bench.shapes import DTYPES, Shape, dtype_name, traffic_bytes
+from kernels.usercode import KernelSpec
 
 _ALTERNATIVES = ("torch_eager", "torch_compile", "liger", "quack")
 
 
 class CudaUnavailableError(RuntimeError):
     """The benchmark needs a CUDA device and there is none."""
+
+
+class _NotTimed(RuntimeError):
+    """A wrong output of an implementation that is not timed when wrong (the note says why)."""
 
 
 @dataclasses.dataclass
@@ -54,6 +60,7 @@ class BenchConfig:
     budget_s: float | None = None  # start no new shape x dtype after this many seconds
     rounds: int = 1  # timing rounds over all implementations (run-to-run spread)
     loop_samples: int = timing.LOOP_SAMPLES  # eager-loop samples per round (0: no loop figure)
+    kernel: KernelSpec | None = None  # the user's kernel timed as "candidate" (--kernel)
 
 
 @dataclasses.dataclass
@@ -82,12 +89,15 @@ def require_cuda() -> torch.device:
     return torch.device("cuda", torch.cuda.current_device())
 
 
-def iter_benchmark(config: BenchConfig) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def iter_benchmark(
+    config: BenchConfig, preparers: dict[str, Preparer] | None = None
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Run the benchmark; yield ``(step, total, row)`` after each measurement.
 
     ``row`` is one result (a shape x dtype x implementation), the same dict that lands in
     ``results.json``'s ``results`` list (``pct_of_copy`` is filled in by :func:`finalize`).
     Once ``config.budget_s`` is spent, every later shape x dtype is yielded as ``skipped``.
+    ``preparers``: as :func:`bench_one_shape`'s (``candidate`` needs one).
     """
     device = torch.device(config.device)
     l2_bytes, _ = timing.device_l2_bytes(device)
@@ -117,7 +127,7 @@ def iter_benchmark(config: BenchConfig) -> Iterator[tuple[int, int, dict[str, An
                 continue
             generator.manual_seed(config.seed + 7919 * shape.rows + shape.width)
             rows_out = bench_one_shape(
-                config, device, l2_bytes, set_name, shape, dtype, generator, unavailable
+                config, device, l2_bytes, set_name, shape, dtype, generator, unavailable, preparers
             )
             for row in rows_out:
                 step += 1
@@ -198,6 +208,8 @@ def bench_one_shape(
         except ImplementationUnavailable as err:
             unavailable[impl] = str(err)
             row.update(status="unavailable", note=str(err))
+        except _NotTimed as err:
+            row.update(status="wrong", note=str(err))
         except Exception as err:
             _record_failure(row, err, device)
         row["wall_s"] = time.perf_counter() - started
@@ -206,6 +218,7 @@ def bench_one_shape(
     for impl, row in rows.items():
         if impl in ready and row.get("samples_us"):
             _summarize_row(row, traffic_bytes(shape, dtype, impl=impl))
+        _keep_label(row, getattr(preparers.get(impl), "label", ""))
         _progress_line(row)
     del xs, ready
     return list(rows.values())
@@ -315,6 +328,14 @@ def _summarize_row(row: dict[str, Any], nbytes: int) -> None:
         row["note"] = f"parity failed: {row['parity']['reason']}"
 
 
+def _keep_label(row: dict[str, Any], label: str) -> None:
+    """Lead the row's note with ``label`` (a candidate's file, function and sha256), whatever
+    replaced the note since (a failure, a parity verdict)."""
+    note = str(row.get("note") or "")
+    if label and not note.startswith(label):
+        row["note"] = f"{label}; {note}" if note else label
+
+
 def _status_for_exception(err: BaseException) -> str:
     return (
         "unsupported" if isinstance(err, (TypeError, ValueError, NotImplementedError)) else "error"
@@ -382,6 +403,8 @@ def _prepare_impl(
         parity = check_parity(y_check, x_check, weight, config.eps)
     del x_check, y_check, dst_check
     row["parity"] = parity.as_dict()
+    if not parity.passed and not prepared.time_if_wrong:
+        raise _NotTimed(f"parity failed: {parity.reason}; not timed")
 
     with prepared.steady():
         peak, out_bytes = timing.peak_extra_bytes(lambda: call(0), device)
@@ -450,9 +473,9 @@ def finalize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Fill ``pct_of_copy`` from the copy row of the same shape/dtype, and the best alternative.
 
     Only rows with ``status == "ok"`` get a percentage; a wrong result never does.
-    ``speedup_vs_best_alt`` (on ``ours`` rows) is the fastest correct alternative's median time
-    over this row's; ``loop_speedup_vs_best_alt`` the same for the eager-loop time
-    (``best_loop_alternative`` names who has it).
+    ``speedup_vs_best_alt`` (on ``ours`` and ``candidate`` rows) is the fastest correct
+    alternative's median time over this row's; ``loop_speedup_vs_best_alt`` the same for the
+    eager-loop time (``best_loop_alternative`` names who has it).
 
     Args:
         results: the run's rows; updated in place.
@@ -473,7 +496,7 @@ def finalize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     best = _fastest_alternatives(results, "median_us")
     best_loop = _fastest_alternatives(results, "loop_us")
     for row in results:
-        if row["impl"] != "ours" or row.get("status") != "ok":
+        if row["impl"] not in ("ours", "candidate") or row.get("status") != "ok":
             continue
         key = _shape_key(row)
         if key in best:

@@ -5,7 +5,8 @@
 ``torch_eager`` (``F.rms_norm``), ``torch_compile`` (the same under
 ``torch.compile(dynamic=False)``, compiled once per shape, its compile time recorded apart),
 ``liger`` (Liger-Kernel, when it imports) and ``quack`` (QuACK's CuTe DSL RMSNorm, when it
-imports).
+imports). ``candidate``, a user's ``--kernel FILE.py:FUNCTION``, is prepared by
+:mod:`kernels.bench.candidate` (it needs the file) and is in :data:`DISPLAY_ORDER` only.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from kernels.bench.parity import make_parity_input, make_weight
 from kernels.bench.shapes import Shape
 from kernels.bench.timing import first_call_seconds
 
-# Display order; "copy" is the ceiling, measured first for every shape.
+# The built-in implementations, in display order; "copy" is the ceiling, measured first.
 IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger", "quack")
+#: Every implementation a record can hold, in the order runs, tables and plots use: the
+#: built-in ones and, after ``ours``, the ``candidate`` of ``--kernel``.
+DISPLAY_ORDER = ("copy", "ours", "candidate", "torch_eager", "torch_compile", "liger", "quack")
 #: The modules whose source a timing of ``ours`` measures (their sha256 goes into the record).
 OURS_MODULES = (
     "kernels.jit_parts",
@@ -48,6 +52,8 @@ class Prepared:
     ``call(x, weight, dst)`` returns the output; ``dst`` is a preallocated destination used by
     the copy ceiling only. ``steady()`` is entered around every timed region (torch.compile
     uses it to turn a recompilation into an error instead of a silent eager fallback).
+    ``time_if_wrong`` False: an output that fails parity is recorded and never timed (the
+    user's kernel: a wrong kernel may also store where it must not).
     """
 
     call: CallFn
@@ -55,6 +61,7 @@ class Prepared:
     needs_dst: bool = False
     steady: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
     note: str = ""
+    time_if_wrong: bool = True
 
 
 Preparer = Callable[[Shape, torch.dtype, float, torch.device], Prepared]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kernels.bench.impls import IMPLEMENTATIONS
+from kernels.bench.impls import DISPLAY_ORDER
 from kernels.bench.shapes import DTYPES
 
 # Below this much traffic a call is launch-bound: at the H200's ~4.8 TB/s it takes < 7 us,
@@ -21,6 +21,7 @@ LAUNCH_BOUND_BYTES = 32 * 2**20
 _COLORS = {
     "copy": "black",
     "ours": "tab:red",
+    "candidate": "tab:brown",
     "torch_eager": "tab:blue",
     "torch_compile": "tab:green",
     "liger": "tab:orange",
@@ -51,7 +52,7 @@ def write_plot(results: list[dict[str, Any]], path: str | os.PathLike[str]) -> s
     dtypes = [d for d in DTYPES if any(r["dtype"] == d for r in ok)]
     if not dtypes:
         return "no PNG: no successful result to plot"
-    impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in ok)]
+    impls = [i for i in DISPLAY_ORDER if any(r["impl"] == i for r in ok)]
     fig, axes = plt.subplots(3, len(dtypes), figsize=(7.5 * len(dtypes), 15), squeeze=False)
     for col, dtype_key in enumerate(dtypes):
         of_dtype = [r for r in ok if r["dtype"] == dtype_key]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernels.bench.impls import IMPLEMENTATIONS
+from kernels.bench.impls import DISPLAY_ORDER
 from kernels.bench.parity import TOLERANCES
 from kernels.bench.shapes import BYTES_FORMULA
 from kernels.bench.timing import (
@@ -186,6 +186,14 @@ def build_report(
         "nvidia_smi_before": smi_before,
         "nvidia_smi_after": smi_after,
         "implementations": implementations,
+        # The user's kernel timed as "candidate" (--kernel), named by its file's bytes.
+        "candidate": None
+        if config.kernel is None
+        else {
+            "path": str(config.kernel.path),
+            "function": config.kernel.function,
+            "sha256": config.kernel.sha256,
+        },
         "protocol": {
             "bytes_formula": BYTES_FORMULA,
             "eps": config.eps,
@@ -339,7 +347,7 @@ def _check_row(row: object, where: str) -> None:
 def markdown_table(results: list[dict[str, Any]], *, dtypes: Sequence[str] | None = None) -> str:
     """GB/s, % of copy, device time and eager-loop time per shape (rows) and implementation
     (columns), for the README."""
-    impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in results)]
+    impls = [i for i in DISPLAY_ORDER if any(r["impl"] == i for r in results)]
     keys: list[tuple[str, int, int, str]] = []
     for row in results:
         key = (row["set"], row["rows"], row["width"], row["dtype"])
