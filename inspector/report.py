@@ -112,6 +112,12 @@ def saved_verdict_html(results: Any, provenance: Any = None) -> str:
             f"<b style='color:{STALE_COLOR}'>kernel changed since this receipt</b>: the saved "
             f"check ({verdict_word(results.passed)}) proved another kernel · run the check again"
         )
+    if provenance is not None and provenance.stale:
+        return (
+            f"<b style='color:{STALE_COLOR}'>receipt of another kernel</b>: the saved check "
+            f"({verdict_word(results.passed)}) is not of the loaded kernel (the check log says "
+            "whose it is) · run the check"
+        )
     color = PASSED_COLOR if results.passed else FAILED_COLOR
     return (
         f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "
