@@ -259,7 +259,10 @@ class InspectorWindow(QMainWindow):
         short = reason
         if not bundled:
             available, short = False, BUNDLED_ONLY
-            reason = f"{BUNDLED_ONLY}: it times the bundled kernel and its peers"
+            reason = (
+                f"{BUNDLED_ONLY}: the window times the bundled kernel and its peers; "
+                "python main.py bench --kernel FILE.py:FUNCTION times yours beside them"
+            )
         self.bench_button.setEnabled(available and not self.runner.busy)
         self.bench_button.setText("Benchmark" if available else f"Benchmark ({short})")
         self.bench_button.setToolTip("" if available else reason)
