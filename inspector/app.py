@@ -1,8 +1,10 @@
-"""Application entry: ``run_app(session_path, screenshot)`` (``main.py`` calls it).
+"""Application entry: ``run_app(session_path, screenshot, kernel)`` (``main.py`` calls it).
 
-GUI mode opens the window (with the given session, else the demo input). Screenshot mode
-builds the same window offscreen, runs the model-side check synchronously so every view holds
-real data, renders the window to a PNG and returns 0.
+GUI mode opens the window (with the given session, else the demo input), loading ``kernel``
+(``FILE.py:FUNCTION``) on the worker once it shows. Screenshot mode builds the same window
+offscreen, loads the kernel first (in its child process; a file that is not a kernel exits 2),
+runs the model-side check synchronously so every view holds real data, renders the window to a
+PNG and returns 0.
 """
 
 from __future__ import annotations
@@ -94,12 +96,27 @@ def render_screenshot(window: InspectorWindow, path: str, *, run_check: bool = T
         raise OSError(f"could not write {path}")
 
 
-def run_app(session_path: str | None = None, screenshot: str | None = None) -> int:
+def load_kernel_now(window: InspectorWindow, kernel: str) -> None:
+    """Load ``FILE.py:FUNCTION`` before anything is drawn (the screenshot's way).
+
+    Raises:
+        kernels.usercode.KernelSpecError: the file is not a kernel (the message says why).
+    """
+    from inspector.userkernel import loadable_kernel_spec
+
+    spec = loadable_kernel_spec(kernel)
+    window.kernels.loaded(spec)
+
+
+def run_app(
+    session_path: str | None = None, screenshot: str | None = None, kernel: str | None = None
+) -> int:
     """Open the GUI, or render the main window to ``screenshot`` and return 0.
 
     Args:
         session_path: an HDF5 session to open (None: the demo input).
         screenshot: a PNG path; when given, nothing is shown interactively.
+        kernel: a user's kernel ``FILE.py:FUNCTION`` to prove (None: the bundled kernel).
 
     Returns:
         The process exit code.
@@ -112,6 +129,12 @@ def run_app(session_path: str | None = None, screenshot: str | None = None) -> i
         return 2
     if screenshot is not None:
         try:
+            if kernel is not None:
+                try:
+                    load_kernel_now(window, kernel)
+                except ValueError as exc:
+                    print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+                    return 2
             render_screenshot(window, screenshot)
         finally:
             window.state.dirty = False
@@ -123,4 +146,6 @@ def run_app(session_path: str | None = None, screenshot: str | None = None) -> i
     from PySide6.QtCore import QTimer
 
     QTimer.singleShot(0, window.files.offer_recovery)  # unsaved work from a crashed run
+    if kernel is not None:
+        QTimer.singleShot(0, lambda: window.kernels.load(kernel))
     return int(app.exec())

@@ -110,7 +110,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         epilog=textwrap.dedent(
             f"""\
             commands:
-              {prog} [--session FILE.h5]                 open the window
+              {prog} [--session FILE.h5] [--kernel FILE.py:FN]   open the window
               {prog} --screenshot OUT.png [--session F]  render the window to a PNG, exit 0
               {prog} check [input options] --out DIR     headless proof + receipts
               {prog} check --kernel FILE.py:FN ... --out DIR   the same for your own kernel
@@ -125,6 +125,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--session", metavar="FILE.h5", help="session file to open in the window")
+    parser.add_argument(
+        "--kernel", metavar="FILE.py:FN", help="open the window with your kernel loaded"
+    )
     parser.add_argument(
         "--screenshot",
         metavar="OUT.png",
@@ -531,28 +534,6 @@ def run_bench_command(argv: Sequence[str]) -> int:
     return int(bench_main(list(argv)))
 
 
-def run_window(session: str | None, screenshot: str | None) -> int:
-    """The window (or a screenshot of it): Qt is imported here and nowhere else."""
-    if session is not None and not Path(session).is_file():
-        raise UsageError(f"session: {session} does not exist")
-    if screenshot is not None:
-        folder = Path(screenshot).parent
-        if not folder.is_dir():
-            raise UsageError(f"screenshot: folder {folder} does not exist")
-    try:
-        from inspector.app import run_app
-
-        # The app imports Qt lazily too: a missing PySide6 can surface from run_app itself.
-        return int(run_app(session, screenshot))
-    except ImportError as exc:
-        print(
-            f"error: the window cannot start: {_one_line(exc)}. Headless commands work "
-            "without Qt: check, bench, verify (see --help)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python main.py`` and the ``rmsnorm-inspector`` console script.
 
@@ -581,7 +562,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_verify_command(args)
         if args.command == "diff":
             return run_diff_command(args)
-        return run_window(args.session, args.screenshot)
+        from inspector.cli_window import check_window_args, run_window
+
+        try:
+            check_window_args(args.session, args.screenshot, args.kernel)
+        except ValueError as exc:  # a missing file, a --kernel that names no kernel
+            raise UsageError(str(exc)) from None
+        return run_window(args.session, args.screenshot, args.kernel)
     except UsageError as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,6 +9,7 @@ here is tested without Qt (tests/inspector_core/test_jobs.py).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from oracle import compare as cmp
-from oracle import scalar, tiled
+from oracle import diagnose, scalar, tiled
 from oracle.spec import Problem
 
 Job = Callable[[threading.Event], Iterator[Any]]
@@ -139,6 +140,16 @@ def analysis_job(problem: Problem, mutant: str | None, lut: np.ndarray | None = 
 # ---------------------------------------------------------------- kernel, check, compile, bench
 
 
+def with_inferred(run: Any) -> Any:
+    """A ``pipeline.KernelRun`` with the rrms its output implies (``oracle.diagnose``), computed
+    here on the worker so the views only read it."""
+    if run is None:
+        return None
+    problem = run.problem
+    inferred = diagnose.inferred_rrms(problem.x, problem.weight, run.y, problem.eps)
+    return dataclasses.replace(run, inferred=inferred)
+
+
 def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) -> Job:
     """A job running the kernel once, judged against ``reference_y`` (a ``KernelRun`` back)."""
 
@@ -149,18 +160,60 @@ def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) ->
         yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
         from inspector.pipeline import run_and_judge_kernel
 
-        yield run_and_judge_kernel(problem, reference_y, mutant=mutant)
+        yield with_inferred(run_and_judge_kernel(problem, reference_y, mutant=mutant))
+
+    return job
+
+
+def user_kernel_job(problem: Problem, spec: Any, reference_y: np.ndarray) -> Job:
+    """A job running a user's kernel (``kernels.usercode.KernelSpec``) once in its child
+    process, judged against ``reference_y`` (a ``KernelRun`` back). A crash, hang or exception
+    of the kernel fails the job with what happened (``userkernel.UserKernelFailed``)."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 3, f"starting {spec.path.name}'s process (torch + triton)")
+        import kernels
+        from inspector.pipeline import run_and_judge_user_kernel
+        from inspector.userkernel import UserImplementation
+        from oracle.tiled import POISON
+
+        user = UserImplementation(spec, poison=POISON)
+        try:
+            yield (1, 3, f"{spec.path.name}:{spec.function} ({user.mode})")
+            run = run_and_judge_user_kernel(user, problem, reference_y)
+        finally:
+            user.close()
+        yield (2, 3, "inferring its rrms")
+        yield with_inferred(dataclasses.replace(run, device=kernels.device_description()))
 
     return job
 
 
 def check_job(problem: Problem, config: Any) -> Job:
-    """A job draining ``pipeline.check_steps`` (progress, then the ``CheckResult``)."""
+    """A job draining ``pipeline.check_steps`` (progress, then the ``CheckResult``, its kernel
+    run with its inferred rrms)."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         from inspector import pipeline
 
-        yield from pipeline.check_steps(problem, config)
+        for item in pipeline.check_steps(problem, config):
+            if isinstance(item, pipeline.CheckResult) and item.kernel is not None:
+                item = dataclasses.replace(item, kernel=with_inferred(item.kernel))
+            yield item
+
+    return job
+
+
+def load_kernel_job(text: str) -> Job:
+    """A job checking that ``FILE.py:FUNCTION`` names a kernel: its file imported in a child
+    process that finds the callable (``userkernel.loadable_kernel_spec``); the ``KernelSpec``
+    back, or the job fails with ``KernelSpecError`` saying what is wrong."""
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        yield (0, 1, f"loading {text} in a child process")
+        from inspector.userkernel import loadable_kernel_spec
+
+        yield loadable_kernel_spec(text)
 
     return job
 

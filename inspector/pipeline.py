@@ -97,6 +97,8 @@ class KernelRun:
     # lane): a user kernel only, whose x sits in a guarded buffer too.
     oob_row_stride: int = 0
     input_writes: tuple[int, ...] = ()
+    # oracle.diagnose.inferred_rrms of y, when the window's job computed it off the GUI thread.
+    inferred: Any = None
 
 
 @dataclass(frozen=True)

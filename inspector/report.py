@@ -112,6 +112,12 @@ def saved_verdict_html(results: Any, provenance: Any = None) -> str:
             f"<b style='color:{STALE_COLOR}'>kernel changed since this receipt</b>: the saved "
             f"check ({verdict_word(results.passed)}) proved another kernel · run the check again"
         )
+    if provenance is not None and provenance.stale:
+        return (
+            f"<b style='color:{STALE_COLOR}'>receipt of another kernel</b>: the saved check "
+            f"({verdict_word(results.passed)}) is not of the loaded kernel (the check log says "
+            "whose it is) · run the check"
+        )
     color = PASSED_COLOR if results.passed else FAILED_COLOR
     return (
         f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "
@@ -127,6 +133,13 @@ def failed_verdict_html(name: str, message: str) -> str:
 def kernel_run_line(run: Any) -> str:
     """The check-log line of one kernel run (``pipeline.KernelRun``)."""
     tag = f" mutant {run.mutant}" if run.mutant else ""
+    if run.path == "user":  # its tile and warps are its launcher's business, unknown here
+        where = f"user kernel ({run.mode}, {run.device}, in a child process)"
+        writes = f"; {len(run.input_writes)} store(s) into x" if run.input_writes else ""
+        return (
+            f"{where}: {run.comparison.describe()}; "
+            f"{len(run.oob_addresses)} out-of-bounds store(s){writes}"
+        )
     return (
         f"kernel{tag} ({run.mode}, {run.device}, BLOCK {run.block}, "
         f"num_warps {run.num_warps}): {run.comparison.describe()}; "
@@ -138,7 +151,8 @@ def kernel_run_status(run: Any) -> str:
     """The status-bar line of one kernel run."""
     tag = f" mutant {run.mutant}" if run.mutant else ""
     state = "agrees" if run.comparison.passed else "DISAGREES"
+    who = "user kernel" if run.path == "user" else f"kernel{tag}"
     return (
-        f"kernel{tag} ({run.mode}) {state} with the scalar reference; "
+        f"{who} ({run.mode}) {state} with the scalar reference; "
         f"{len(run.oob_addresses)} out-of-bounds store(s)."
     )

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from inspector import kernel_choice, kernelview
 from inspector.jobs import Analysis
+from inspector.kernelview import KernelOutput
 from inspector.viewdata import normalize_compile_info
 from oracle.compare import max_errors
 from oracle.mutants import MODEL_MUTANTS
@@ -24,6 +26,7 @@ from oracle.spec import Problem
 
 if TYPE_CHECKING:
     from inspector.pipeline import CheckResult, KernelRun
+    from kernels.usercode import KernelSpec
 
 APP_NAME = "RMSNorm Kernel Inspector"
 #: The input a new inspection starts from.
@@ -78,6 +81,7 @@ class StateEvents:
     """One emitter per piece of state: ``state.events.problem.connect(callback)``."""
 
     NAMES = (
+        "kernel",
         "problem",
         "mutant",
         "analysis",
@@ -92,6 +96,7 @@ class StateEvents:
     )
 
     def __init__(self) -> None:
+        self.kernel = EventEmitter("kernel")
         self.problem = EventEmitter("problem")
         self.mutant = EventEmitter("mutant")
         self.analysis = EventEmitter("analysis")
@@ -127,6 +132,8 @@ class InspectionState:
 
     def __init__(self) -> None:
         self.events = StateEvents()
+        self._kernel: KernelSpec | None = None
+        self._inferred: tuple[Any, Any] = (None, None)  # (kernel y, its inferred rrms)
         self._problem: Problem | None = None
         self._mutant: str | None = None
         self._analysis: Analysis | None = None
@@ -149,6 +156,39 @@ class InspectionState:
         setattr(self, f"_{name}", value)
         getattr(self.events, name).emit(value)
         return True
+
+    # ------------------------------------------------------------------ kernel
+
+    @property
+    def kernel(self) -> KernelSpec | None:
+        """The user's kernel the views prove (``kernels.usercode.KernelSpec``); None: the
+        bundled kernel."""
+        return self._kernel
+
+    @property
+    def user_kernel(self) -> bool:
+        """Whether a user's kernel is loaded (the bundled kernel's mutants, layouts, compiler
+        output and benchmark do not apply to it)."""
+        return self._kernel is not None
+
+    def set_kernel(self, spec: KernelSpec | None) -> None:
+        """Prove ``spec`` from now on (None: the bundled kernel).
+
+        The kernel run and the check of the other kernel are dropped (they are not evidence
+        about this one); a check saved in the session stays, and :meth:`kernel_columns` shows
+        its kernel output only when it ran this kernel.
+        """
+        self._kernel = spec
+        self._kernel_run = None
+        self._check_result = None
+        self.events.kernel.emit(spec)
+
+    def saved_results_current(self) -> bool:
+        """Whether the session file's check ran the loaded kernel."""
+        saved = self._session_results
+        return saved is not None and kernel_choice.saved_results_match(
+            getattr(saved, "kernel_note", ""), self._kernel
+        )
 
     # ------------------------------------------------------------------ input
 
@@ -247,8 +287,15 @@ class InspectionState:
         return self._check_result is not None and self._check_result.problem is self._problem
 
     def set_check_result(self, result: CheckResult) -> bool:
-        """Hold a check (and its compiler output); False (ignored) for an older problem."""
-        if not self._hold("check_result", result, result.problem is self._problem):
+        """Hold a check (and its compiler output); False (ignored) for an older problem, or
+        when its kernel is not the loaded one."""
+        source = getattr(result, "kernel_source", None)
+        same_kernel = (
+            result.kernel is None
+            or source is None
+            or source == kernel_choice.kernel_source(self._kernel)
+        )
+        if not self._hold("check_result", result, result.problem is self._problem and same_kernel):
             return False
         if result.compile:
             self.set_compile_info(result.compile, "from the check")
@@ -266,24 +313,62 @@ class InspectionState:
 
     def kernel_columns(self) -> KernelColumns:
         """The kernel's per-row errors for the row table: Run kernel's, else the check's, else
-        the session file's (recomputed against the held reference)."""
+        the session file's when it ran the loaded kernel (recomputed against the held
+        reference); the note names a user's kernel."""
         run, check, saved = self._kernel_run, self._check_result, self._session_results
+        if not self.saved_results_current():
+            saved = None
         row_abs = row_rel = None
-        note = "kernel columns: run the kernel or a check with the kernel"
+        where = "run the kernel or a check with the kernel"
         if run is not None:
             row_abs, row_rel = run.row_max_abs, run.row_max_rel
             tag = f" (mutant {run.mutant})" if run.mutant else ""
-            note = f"kernel columns: {run.mode} run on {run.device}{tag}"
+            where = f"{run.mode} run{' on ' + run.device if run.device else ''}{tag}"
         elif check is not None and check.kernel is not None:
             row_abs, row_rel = check.kernel.row_max_abs, check.kernel.row_max_rel
-            note = f"kernel columns: from the check ({check.kernel.mode})"
+            where = f"from the check ({check.kernel.mode})"
         elif saved is not None and saved.kernel_y is not None and self.reference is not None:
             row_abs, row_rel = max_errors(saved.kernel_y, self.reference.y)
-            note = f"kernel columns: from the session file ({saved.mode})"
+            where = f"from the session file ({saved.mode})"
+        which = f" ({kernel_choice.kernel_name(self._kernel)})" if self._kernel else ""
+        note = f"kernel columns{which}: {where}"
         model = self.tiled
         if model is not None and model.mutant:
             note = f"tiled columns show mutant {model.mutant}; " + note
         return KernelColumns(row_abs, row_rel, note)
+
+    def kernel_inferred(self) -> Any:
+        """``oracle.diagnose.inferred_rrms`` of :meth:`kernel_output` (None: no output), computed
+        once per output when it did not come with it (a session file's)."""
+        output = self.kernel_output()
+        if output is None or not self.analysis_current:
+            return None
+        if output.inferred is not None:
+            return output.inferred
+        if self._inferred[0] is not output.y:
+            self._inferred = (output.y, kernelview.inferred_of(self._problem, output))
+        return self._inferred[1]
+
+    def kernel_output(self) -> KernelOutput | None:
+        """The loaded kernel's output on this problem: Run kernel's, else the check's, else the
+        session file's (when it ran this kernel); None when there is none."""
+        run = self._kernel_run
+        if run is None and self._check_result is not None:
+            run = self._check_result.kernel
+        if run is not None:
+            tag = f" mutant {run.mutant}" if run.mutant else ""
+            source = "Run kernel" if run is self._kernel_run else "the check"
+            return KernelOutput(
+                y=run.y,
+                source=f"{source}{tag}, {run.mode}",
+                oob_addresses=tuple(run.oob_addresses),
+                oob_stride=int(getattr(run, "oob_row_stride", 0)),
+                inferred=getattr(run, "inferred", None),
+            )
+        saved = self._session_results
+        if saved is not None and saved.kernel_y is not None and self.saved_results_current():
+            return KernelOutput(y=saved.kernel_y, source=f"the session file, {saved.mode}")
+        return None
 
     @property
     def bench(self) -> dict[str, Any] | None:

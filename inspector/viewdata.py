@@ -61,32 +61,38 @@ def lane_counts(tiled: TiledResult) -> LaneCounts:
 
 
 def oob_cells(
-    tiled: TiledResult, addresses: tuple[int, ...] | list[int]
+    tiled: TiledResult, addresses: tuple[int, ...] | list[int], stride: int = 0
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Map output-buffer addresses to (row, lane) cells of the grid.
+
+    Args:
+        stride: the addresses' frame (row * stride + lane); 0 is the problem's row stride. A
+            user kernel's output has a guard of one tile between rows, so its frame is wider.
 
     Returns:
         rows, lanes of the addresses that fall inside the grid, and the count outside it.
     """
     rows_total = tiled.lanes.shape[0]
+    stride = stride or tiled.row_stride
     addr = np.asarray(list(addresses), dtype=np.int64)
     if addr.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, 0
-    rows = addr // tiled.row_stride
-    lanes = addr % tiled.row_stride
+    rows = addr // stride
+    lanes = addr % stride
     inside = (addr >= 0) & (rows < rows_total) & (lanes < tiled.block)
     return rows[inside], lanes[inside], int((~inside).sum())
 
 
 def lane_states(
-    tiled: TiledResult, extra_oob: tuple[int, ...] | list[int] = ()
+    tiled: TiledResult, extra_oob: tuple[int, ...] | list[int] = (), extra_stride: int = 0
 ) -> tuple[np.ndarray, int]:
     """(rows, block) int8 state per lane, and the count of OOB writes not on the grid.
 
     Args:
         tiled: the lane model's result (its gap writes are marked).
         extra_oob: more output addresses written out of bounds (e.g. from the real kernel).
+        extra_stride: the frame of ``extra_oob`` (:func:`oob_cells`).
     """
     rows, block = tiled.lanes.shape
     states = np.where(tiled.mask[None, :], VALID, MASKED).astype(np.int8)
@@ -94,9 +100,11 @@ def lane_states(
     # A masked lane whose square reached the tree: poison got in.
     leaked = (~tiled.mask[None, :]) & (tiled.squares != 0)
     states[leaked] = POISON_IN
-    addresses = list(tiled.gap_writes) + list(extra_oob)
-    oob_rows, oob_lanes, outside = oob_cells(tiled, addresses)
-    states[oob_rows, oob_lanes] = OOB_WRITE
+    outside = 0
+    for addresses, stride in ((tiled.gap_writes, 0), (extra_oob, extra_stride)):
+        oob_rows, oob_lanes, off_grid = oob_cells(tiled, addresses, stride)
+        states[oob_rows, oob_lanes] = OOB_WRITE
+        outside += off_grid
     return states, outside
 
 
@@ -144,6 +152,7 @@ def lane_image(
     lut: np.ndarray,
     extra_oob: tuple[int, ...] | list[int] = (),
     max_cells: int = MAX_CELLS,
+    extra_stride: int = 0,
 ) -> LaneImage:
     """Colour every lane: valid values on ``lut`` (symmetric about 0), other states fixed.
 
@@ -151,10 +160,11 @@ def lane_image(
         tiled: the lane model's result.
         lut: (n, 4) uint8 colour table for values from -limit to +limit.
         extra_oob: output addresses written out of bounds by the kernel.
+        extra_stride: their frame (:func:`oob_cells`; 0: the problem's row stride).
         max_cells: downsample above this many cells (the worst state of a block wins; values
             are taken at the block's largest magnitude).
     """
-    states, outside = lane_states(tiled, extra_oob)
+    states, outside = lane_states(tiled, extra_oob, extra_stride)
     rows, block = states.shape
     row_step, lane_step = downsample_factors(rows, block, max_cells)
     values = np.where(tiled.mask[None, :], tiled.lanes, 0.0).astype(np.float64)
@@ -178,22 +188,50 @@ def lane_image(
 
 
 def hover_text(
-    problem: Problem, tiled: TiledResult, states: np.ndarray, row: int, lane: int
+    problem: Problem,
+    tiled: TiledResult,
+    states: np.ndarray,
+    row: int,
+    lane: int,
+    expected_y: np.ndarray | None = None,
+    kernel_y: np.ndarray | None = None,
 ) -> str:
-    """The tooltip for one lane: row, lane, address, value, square, state."""
+    """The tooltip for one lane: row, lane, address, x, x², w, the kernel's y, the expected y
+    (the scalar reference's), the error, and the lane's state.
+
+    Args:
+        expected_y: the scalar reference's output (None: not computed).
+        kernel_y: the loaded kernel's output on this problem (None: not run).
+    """
     address = row * problem.row_stride + lane
     value = float(tiled.lanes[row, lane])
     square = float(tiled.squares[row, lane])
     state = STATE_NAMES[int(states[row, lane])]
-    if lane < tiled.width:
+    if lane >= tiled.width:
         return (
-            f"row {row}, lane {lane}\naddress {row} * {problem.row_stride} + {lane} = {address}\n"
-            f"x = {value:.7g}\nx² = {square:.7g}\n{state}"
+            f"row {row}, lane {lane} (tail)\naddress {address} (not loaded: lane >= width "
+            f"{tiled.width})\nholds poison {tiled.poison:g}\nsquare in tree = {square:.7g}\n"
+            f"{state}"
         )
-    return (
-        f"row {row}, lane {lane} (tail)\naddress {address} (not loaded: lane >= width "
-        f"{tiled.width})\nholds poison {tiled.poison:g}\nsquare in tree = {square:.7g}\n{state}"
-    )
+    lines = [
+        f"row {row}, lane {lane}",
+        f"address {row} * {problem.row_stride} + {lane} = {address}",
+        f"x = {value:.7g}",
+        f"x² = {square:.7g}",
+        f"w = {float(problem.weight[lane]):.7g}",
+    ]
+    expected = float(expected_y[row, lane]) if expected_y is not None else None
+    if kernel_y is None:
+        lines.append("y (kernel) = not run yet (Run kernel)")
+    else:
+        lines.append(f"y (kernel) = {float(kernel_y[row, lane]):.7g}")
+    if expected is not None:
+        lines.append(f"expected y = {expected:.7g} (scalar reference)")
+    if kernel_y is not None and expected is not None:
+        error = abs(float(kernel_y[row, lane]) - expected)
+        rel = error / abs(expected) if expected else error
+        lines.append(f"error = {error:.3g} (relative {rel:.3g})")
+    return "\n".join([*lines, state])
 
 
 @dataclass(frozen=True)
@@ -210,6 +248,8 @@ class ReductionStep:
         scalar: the step's single value where it has one.
         lines: horizontal reference lines for the plot (the mean square over the squares,
             +-rms over the loaded values).
+        kernel: what the loaded kernel's output implies at this step ("" where it says
+            nothing).
     """
 
     key: str
@@ -219,6 +259,7 @@ class ReductionStep:
     active: np.ndarray | None
     scalar: float | None
     lines: tuple[float, ...] = ()  # horizontal guides drawn over ``values``
+    kernel: str = ""  # the loaded kernel's value at this step, in words (inspector.kernelview)
 
 
 def _reference_rrms_note(rrms: float, reference: ScalarResult | None, row: int) -> str:

@@ -31,31 +31,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector import jobs, report, viewdata
+from inspector import jobs, kernel_choice, kernelview, report, viewdata
 from inspector.file_actions import AUTOSAVE_MS, SessionFiles
+from inspector.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
 from inspector.menus import build_menus
 from inspector.models import kill_matrix_from_table
 from inspector.records.provenance import kernel_provenance
 from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
-from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
+from inspector.widgets.bench_view import BenchView, bench_available
 from inspector.widgets.compiler_view import CompilerView
+from inspector.widgets.divergence import DivergencePanel
 from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
 from inspector.widgets.lane_grid import LaneGrid
 from inspector.widgets.mutants import MutantPanel
+from inspector.widgets.status_bar import environment_labels
 from inspector.widgets.stepper import ReductionStepper
 from inspector.widgets.tables import KillMatrixView, RowTable
 from inspector.worker import JobRunner
-
-
-def _bench_available(env: dict[str, Any]) -> tuple[bool, str]:
-    if env["mode"] != "compiled":
-        return False, INTERPRETER_NOTE
-    try:
-        import kernels.bench  # noqa: F401
-    except Exception as exc:
-        return False, f"benchmark harness unavailable: {exc}"
-    return True, env["device"]
 
 
 class InspectorWindow(QMainWindow):
@@ -65,6 +58,7 @@ class InspectorWindow(QMainWindow):
         state: the inspection (:class:`~inspector.state.InspectionState`).
         runner: the worker thread's owner; one job at a time.
         files: sessions, receipts, benchmark records, recent files.
+        kernels: the loaded kernel (open, recent, bundled-only scope, first divergence).
         menus: the menu actions.
         env: the kernel floor's mode, device and versions (``jobs.kernel_environment``).
     """
@@ -94,6 +88,7 @@ class InspectorWindow(QMainWindow):
         self.menus = build_menus(self)
         self.files = SessionFiles(self, autosave_dir, autosave_ms)
         self._wire()
+        self.kernels = KernelActions(self)
         # Everything alive now (torch, triton, Qt wrappers) leaves the cyclic collector's
         # generations: a full collection triggered in the worker would otherwise walk it all
         # while holding the GIL and pause this thread for ~100 ms.
@@ -120,6 +115,7 @@ class InspectorWindow(QMainWindow):
         self.compiler_view = CompilerView()
         self.bench_view = BenchView()
         self.history_view = HistoryView()
+        self.divergence = DivergencePanel()
         self.summary = QPlainTextEdit(objectName="summary")
         self.summary.setReadOnly(True)
 
@@ -150,12 +146,7 @@ class InspectorWindow(QMainWindow):
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
 
-        bench_ok, bench_reason = _bench_available(self.env)
-        self.bench_button.setEnabled(bench_ok)
-        if not bench_ok:
-            self.bench_button.setText(f"Benchmark ({bench_reason})")
-            self.bench_button.setToolTip(bench_reason)
-        self.bench_view.set_available(bench_ok, bench_reason)
+        self.set_bench_scope(True)
         self.run_kernel_button.setEnabled(self.env["available"])
 
         run_box = QGroupBox("Run")
@@ -169,6 +160,7 @@ class InspectorWindow(QMainWindow):
         run_layout.addWidget(self.bench_button)
         run_layout.addWidget(self.progress)
         run_layout.addWidget(self.verdict)
+        run_layout.addWidget(self.divergence)
 
         input_box = QGroupBox("Input")
         QVBoxLayout(input_box).addWidget(self.input_panel)
@@ -178,7 +170,7 @@ class InspectorWindow(QMainWindow):
         left_layout.addWidget(self.mutant_panel)
         left_layout.addWidget(run_box)
         left_layout.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.left_scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(440)
@@ -206,20 +198,7 @@ class InspectorWindow(QMainWindow):
         self.setCentralWidget(main)
 
         self.status_line = QLabel("Ready.", objectName="status_line")
-        self.device_label = QLabel(objectName="device_label")
-        device = self.env["device"]
-        if self.env["mode"] == "interpreter" and "interpreter" not in device.lower():
-            device = f"CPU – Triton interpreter ({device})"
-        self.device_label.setText(f"device: {device}")
-        self.device_label.setToolTip(self.env.get("reason", ""))
-        versions = dict(self.env["versions"])
-        self.versions_label = QLabel(
-            " · ".join(
-                f"{k} {v}" for k, v in versions.items() if k in ("torch", "triton", "numpy")
-            ),
-            objectName="versions_label",
-        )
-        self.versions_label.setToolTip("\n".join(f"{k}: {v}" for k, v in versions.items()))
+        self.device_label, self.versions_label = environment_labels(self.env)
         self.statusBar().addWidget(self.status_line, 1)
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().addPermanentWidget(self.versions_label)
@@ -274,6 +253,21 @@ class InspectorWindow(QMainWindow):
     def _show_title(self, *_: Any) -> None:
         self.setWindowTitle(self.state.title)
 
+    def set_bench_scope(self, bundled: bool) -> None:
+        """The benchmark times the bundled kernel and its peers: off with a user's kernel."""
+        available, reason = bench_available(self.env)
+        short = reason
+        if not bundled:
+            available, short = False, BUNDLED_ONLY
+            reason = (
+                f"{BUNDLED_ONLY}: the window times the bundled kernel and its peers; "
+                "python main.py bench --kernel FILE.py:FUNCTION times yours beside them"
+            )
+        self.bench_button.setEnabled(available and not self.runner.busy)
+        self.bench_button.setText("Benchmark" if available else f"Benchmark ({short})")
+        self.bench_button.setToolTip("" if available else reason)
+        self.bench_view.set_available(available, reason)
+
     def _on_problem(self, event: Event) -> None:
         self._update_run_enabled()
         if event.value is None:
@@ -296,45 +290,54 @@ class InspectorWindow(QMainWindow):
 
     def _on_analysis(self, event: Event) -> None:
         analysis = event.value
-        self._refresh_views()
+        self.refresh_views()
         problem = analysis.problem
         tail = f", mutant {analysis.mutant}" if analysis.mutant else ""
         self.status_line.setText(
             f"Analysed {problem.rows} × {problem.width} {problem.dtype}{tail}."
         )
 
-    def _refresh_views(self) -> None:
+    def refresh_views(self) -> None:
         """Grid, stepper and row table from the held analysis (when it is of this problem)."""
         state = self.state
         if not state.analysis_current:
             return  # the analysis of this problem is still running; it refreshes on arrival
         analysis, problem = state.analysis, state.problem
         model, reference = analysis.model, analysis.reference
-        run = state.kernel_run
-        kernel_oob = run.oob_addresses if run is not None else ()
+        output = state.kernel_output()
+        kernel_oob = output.oob_addresses if output is not None else ()
         # The worker's grid image of this model holds no kernel stores.
         image = analysis.image if not kernel_oob else None
-        self.grid.set_data(problem, model, kernel_oob, image=image)
+        stride = output.oob_stride if output is not None else 0
+        self.grid.set_data(problem, model, kernel_oob, image=image, oob_stride=stride)
+        self.grid.set_outputs(reference.y, output.y if output is not None else None)
         row = min(self.grid.selected_row, problem.rows - 1)
-        self.stepper.set_steps(viewdata.reduction_steps(problem, model, row, reference), row)
+        self.stepper.set_steps(self._steps(row), row)
         self.grid.set_span(self.stepper.active_lanes())
         columns = state.kernel_columns()
-        self.row_table.set_columns(
-            viewdata.row_columns(
-                problem,
-                reference,
-                model,
-                columns.row_max_abs,
-                columns.row_max_rel,
-                analysis.errors,
-            ),
-            columns.note,
+        table = viewdata.row_columns(
+            problem, reference, model, columns.row_max_abs, columns.row_max_rel, analysis.errors
         )
+        inferred = kernelview.inferred_columns(problem, reference, state.kernel_inferred())
+        self.row_table.set_columns(kernelview.with_inferred(table, inferred), columns.note)
         self.row_table.select_row(row)
+
+    def _steps(self, row: int) -> list[viewdata.ReductionStep]:
+        """The stepper's steps of ``row``: the lane model's, the kernel's values beside."""
+        state = self.state
+        steps = viewdata.reduction_steps(state.problem, state.tiled, row, state.reference)
+        return kernelview.annotate_steps(
+            steps,
+            state.problem,
+            state.reference,
+            row,
+            state.kernel_output(),
+            state.kernel_inferred(),
+        )
 
     def _on_kernel_run(self, event: Event) -> None:
         run = event.value
-        self._refresh_views()
+        self.refresh_views()
         self.status_line.setText(report.kernel_run_status(run))
         self.summary.appendPlainText(report.kernel_run_line(run))
 
@@ -345,22 +348,28 @@ class InspectorWindow(QMainWindow):
             matrices.append(result.kernel_matrix)
         self.kill_view.set_matrices(matrices)
         self.kill_view.highlight_mutant(self.state.mutant)
-        self._refresh_views()
+        self.refresh_views()
         self.verdict.setText(report.check_verdict_html(result))
         self.summary.setPlainText("\n".join(report.check_log_lines(result)))
 
     def _on_session_results(self, event: Event) -> None:
-        """Kill matrices, kernel errors and the verdict saved with a session."""
-        results = event.value
-        if results is None:
-            return
+        if event.value is not None:
+            self.show_saved_results()
+
+    def show_saved_results(self) -> None:
+        """Kill matrices, kernel errors and the verdict saved with a session (its kernel's only
+        when it ran the loaded kernel)."""
+        results = self.state.session_results
         matrices = [kill_matrix_from_table(results.model_matrix)]
-        if results.kernel_matrix is not None:
+        if results.kernel_matrix is not None and self.state.saved_results_current():
             matrices.append(kill_matrix_from_table(results.kernel_matrix))
         self.kill_view.set_matrices(matrices)
-        self._refresh_views()
+        self.refresh_views()
         session = self.state.session
-        provenance = kernel_provenance(session.receipt_json if session is not None else None)
+        provenance = kernel_provenance(
+            session.receipt_json if session is not None else None,
+            kernel_choice.kernel_source(self.state.kernel),
+        )
         self.verdict.setText(report.saved_verdict_html(results, provenance))
         self.summary.setPlainText(
             "\n".join(report.saved_check_lines(results, matrices, provenance))
@@ -390,9 +399,7 @@ class InspectorWindow(QMainWindow):
             return
         row = min(max(int(row), 0), state.problem.rows - 1)
         self.grid.select_row(row)
-        self.stepper.set_steps(
-            viewdata.reduction_steps(state.problem, state.tiled, row, state.reference), row
-        )
+        self.stepper.set_steps(self._steps(row), row)
         self.grid.set_span(self.stepper.active_lanes())
         self.row_table.select_row(row)
 
@@ -444,27 +451,35 @@ class InspectorWindow(QMainWindow):
         menus.kernel.setEnabled(can_kernel)
         self.cancel_button.setEnabled(not idle)
         menus.cancel.setEnabled(not idle)
+        self.kernels.update_enabled(idle)
 
     def run_check(self) -> bool:
         """Start the whole proof on the worker; False if it cannot start now."""
         problem = self.state.problem
-        if problem is None or self.runner.busy:
+        if problem is None or self.runner.busy or not self.kernels.reread():
             return False
         from inspector.pipeline import CheckConfig
 
-        config = CheckConfig(run_kernel=self.kernel_in_check.isChecked())
+        config = CheckConfig(
+            run_kernel=self.kernel_in_check.isChecked(), kernel_spec=self.state.kernel
+        )
         # The log is replaced when the new result arrives, not now: a run that fails or is
         # cancelled leaves the earlier check's log in place (the failure is appended to it).
         return self.runner.start("check", jobs.check_job(problem, config))
 
     def run_kernel(self) -> bool:
-        """The real kernel once, with the switched-on mutant, on the worker."""
+        """The loaded kernel once on the worker: the bundled one with the switched-on mutant,
+        or the user's in its child process."""
         state = self.state
         if state.problem is None or state.reference is None or self.runner.busy:
             return False
-        return self.runner.start(
-            "kernel", jobs.kernel_job(state.problem, state.mutant, state.reference.y)
-        )
+        if state.user_kernel:
+            if not self.kernels.reread():
+                return False
+            job = jobs.user_kernel_job(state.problem, state.kernel, state.reference.y)
+        else:
+            job = jobs.kernel_job(state.problem, state.mutant, state.reference.y)
+        return self.runner.start("kernel", job)
 
     def run_benchmark(self) -> bool:
         """The device benchmark on the worker (CUDA only: the button is disabled otherwise)."""
@@ -513,6 +528,8 @@ class InspectorWindow(QMainWindow):
         message = jobs.failure_text(exc)
         cancelled = isinstance(exc, jobs.Cancelled)
         self._job_state[name] = "cancelled" if cancelled else "failed"
+        if self.kernels.job_failed(name, exc):
+            return
         if cancelled:
             self.status_line.setText(f"{name}: cancelled.")
             return
@@ -536,6 +553,8 @@ class InspectorWindow(QMainWindow):
             state.set_bench(result)
             self.status_line.setText(f"bench: {len(result['rows'])} measurements.")
             state.mark_dirty()
+        elif name == LOAD_JOB:
+            self.kernels.loaded(result)
         elif name == "compile":
             state.remember_compile(result)
             self.status_line.setText("compile: done.")

@@ -21,8 +21,9 @@ MAX_KERNEL_FILE_BYTES = 16 * 2**20
 
 @dataclass(frozen=True)
 class KernelProvenance:
-    """``status``: "same" (the receipt proved the kernel here), "changed", "unknown" (nothing to
-    compare, with the reason) or "no kernel" (a model-only receipt); ``message`` in words."""
+    """``status``: "same" (the receipt proved the kernel here), "changed", "other" (it proved
+    another kernel than the one loaded in the window), "unknown" (nothing to compare, with the
+    reason) or "no kernel" (a model-only receipt); ``message`` in words."""
 
     status: str
     message: str
@@ -30,6 +31,17 @@ class KernelProvenance:
     @property
     def changed(self) -> bool:
         return self.status == "changed"
+
+    @property
+    def stale(self) -> bool:
+        """Whether the receipt's verdict says nothing about the kernel loaded now."""
+        return self.status in ("changed", "other")
+
+
+def _names(source: Any) -> str:
+    if isinstance(source, dict) and source.get("kind") == "user":
+        return f"{source.get('path')}:{source.get('function')}"
+    return "the bundled kernel"
 
 
 def _short(digest: object) -> str:
@@ -50,8 +62,16 @@ def _file_sha256(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def kernel_provenance(receipt_json: str | None) -> KernelProvenance:
-    """The receipt's kernel against the kernel on disk now (never raises)."""
+def kernel_provenance(
+    receipt_json: str | None, loaded: dict[str, str] | None = None
+) -> KernelProvenance:
+    """The receipt's kernel against the kernel on disk now (never raises).
+
+    Args:
+        loaded: the kernel the window has loaded, as a receipt names it (``{"kind":
+            "bundled"}`` or ``{"kind": "user", "path", "function", ...}``); a receipt of
+            another kernel is "other". None: compare with the kernel the receipt names.
+    """
     if not receipt_json:
         return KernelProvenance("unknown", "no receipt saved: the kernel it proved is not known")
     try:
@@ -65,6 +85,11 @@ def kernel_provenance(receipt_json: str | None) -> KernelProvenance:
         return KernelProvenance("no kernel", "model only: no kernel ran")
     if not isinstance(recorded, str):
         return KernelProvenance("unknown", "the saved receipt records no kernel hash")
+    if loaded is not None and _names(source) != _names(loaded):
+        return KernelProvenance(
+            "other",
+            f"this receipt proved {_names(source)}, not the loaded kernel ({_names(loaded)})",
+        )
     if isinstance(source, dict) and source.get("kind") == "user":
         where = f"{source.get('path')}:{source.get('function')}"
         try:

@@ -144,7 +144,8 @@ class SessionResults:
             ),
             kernel_y=np.array(kernel.y, dtype=np.float64) if kernel is not None else None,
             kernel_oob_addresses=(
-                np.array([w.address for w in kernel.oob_writes], dtype=np.int64)
+                # A bundled kernel's stores are kernels.OobWrite, a user kernel's plain indices.
+                np.array([getattr(w, "address", w) for w in kernel.oob_writes], dtype=np.int64)
                 if kernel is not None
                 else None
             ),

@@ -46,6 +46,18 @@ PALETTE = {
 }
 
 
+def bench_available(env: dict[str, Any]) -> tuple[bool, str]:
+    """Whether this machine can time (``jobs.kernel_environment``'s ``env``), and the device
+    or why not."""
+    if env["mode"] != "compiled":
+        return False, INTERPRETER_NOTE
+    try:
+        import kernels.bench  # noqa: F401
+    except Exception as exc:
+        return False, f"benchmark harness unavailable: {exc}"
+    return True, env["device"]
+
+
 class BenchView(QWidget):
     """One line per implementation (GB/s against the shape), error bars p20..p80 of time."""
 

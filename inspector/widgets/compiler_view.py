@@ -62,6 +62,21 @@ class CompilerView(QWidget):
         self.tabs.currentChanged.connect(self._fill)
         self.info: dict[str, Any] = {}
         self._filled: set[str] = set()
+        self._label = ""
+        self.bundled_only = ""
+
+    def set_bundled_only(self, note: str) -> None:
+        """A user's kernel is loaded (``note`` says so; "" when the bundled kernel is back): the
+        compiler output is the bundled kernel's, so the tabs and Compile are disabled and the
+        facts line says whose output it would be."""
+        self.bundled_only = note
+        self.compile_button.setEnabled(not note)
+        self.target_combo.setEnabled(not note)
+        self.tabs.setEnabled(not note)
+        if note:
+            self.facts.setText(note)
+        else:
+            self.set_info(self.info, self._label)
 
     def text(self, stage: str) -> str:
         """The text a stage's tab shows (fills it if it has not been shown yet)."""
@@ -92,6 +107,10 @@ class CompilerView(QWidget):
 
     def set_info(self, info: Any, label: str = "") -> None:
         self.info = normalize_compile_info(info)
+        self._label = label
+        if self.bundled_only:
+            self.facts.setText(self.bundled_only)
+            return
         if not self.info:
             self.facts.setText("Not compiled yet.")
             return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 
 def choose_open_file(parent: QWidget | None, title: str, name_filter: str) -> str | None:
@@ -21,6 +21,12 @@ def choose_directory(parent: QWidget | None, title: str) -> str | None:
     """Ask for a folder; None when cancelled."""
     path = QFileDialog.getExistingDirectory(parent, title, "")
     return path or None
+
+
+def choose_item(parent: QWidget | None, title: str, label: str, items: list[str]) -> str | None:
+    """Pick one of ``items`` (the first preselected); None when cancelled."""
+    item, ok = QInputDialog.getItem(parent, title, label, items, 0, False)
+    return item if ok and item else None
 
 
 def ask_unsaved(parent: QWidget | None) -> str:

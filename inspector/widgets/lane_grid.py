@@ -2,7 +2,8 @@
 
 Valid lanes sit on a diverging colormap (symmetric about zero); the masked tail, poison that
 leaked into the reduction, and out-of-bounds stores each have their own colour. Hovering
-shows row, lane, address, value and square; clicking selects a row; the mouse zooms and pans.
+shows row, lane, address, x, x², w, the kernel's y, the expected y and the error; clicking
+selects a row; the mouse zooms and pans. First divergence outlines its lane in red.
 The image and the overlays are created once and updated with ``setImage`` / ``setRect``.
 """
 
@@ -49,6 +50,9 @@ class LaneGrid(QWidget):
         self._tiled: TiledResult | None = None
         self._image: viewdata.LaneImage | None = None
         self._extra_oob: tuple[int, ...] = ()
+        self._expected_y: np.ndarray | None = None
+        self._kernel_y: np.ndarray | None = None
+        self.marked: tuple[int, int] | None = None  # the lane First divergence points at
         self.selected_row = 0
         self._span = 0  # lanes highlighted in the selected row (the stepper's current stage)
         self.hover_text = ""
@@ -78,6 +82,8 @@ class LaneGrid(QWidget):
         item.addItem(self.width_line)
         self.row_box = _outline(item, (255, 255, 255), 10)
         self.span_box = _outline(item, (0, 229, 255), 11)
+        self.lane_box = _outline(item, (255, 64, 64), 12)
+        self.lane_box.setVisible(False)
 
         self.legend = QLabel(objectName="lane_legend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -89,6 +95,7 @@ class LaneGrid(QWidget):
             )
             + " &nbsp; <span style='color: white'>□</span> selected row"
             + " &nbsp; <span style='color: rgb(0,229,255)'>□</span> lanes of the current step"
+            + " &nbsp; <span style='color: rgb(255,64,64)'>□</span> first divergence"
         )
         self.legend.setWordWrap(True)
 
@@ -119,20 +126,28 @@ class LaneGrid(QWidget):
         tiled: TiledResult,
         extra_oob: tuple[int, ...] = (),
         image: viewdata.LaneImage | None = None,
+        oob_stride: int = 0,
     ) -> None:
         """Redraw for a new model result; keeps the view range when the shape is unchanged.
 
         Args:
+            extra_oob: the kernel's out-of-bounds stores (output addresses).
             image: ``viewdata.lane_image(tiled, self.lut, extra_oob)`` when the caller computed it
                 already (on the worker: ~0.3 s for the largest problems).
+            oob_stride: the frame of ``extra_oob`` (0: the problem's row stride; a user
+                kernel's output has a tile of guard between rows).
         """
         same_shape = self._tiled is not None and self._tiled.lanes.shape == tiled.lanes.shape
         self._problem = problem
         self._tiled = tiled
         self._extra_oob = tuple(extra_oob)
         self._image = (
-            image if image is not None else viewdata.lane_image(tiled, self._lut, self._extra_oob)
+            image
+            if image is not None
+            else viewdata.lane_image(tiled, self._lut, self._extra_oob, extra_stride=oob_stride)
         )
+        if not same_shape:
+            self.mark_lane(None)
         rows, block = tiled.lanes.shape
         self.image_item.setImage(self._image.rgba, autoLevels=False)
         # Row r spans [r - 0.5, r + 0.5] so its tick sits in the middle of it.
@@ -170,6 +185,30 @@ class LaneGrid(QWidget):
                 "lanes (worst state per cell)</i>"
             )
         self.counts.setText(text)
+
+    def set_outputs(self, expected_y: np.ndarray | None, kernel_y: np.ndarray | None) -> None:
+        """The scalar reference's output and the loaded kernel's (None: not run) for the hover."""
+        self._expected_y = expected_y
+        self._kernel_y = kernel_y
+
+    def mark_lane(self, cell: tuple[int, int] | None) -> None:
+        """Outline one lane (First divergence) and bring it into view; None removes the mark."""
+        self.marked = cell
+        self.lane_box.setVisible(cell is not None and self._tiled is not None)
+        if cell is None or self._tiled is None:
+            return
+        row, lane = cell
+        self.lane_box.setRect(QRectF(lane, row - 0.5, 1, 1))
+        view = self.plot.getPlotItem().getViewBox()
+        (left, right), (top, bottom) = view.viewRange()
+        if not (left <= lane + 0.5 <= right and top <= row <= bottom):
+            half_rows = max(4.0, (bottom - top) / 2)
+            half_lanes = max(8.0, (right - left) / 2)
+            view.setRange(
+                xRange=(lane + 0.5 - half_lanes, lane + 0.5 + half_lanes),
+                yRange=(row - half_rows, row + half_rows),
+                padding=0,
+            )
 
     def select_row(self, row: int) -> None:
         if self._tiled is None:
@@ -212,7 +251,15 @@ class LaneGrid(QWidget):
         """Hover text for one lane (what the tooltip shows)."""
         if self._problem is None or self._tiled is None or self._image is None:
             return ""
-        return viewdata.hover_text(self._problem, self._tiled, self._image.states, row, lane)
+        return viewdata.hover_text(
+            self._problem,
+            self._tiled,
+            self._image.states,
+            row,
+            lane,
+            expected_y=self._expected_y,
+            kernel_y=self._kernel_y,
+        )
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
         view = self.plot.getPlotItem().getViewBox()

@@ -8,6 +8,11 @@ from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QVBoxLayout, QWidget
 from inspector.state import KERNEL_ONLY_MUTANTS
 from oracle.mutants import DESCRIPTIONS, MODEL_MUTANTS
 
+NOTE = (
+    "Model mutants recompute the lane model, stepper and table at once; "
+    "'Run kernel' runs the real kernel with the mutant switched on."
+)
+
 
 class MutantPanel(QGroupBox):
     """One switch per named mutant. ``mutant_changed(name | None)``."""
@@ -26,10 +31,7 @@ class MutantPanel(QGroupBox):
             box.toggled.connect(lambda on, n=name: self._on_toggled(n, on))
             layout.addWidget(box)
             self.switches[name] = box
-        self.note = QLabel(
-            "Model mutants recompute the lane model, stepper and table at once; "
-            "'Run kernel' runs the real kernel with the mutant switched on."
-        )
+        self.note = QLabel(NOTE)
         self.note.setWordWrap(True)
         self.note.setProperty("role", "hint")
         layout.addWidget(self.note)
@@ -47,6 +49,24 @@ class MutantPanel(QGroupBox):
         if name != self._current:
             self._current = name
             self.mutant_changed.emit(name)
+
+    def set_user_kernel(self, name: str | None) -> None:
+        """A user's kernel ``name`` is loaded (None: the bundled one): the seven hand-made
+        mutants are the bundled kernel's, so with a user kernel they change the lane model
+        only, and the kernel-only ones (nothing in the model) are switched off and disabled."""
+        for mutant in KERNEL_ONLY_MUTANTS:
+            box = self.switches[mutant]
+            box.setEnabled(name is None)
+            box.setText(mutant + ("  (kernel only)" if name is None else "  (bundled kernel only)"))
+        if name is not None and self._current in KERNEL_ONLY_MUTANTS:
+            self.set_current(None)
+        self.note.setText(
+            NOTE
+            if name is None
+            else f"These are the bundled kernel's mutants: with {name} loaded they change the "
+            "lane model only, and 'Run kernel' runs your kernel as it is (python main.py mutate "
+            "--kernel mutates its source)."
+        )
 
     def _on_toggled(self, name: str, on: bool) -> None:
         self.set_current(name if on else (None if self._current == name else self._current))

@@ -82,6 +82,11 @@ class ReductionStepper(QWidget):
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.scalars = QLabel(objectName="step_scalars")
         self.scalars.setTextFormat(Qt.TextFormat.RichText)
+        # The loaded kernel's value at this step (inferred from its output), beside the model's.
+        self.kernel_line = QLabel(objectName="step_kernel")
+        self.kernel_line.setWordWrap(True)
+        self.kernel_line.setProperty("role", "kernel")
+        self.kernel_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.step_list = QListWidget(objectName="step_list")
         self.step_list.setMaximumWidth(190)
 
@@ -139,6 +144,7 @@ class ReductionStepper(QWidget):
         right.addWidget(self.title)
         right.addWidget(self.detail)
         right.addWidget(self.scalars)
+        right.addWidget(self.kernel_line)
         right.addWidget(self.plot, 1)
         right_widget = QWidget()
         right_widget.setLayout(right)
@@ -196,6 +202,14 @@ class ReductionStepper(QWidget):
         if changed:
             self.step_changed.emit(index)
 
+    def go_to_key(self, key: str) -> bool:
+        """Show the step ``key`` ("rsqrt", "store", ...); False when the row has none."""
+        for index, step in enumerate(self._steps):
+            if step.key == key:
+                self.go_to(index)
+                return True
+        return False
+
     def step_forward(self) -> None:
         self.go_to(self._index + 1)
 
@@ -231,6 +245,8 @@ class ReductionStepper(QWidget):
         self.position.setText(f"row {self.row} · step {self._index + 1} of {total}")
         self.title.setText(step.title)
         self.detail.setText(step.detail)
+        self.kernel_line.setText(step.kernel)
+        self.kernel_line.setVisible(bool(step.kernel))
         self.back_button.setEnabled(self._index > 0)
         self.first_button.setEnabled(self._index > 0)
         self.forward_button.setEnabled(self._index < total - 1)

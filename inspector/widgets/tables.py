@@ -232,7 +232,9 @@ class KillMatrixView(QWidget):
             killed = len(matrix.mutants) - len(survivors)
             color = "rgb(102,187,106)" if matrix.passed else "rgb(239,83,80)"
             total = len(matrix.mutants)
-            text = f"<b style='color:{color}'>{matrix.target}</b>: {killed}/{total} killed"
+            text = f"<b style='color:{color}'>{matrix.target}</b>: " + (
+                f"{killed}/{total} killed" if total else "no built-in mutants (fixtures only)"
+            )
             if survivors:
                 text += f", SURVIVED: {', '.join(survivors)}"
             if failing:

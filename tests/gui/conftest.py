@@ -39,7 +39,13 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
     def refuse(*args, **kwargs):
         raise AssertionError(f"unexpected dialog: {args[1:] if len(args) > 1 else args}")
 
-    for name in ("choose_open_file", "choose_save_file", "choose_directory", "show_info"):
+    for name in (
+        "choose_open_file",
+        "choose_save_file",
+        "choose_directory",
+        "choose_item",
+        "show_info",
+    ):
         monkeypatch.setattr(dialogs, name, refuse)
     monkeypatch.setattr(dialogs, "show_error", lambda *a, **k: None)
     monkeypatch.setattr(dialogs, "ask_unsaved", lambda parent: "discard")

@@ -239,12 +239,29 @@ def test_window_entry_receives_the_arguments(monkeypatch, tmp_path):
 
     calls = []
     fake = types.ModuleType("inspector.app")
-    fake.run_app = lambda session, screenshot: calls.append((session, screenshot)) or 0
+    fake.run_app = lambda *args: calls.append(args) or 0
     monkeypatch.setitem(sys.modules, "inspector.app", fake)
     demo = str(ROOT / "resources" / "demo_session.h5")
     shot = str(tmp_path / "shot.png")
     assert cli.main(["--screenshot", shot, "--session", demo]) == 0
-    assert calls == [(demo, shot)]
+    kernel = f"{ROOT / 'resources' / 'kernels' / 'tutorial.py'}:rms_norm"
+    assert cli.main(["--kernel", kernel]) == 0
+    assert calls == [(demo, shot, None), (None, None, kernel)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nofile.py:rms_norm", "error: --kernel FILE 'nofile.py' is not a readable file"),
+        ("resources/kernels/tutorial.py", "error: --kernel must be FILE.py:FUNCTION"),
+    ],
+)
+def test_window_with_a_kernel_that_names_no_file_is_usage(capsys, monkeypatch, spec, message):
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["--kernel", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message)
+    assert err.count("\n") == 1
 
 
 def test_bench_without_harness_is_a_clear_error(monkeypatch, capsys):

@@ -309,3 +309,67 @@ def test_the_recent_list_puts_a_path_first_once_and_keeps_eight() -> None:
     assert state.recent_with(recent, "/s/3.h5")[:2] == ["/s/3.h5", "/s/0.h5"]
     assert state.recent_with(recent, "/s/3.h5").count("/s/3.h5") == 1
     assert state.recent_with(recent, "/s/new.h5") == ["/s/new.h5", *recent[:7]]
+
+
+def test_another_kernel_drops_the_old_ones_run_and_check_and_foreign_saved_output(
+    inspection,
+) -> None:
+    from pathlib import Path
+
+    from kernels.usercode import parse_kernel_spec
+
+    model, seen = inspection
+    problem = _problem()
+    model.set_problem(problem)
+    model.set_analysis(jobs.analyse(problem, None))
+    run = SimpleNamespace(
+        **vars(_kernel_run(problem)),
+        y=model.reference.y,
+        oob_addresses=(),
+        oob_row_stride=0,
+    )
+    assert model.set_kernel_run(run)
+    assert model.kernel_output().source == "Run kernel, interpreter"
+    tutorial = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "tutorial.py"
+    spec = parse_kernel_spec(f"{tutorial}:rms_norm")
+    seen.clear()
+    model.set_kernel(spec)
+    assert seen == [("kernel", spec)]
+    assert model.kernel is spec
+    assert model.user_kernel
+    assert model.kernel_run is None
+    assert model.kernel_output() is None
+    # A session's check of the bundled kernel is no evidence about the user's kernel.
+    bundled = SimpleNamespace(
+        kernel_y=model.reference.y + 1e-3,
+        mode="compiled",
+        kernel_note="Triton kernel, compiled mode (CUDA)",
+    )
+    model.set_session_results(bundled)
+    assert not model.saved_results_current()
+    columns = model.kernel_columns()
+    assert columns.row_max_abs is None
+    assert (
+        columns.note
+        == "kernel columns (tutorial.py:rms_norm): run the kernel or a check with the kernel"
+    )
+    assert model.kernel_output() is None
+    # Its own saved check is.
+    own = SimpleNamespace(
+        kernel_y=model.reference.y + 1e-3,
+        mode="interpreter",
+        kernel_note=f"user kernel {spec.describe()}, interpreter mode",
+    )
+    model.set_session_results(own)
+    assert model.kernel_output().source == "the session file, interpreter"
+    inferred = model.kernel_inferred()
+    assert inferred is model.kernel_inferred()  # computed once per output
+    assert inferred.rrms.shape == (problem.rows,)
+    # A check of another kernel arriving late is ignored; the bundled kernel comes back.
+    other = SimpleNamespace(
+        problem=problem, kernel=run, compile=None, kernel_source={"kind": "bundled"}
+    )
+    assert not model.set_check_result(other)
+    model.set_kernel(None)
+    assert model.set_check_result(other)
+    assert not model.saved_results_current()

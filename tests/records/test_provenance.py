@@ -68,3 +68,26 @@ def test_a_user_kernel_receipt_follows_its_file(tmp_path) -> None:
 )
 def test_receipts_without_a_comparable_kernel_are_never_green_nor_changed(text, status) -> None:
     assert kernel_provenance(text).status == status
+
+
+def test_a_receipt_of_another_kernel_than_the_loaded_one_is_other(tmp_path) -> None:
+    from kernels.compile_info import kernel_source_sha256
+
+    path = tmp_path / "k.py"
+    path.write_text("def rms_norm(x, w, eps, out=None):\n    return x\n")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    user = {"kind": "user", "path": str(path), "function": "rms_norm", "file_sha256": digest}
+    bundled_receipt = _receipt(source_sha256=kernel_source_sha256())
+    user_receipt = _receipt(source_sha256=digest, source=user)
+    with_user = kernel_provenance(bundled_receipt, user)
+    assert with_user.status == "other"
+    assert with_user.stale
+    assert not with_user.changed
+    assert with_user.message == (
+        f"this receipt proved the bundled kernel, not the loaded kernel ({path}:rms_norm)"
+    )
+    assert kernel_provenance(user_receipt, {"kind": "bundled"}).status == "other"
+    assert kernel_provenance(user_receipt, dict(user, function="other")).status == "other"
+    # The loaded kernel's own receipt is judged on its file, as without one.
+    assert kernel_provenance(user_receipt, user).status == "same"
+    assert kernel_provenance(bundled_receipt, {"kind": "bundled"}).status == "same"

@@ -74,6 +74,30 @@ def test_kernel_run_round_trip(kernel_result, tmp_path):
     np.testing.assert_array_equal(loaded.results.kernel_y, kernel_result.kernel.y)
 
 
+def test_a_user_kernels_out_of_bounds_stores_are_saved(model_results, tmp_path):
+    # A user kernel's stores are plain buffer indices (a bundled kernel's are OobWrite records).
+    import dataclasses
+
+    from inspector import pipeline
+
+    result = model_results["float32"]
+    judged = pipeline._judged(result.problem, result.scalar.y, result.scalar.y)
+    run = pipeline.KernelRun(
+        **judged,
+        mutant=None,
+        oob_writes=(101, 102),
+        oob_addresses=(37, 38),
+        mode="interpreter",
+        device="cpu",
+        block=64,
+        num_warps=0,
+        path="user",
+    )
+    path = tmp_path / "user.h5"
+    save_session(path, Session.from_check(dataclasses.replace(result, kernel=run)))
+    np.testing.assert_array_equal(load_session(path).results.kernel_oob_addresses, [101, 102])
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

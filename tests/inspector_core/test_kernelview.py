@@ -1,0 +1,143 @@
+"""The kernel's own intermediates in the views, without a window: the inferred row-table
+columns, the stepper's kernel lines, the hover, the grid's out-of-bounds frame and the first
+divergence, on outputs built to have one known fault each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inspector import jobs, kernelview, viewdata
+from inspector.kernelview import KernelOutput
+from oracle.spec import synthetic_problem
+
+
+@pytest.fixture(scope="module")
+def analysed():
+    problem = synthetic_problem(4, 70, seed=0)
+    return problem, jobs.analyse(problem, None)
+
+
+def _mean_over_block(problem, reference) -> np.ndarray:
+    """What a kernel dividing by BLOCK instead of width outputs."""
+    rrms = 1.0 / np.sqrt(reference.sum_squares / problem.block + problem.eps)
+    return problem.x * rrms[:, None] * problem.weight[None, :]
+
+
+def test_the_mean_over_block_fault_parts_at_the_rsqrt_with_its_signature(analysed) -> None:
+    problem, analysis = analysed
+    reference = analysis.reference
+    y = _mean_over_block(problem, reference)
+    found = kernelview.first_divergence(problem, reference, KernelOutput(y, "test"))
+    error = np.abs(y - reference.y)
+    assert (found.row, found.lane) == np.unravel_index(int(np.argmax(error)), error.shape)
+    assert found.step == "rsqrt"
+    assert not found.passed
+    text = "\n".join(found.lines)
+    assert found.lines[0].startswith("kernel vs scalar reference: FAIL")
+    assert f"worst at row {found.row}, lane {found.lane}" in text
+    assert "behaves like a divisor of BLOCK (128) instead of width (70)" in text
+
+
+def test_a_wrong_lane_parts_at_the_output(analysed) -> None:
+    problem, analysis = analysed
+    reference = analysis.reference
+    y = reference.y.copy()
+    y[2, 33] += 0.5
+    found = kernelview.first_divergence(problem, reference, KernelOutput(y, "test"))
+    assert (found.row, found.lane, found.step) == (2, 33, "store")
+    assert any("1 of 70 lanes differ" in line for line in found.lines)
+
+
+def test_an_agreeing_output_says_so_and_an_out_of_bounds_store_is_found(analysed) -> None:
+    problem, analysis = analysed
+    reference = analysis.reference
+    same = kernelview.first_divergence(problem, reference, KernelOutput(reference.y, "t"))
+    assert same.passed
+    assert same.step == ""
+    assert same.lines == ("kernel output agrees bit for bit with the scalar reference",)
+    # Stores past row 1's width in a frame of 70 + 128 (a user kernel's output buffer).
+    stores = KernelOutput(reference.y, "t", oob_addresses=(198 + 70, 198 + 71), oob_stride=198)
+    found = kernelview.first_divergence(problem, reference, stores)
+    assert not found.passed
+    assert (found.row, found.lane, found.step) == (1, 70, "store")
+    assert "kernel stored 2 element(s) out of bounds (row 1 lane 70 (padding)" in found.lines[1]
+
+
+def test_a_difference_within_tolerance_is_named_as_such(analysed) -> None:
+    problem, analysis = analysed
+    reference = analysis.reference
+    y = reference.y.copy()
+    y[1, 4] = np.nextafter(np.float32(y[1, 4]), np.float32(np.inf))
+    found = kernelview.first_divergence(problem, reference, KernelOutput(y, "t"))
+    assert found.passed
+    assert (found.row, found.lane) == (1, 4)
+    assert found.lines[0].startswith("within tolerance")
+
+
+def test_the_row_table_puts_the_inferred_values_beside_scalar_and_tiled(analysed) -> None:
+    problem, analysis = analysed
+    reference, model = analysis.reference, analysis.model
+    output = KernelOutput(_mean_over_block(problem, reference), "t")
+    inferred = kernelview.inferred_of(problem, output)
+    table = viewdata.row_columns(problem, reference, model)
+    columns = kernelview.with_inferred(
+        table, kernelview.inferred_columns(problem, reference, inferred)
+    )
+    names = [c.name for c in columns]
+    assert names[names.index("mean² tiled") + 1] == "mean² kernel (inferred)"
+    assert names[names.index("rrms tiled") + 1] == "rrms kernel (inferred)"
+    assert names[names.index("rrms rel Δ") + 1] == "rrms inferred / scalar"
+    by_name = {c.name: c.values for c in columns}
+    np.testing.assert_allclose(by_name["rrms inferred / scalar"], np.sqrt(128 / 70), rtol=1e-5)
+    np.testing.assert_allclose(
+        by_name["mean² kernel (inferred)"], reference.sum_squares / 128, rtol=1e-9
+    )
+    blank = kernelview.inferred_columns(problem, reference, None)
+    assert all(np.isnan(c.values).all() for c in blank.values())
+
+
+def test_the_stepper_shows_the_kernels_value_at_the_mean_rsqrt_and_store(analysed) -> None:
+    problem, analysis = analysed
+    reference, model = analysis.reference, analysis.model
+    steps = viewdata.reduction_steps(problem, model, 1, reference)
+    empty = kernelview.annotate_steps(steps, problem, reference, 1, None, None)
+    assert {s.key for s in empty if s.kernel} == {"mean", "rsqrt", "store"}
+    assert all("not run yet" in s.kernel for s in empty if s.kernel)
+    output = KernelOutput(_mean_over_block(problem, reference), "Run kernel, interpreter")
+    inferred = kernelview.inferred_of(problem, output)
+    annotated = {
+        s.key: s.kernel
+        for s in kernelview.annotate_steps(steps, problem, reference, 1, output, inferred)
+    }
+    assert "part HERE" in annotated["rsqrt"]
+    assert f"rrms = {inferred.rrms[1]:.9g} inferred" in annotated["rsqrt"]
+    assert "1.35225 × the scalar reference's" in annotated["rsqrt"]
+    assert "part HERE" not in annotated["store"]
+    assert annotated["mean"].startswith("kernel (Run kernel, interpreter): mean² = ")
+
+
+def test_the_hover_shows_w_the_kernels_y_the_expected_y_and_the_error(analysed) -> None:
+    problem, analysis = analysed
+    reference, model = analysis.reference, analysis.model
+    states, _ = viewdata.lane_states(model)
+    y = reference.y.copy()
+    y[0, 3] += 0.25
+    text = viewdata.hover_text(problem, model, states, 0, 3, reference.y, y)
+    assert f"w = {problem.weight[3]:.7g}" in text
+    assert f"y (kernel) = {y[0, 3]:.7g}" in text
+    assert f"expected y = {reference.y[0, 3]:.7g} (scalar reference)" in text
+    assert "error = 0.25 (relative" in text
+    not_run = viewdata.hover_text(problem, model, states, 0, 3, reference.y, None)
+    assert "y (kernel) = not run yet" in not_run
+    assert "error" not in not_run
+
+
+def test_out_of_bounds_stores_land_on_the_grid_in_their_own_frame(analysed) -> None:
+    _, analysis = analysed
+    model = analysis.model
+    # Frame 198 (70 + a guard of 128 per row): row 2 lane 100 is on the grid, lane 150 is not.
+    states, outside = viewdata.lane_states(model, (2 * 198 + 100, 2 * 198 + 150), 198)
+    assert states[2, 100] == viewdata.OOB_WRITE
+    assert (states == viewdata.OOB_WRITE).sum() == 1
+    assert outside == 1
