@@ -35,6 +35,7 @@ from inspector import jobs, report, viewdata
 from inspector.file_actions import AUTOSAVE_MS, SessionFiles
 from inspector.menus import build_menus
 from inspector.models import kill_matrix_from_table
+from inspector.mutation_actions import MutationActions
 from inspector.records.provenance import kernel_provenance
 from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
 from inspector.widgets.bench_view import INTERPRETER_NOTE, BenchView
@@ -43,6 +44,7 @@ from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
 from inspector.widgets.lane_grid import LaneGrid
 from inspector.widgets.mutants import MutantPanel
+from inspector.widgets.mutation_view import MutationView
 from inspector.widgets.stepper import ReductionStepper
 from inspector.widgets.tables import KillMatrixView, RowTable
 from inspector.worker import JobRunner
@@ -93,6 +95,7 @@ class InspectorWindow(QMainWindow):
         self._build()
         self.menus = build_menus(self)
         self.files = SessionFiles(self, autosave_dir, autosave_ms)
+        self.mutation_actions = MutationActions(self, self.mutation_view)
         self._wire()
         # Everything alive now (torch, triton, Qt wrappers) leaves the cyclic collector's
         # generations: a full collection triggered in the worker would otherwise walk it all
@@ -192,6 +195,8 @@ class InspectorWindow(QMainWindow):
         self.tabs.addTab(self.bench_view, "Benchmark")
         self.tabs.addTab(self.summary, "Check log")
         self.tabs.addTab(self.history_view, "History")
+        self.mutation_view = MutationView()
+        self.tabs.addTab(self.mutation_view, "Mutation")
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.grid)
@@ -444,6 +449,7 @@ class InspectorWindow(QMainWindow):
         menus.kernel.setEnabled(can_kernel)
         self.cancel_button.setEnabled(not idle)
         menus.cancel.setEnabled(not idle)
+        self.mutation_actions.set_enabled(idle)
 
     def run_check(self) -> bool:
         """Start the whole proof on the worker; False if it cannot start now."""
@@ -539,6 +545,8 @@ class InspectorWindow(QMainWindow):
         elif name == "compile":
             state.remember_compile(result)
             self.status_line.setText("compile: done.")
+        elif name == "mutate":
+            self.mutation_actions.on_result(result)
 
     def apply_check_result(self, result: Any) -> None:
         """Show a check's result (a job's, or the screenshot's synchronous one)."""
