@@ -1,8 +1,11 @@
-"""``python main.py mutate [--kernel FILE.py:FUNCTION] [--out DIR] [--jobs N] [--timeout S]``.
+"""``python main.py mutate [--kernel FILE.py:FUNCTION] [--out DIR] [--jobs N] [--timeout S]
+[--no-ttir]``.
 
 Mutates the kernel's ``@triton.jit`` source (:mod:`inspector.mutation`; without ``--kernel``
 the bundled kernel's ``kernels/jit_parts.py``, ``jit.py`` and ``jit_loop.py``, run through
-``kernels.rms_norm``), runs every mutant against the fixture matrix in a child process, and
+``kernels.rms_norm``), judges each mutant's TTIR against the original's (``equivalent`` when
+it cannot act: :mod:`inspector.equivalence`; ``--no-ttir`` skips that), runs the others against
+the fixture matrix in a child process, and
 writes ``DIR/mutation.json`` and ``DIR/mutation.csv`` (one row per mutant), replaced as a pair.
 Exit 0 when no non-equivalent mutant survives, 1 when one does (each survivor is printed), 2 on
 bad usage (one line).
@@ -17,6 +20,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds per fixture run before a timeout"
     )
+    parser.add_argument(
+        "--no-ttir", action="store_true", help="skip the TTIR comparison (no mutant is equivalent)"
+    )
     return parser
 
 
@@ -61,6 +68,58 @@ def _csv_text(mutants: list[dict[str, Any]]) -> str:
         row = {**mutant, "killed_by": ";".join(mutant["killed_by"])}
         writer.writerow([row[name] for name in CSV_FIELDS])
     return buffer.getvalue()
+
+
+def mutate_report(
+    kernel: str | None,
+    scratch: Path,
+    *,
+    jobs: int = 0,
+    timeout_s: float = 60.0,
+    progress: Callable[[int, int, str], None] | None = None,
+    compare_ttir: bool = True,
+    cancelled: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """``mutation.json``'s content for ``kernel`` (``FILE.py:FUNCTION``; None: the bundled
+    kernel, through a launcher shim written into ``scratch``).
+
+    Raises:
+        kernels.usercode.KernelSpecError: a kernel that is not loadable (the message says why).
+    """
+    from inspector.mutation import report, run_mutants
+    from inspector.userkernel import loadable_kernel_spec
+
+    if kernel is not None:
+        spec = loadable_kernel_spec(kernel)
+        files, package = None, None
+    else:
+        import kernels
+
+        package = Path(kernels.__file__).resolve().parent
+        shim = scratch / "bundled_launcher.py"
+        shim.write_text(BUNDLED_LAUNCHER)
+        spec = loadable_kernel_spec(f"{shim}:rms_norm")
+        files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
+    mutants, left_out = run_mutants(
+        spec,
+        files=files,
+        launcher_dir=package,
+        jobs=jobs,
+        timeout_s=timeout_s,
+        progress=progress,
+        compare_ttir=compare_ttir,
+        cancelled=cancelled,
+    )
+    data = report(spec, mutants, left_out)
+    if kernel is None:
+        from kernels.compile_info import kernel_source_sha256
+
+        data["kernel"] = {
+            "path": str(package),
+            "function": "kernels.rms_norm",
+            "sha256": kernel_source_sha256(),
+        }
+    return data
 
 
 def run_mutate_command(arguments: list[str]) -> int:
@@ -79,43 +138,21 @@ def run_mutate_command(arguments: list[str]) -> int:
 
         if not torch.cuda.is_available():
             os.environ["TRITON_INTERPRET"] = "1"
-    from inspector.mutation import report, run_mutants
     from inspector.records.atomic import atomic_write_text
-    from inspector.userkernel import loadable_kernel_spec
 
     with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
-        if args.kernel is not None:
-            spec = loadable_kernel_spec(args.kernel)
-            files, package = None, None
-        else:
-            import kernels
-
-            package = Path(kernels.__file__).resolve().parent
-            shim = Path(scratch) / "bundled_launcher.py"
-            shim.write_text(BUNDLED_LAUNCHER)
-            spec = loadable_kernel_spec(f"{shim}:rms_norm")
-            files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
 
         def progress(done: int, total: int, label: str) -> None:
             print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
 
-        mutants, left_out = run_mutants(
-            spec,
-            files=files,
-            launcher_dir=package,
+        data = mutate_report(
+            args.kernel,
+            Path(scratch),
             jobs=args.jobs,
             timeout_s=args.timeout,
             progress=progress,
+            compare_ttir=not args.no_ttir,
         )
-        data = report(spec, mutants, left_out)
-        if args.kernel is None:
-            from kernels.compile_info import kernel_source_sha256
-
-            data["kernel"] = {
-                "path": str(package),
-                "function": "kernels.rms_norm",
-                "sha256": kernel_source_sha256(),
-            }
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "mutation.csv", _csv_text(data["mutants"]))
     atomic_write_text(out / "mutation.json", json.dumps(data, indent=1) + "\n")

@@ -257,3 +257,51 @@ def bench_job(shapes: str, dtypes: list[str], budget_s: float | None = 300.0) ->
         yield {"shapes": shapes, "dtypes": list(dtypes), "rows": bench.finalize(rows)}
 
     return job
+
+
+def mutate_job(kernel: str | None, workers: int = 0) -> Job:
+    """A job running ``mutate`` on ``kernel`` (``FILE.py:FUNCTION``; None: the bundled kernel):
+    progress per mutant, then the report as ``mutation.json`` would hold it (a plain dict).
+
+    Cancel is cooperative: mutants not yet started are skipped, the ones running finish, and
+    the job then raises :class:`Cancelled`.
+    """
+
+    def job(cancel: threading.Event) -> Iterator[Any]:
+        import queue
+        import tempfile
+        from pathlib import Path
+
+        from inspector.cli_mutate import mutate_report
+
+        yield (0, 1, "loading the kernel in a child process")
+        updates: queue.Queue[Any] = queue.Queue()
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
+                    outcome["report"] = mutate_report(
+                        kernel,
+                        Path(scratch),
+                        jobs=workers,
+                        progress=lambda done, total, label: updates.put((done, total, label)),
+                        cancelled=cancel.is_set,
+                    )
+            except BaseException as err:  # handed to the job's thread, raised there
+                outcome["error"] = err
+            finally:
+                updates.put(None)
+
+        thread = threading.Thread(target=run, name="mutate", daemon=True)
+        thread.start()
+        while (update := updates.get()) is not None:
+            yield update
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        if cancel.is_set():
+            raise Cancelled()
+        yield outcome["report"]
+
+    return job

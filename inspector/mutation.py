@@ -7,10 +7,13 @@ dropped or inverted on loads and stores, ``other=`` fill values changed, casts d
 <-> ``tl.max``), ``rsqrt`` <-> ``sqrt``, negations dropped. A mutant is the file with one site
 changed, spliced into the original text so everything else stays byte for byte; it runs in a
 child process (:mod:`kernels.usercode`) on every runnable fixture until one fixture catches it.
-Outcomes: ``killed`` (a fixture failed: ``killed_by`` names it), ``survived`` (every fixture
-behaved), ``crashed`` or ``timeout`` (the child died or hung on a fixture, named). No mutant is
-``equivalent`` yet: TTIR equivalence needs a compile of the kernel's launch signature, which the
-inspector does not record.
+Outcomes: ``equivalent`` (the mutant compiles to the original's TTIR for every launch signature
+the original's launcher makes, or only changes a load's fill that no store can see:
+:mod:`inspector.equivalence`; ``detail`` says which and for how many signatures), ``killed`` (a
+fixture failed: ``killed_by`` names it), ``survived`` (every fixture behaved), ``crashed`` or
+``timeout`` (the child died or hung on a fixture, named). Where the TTIR cannot be compared (a
+Triton without the internals used, a launch that cannot be described), every mutant runs the
+fixtures and ``detail`` says why it was not compared.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from inspector import equivalence
 from kernels.usercode import KernelSpec
 from oracle import fixtures, matrix
 
@@ -219,10 +223,15 @@ def run_mutants(
     timeout_s: float = 60.0,
     poison: float = -3072.0,
     progress: Callable[[int, int, str], None] | None = None,
+    compare_ttir: bool = True,
+    cancelled: Callable[[], bool] | None = None,
 ) -> tuple[list[Mutant], int]:
     """Mutate the ``@triton.jit`` functions of ``files`` (default: the kernel's file) and run
     each mutant. ``launcher_dir``: a package folder copied whole for each mutant (the bundled
     kernel: its modules import each other), else the mutant replaces the kernel file alone.
+    ``compare_ttir``: judge equivalence by TTIR first (:mod:`inspector.equivalence`).
+    ``cancelled``: polled before each mutant; once true, the mutants not yet started are left
+    out (the count returned says how many sites were not run).
 
     Returns:
         The mutants in site order and how many sites were left out past MAX_MUTANTS.
@@ -233,8 +242,17 @@ def run_mutants(
     sites = sites[:MAX_MUTANTS]
     workers = jobs or max(1, (os.cpu_count() or 2))
     done = [0]
+    if progress is not None and compare_ttir:
+        progress(0, len(sites), "recording the original's launches and compiling its TTIR")
+    base = (
+        equivalence.baseline(spec)
+        if compare_ttir
+        else equivalence.Baseline(unsupported="not asked for")
+    )
 
-    def one(index: int) -> Mutant:
+    def one(index: int) -> Mutant | None:
+        if cancelled is not None and cancelled():
+            return None
         path, site = sites[index]
         mutant_id = f"m{index + 1:03d}"
         with tempfile.TemporaryDirectory(prefix="rmsnorm-mutant-") as folder:
@@ -257,15 +275,39 @@ def run_mutants(
             mutant_spec = dataclasses.replace(
                 mutant_spec, sha256=hashlib.sha256(text.encode()).hexdigest()
             )
-            outcome, killed_by, detail = _run_mutant(mutant_spec, first, poison, timeout_s)
+            outcome, killed_by, detail = _judged(base, mutant_spec, first, path, site)
+            if outcome != "equivalent":
+                note = detail
+                outcome, killed_by, detail = _run_mutant(mutant_spec, first, poison, timeout_s)
+                if note and (outcome == "survived" or note.startswith("TTIR not compared")):
+                    detail = f"{detail}; {note}"
         done[0] += 1
         if progress is not None:
             progress(done[0], len(sites), f"{mutant_id} {site.function}:{site.line} {outcome}")
         return Mutant(mutant_id, site, outcome, killed_by, detail)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        mutants = list(pool.map(one, range(len(sites))))
-    return mutants, left_out
+        ran = list(pool.map(one, range(len(sites))))
+    mutants = [m for m in ran if m is not None]
+    return mutants, left_out + len(ran) - len(mutants)
+
+
+def _judged(
+    base: equivalence.Baseline, spec: KernelSpec, first: str, original: Path, site: Site
+) -> tuple[str, tuple[str, ...], str]:
+    """("equivalent", (), why) when the TTIR shows the mutant cannot act, else ("", (), the
+    comparison's note) for the fixture run to decide."""
+    if base.unsupported == "not asked for":
+        return "", (), ""
+    same, why = equivalence.judge(base, spec.path, pythonpath_first=first)
+    if same:
+        return "equivalent", (), why
+    proven, fill_why = equivalence.judge_fill(
+        base, spec.path, site, original.read_text(), original.name, pythonpath_first=first
+    )
+    if proven:
+        return "equivalent", (), fill_why
+    return "", (), why
 
 
 def report(spec: KernelSpec, mutants: list[Mutant], left_out: int) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from inspector.file_actions import AUTOSAVE_MS, SessionFiles
 from inspector.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
 from inspector.menus import build_menus
 from inspector.models import kill_matrix_from_table
+from inspector.mutation_actions import MutationActions
 from inspector.records.provenance import kernel_provenance
 from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
 from inspector.widgets.bench_view import BenchView, bench_available
@@ -45,6 +46,7 @@ from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
 from inspector.widgets.lane_grid import LaneGrid
 from inspector.widgets.mutants import MutantPanel
+from inspector.widgets.mutation_view import MutationView
 from inspector.widgets.status_bar import environment_labels
 from inspector.widgets.stepper import ReductionStepper
 from inspector.widgets.tables import KillMatrixView, RowTable
@@ -87,11 +89,11 @@ class InspectorWindow(QMainWindow):
         self._build()
         self.menus = build_menus(self)
         self.files = SessionFiles(self, autosave_dir, autosave_ms)
+        self.mutation_actions = MutationActions(self, self.mutation_view)
         self._wire()
         self.kernels = KernelActions(self)
-        # Everything alive now (torch, triton, Qt wrappers) leaves the cyclic collector's
-        # generations: a full collection triggered in the worker would otherwise walk it all
-        # while holding the GIL and pause this thread for ~100 ms.
+        # Everything alive now leaves the cyclic collector's generations: a full collection in
+        # the worker would otherwise walk it all holding the GIL (~100 ms pauses here).
         gc.freeze()
         if demo:
             self.input_panel.load_fixture(DEMO_FIXTURE)
@@ -104,7 +106,6 @@ class InspectorWindow(QMainWindow):
         return self._closed
 
     # ================================================================ layout
-
     def _build(self) -> None:
         self.input_panel = InputPanel()
         self.mutant_panel = MutantPanel()
@@ -115,6 +116,7 @@ class InspectorWindow(QMainWindow):
         self.compiler_view = CompilerView()
         self.bench_view = BenchView()
         self.history_view = HistoryView()
+        self.mutation_view = MutationView()
         self.divergence = DivergencePanel()
         self.summary = QPlainTextEdit(objectName="summary")
         self.summary.setReadOnly(True)
@@ -184,6 +186,7 @@ class InspectorWindow(QMainWindow):
         self.tabs.addTab(self.bench_view, "Benchmark")
         self.tabs.addTab(self.summary, "Check log")
         self.tabs.addTab(self.history_view, "History")
+        self.tabs.addTab(self.mutation_view, "Mutation")
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.grid)
@@ -249,7 +252,6 @@ class InspectorWindow(QMainWindow):
         events.dirty.connect(self._show_title)
 
     # ================================================================ state -> views
-
     def _show_title(self, *_: Any) -> None:
         self.setWindowTitle(self.state.title)
 
@@ -391,7 +393,6 @@ class InspectorWindow(QMainWindow):
         self.history_view.set_history(list(session.receipt_history), session.receipt_json)
 
     # ================================================================ user actions
-
     def select_row(self, row: int) -> None:
         """Select a row everywhere: grid highlight, stepper, table."""
         state = self.state
@@ -452,6 +453,7 @@ class InspectorWindow(QMainWindow):
         self.cancel_button.setEnabled(not idle)
         menus.cancel.setEnabled(not idle)
         self.kernels.update_enabled(idle)
+        self.mutation_actions.set_enabled(idle)
 
     def run_check(self) -> bool:
         """Start the whole proof on the worker; False if it cannot start now."""
@@ -505,7 +507,6 @@ class InspectorWindow(QMainWindow):
         return self.runner.start("compile", jobs.compile_job(*key))
 
     # ================================================================ job results
-
     def _on_busy(self, busy: bool) -> None:
         self._update_run_enabled()
         if not busy and self._pending_analysis:
@@ -558,6 +559,8 @@ class InspectorWindow(QMainWindow):
         elif name == "compile":
             state.remember_compile(result)
             self.status_line.setText("compile: done.")
+        elif name == "mutate":
+            self.mutation_actions.on_result(result)
 
     def apply_check_result(self, result: Any) -> None:
         """Show a check's result (a job's, or the screenshot's synchronous one)."""
@@ -569,7 +572,6 @@ class InspectorWindow(QMainWindow):
         self.state.mark_dirty()
 
     # ================================================================ shutdown
-
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.files.confirm_discard():
             event.ignore()

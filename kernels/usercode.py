@@ -236,6 +236,49 @@ class UserKernel:
             arrays.append(np.load(io.BytesIO(blob), allow_pickle=False))
         return header, arrays
 
+    def record(
+        self,
+        *,
+        rows: int,
+        width: int,
+        dtype: str,
+        x_stride: int,
+        y_stride: int,
+        guard: int,
+        eps: float = 1e-6,
+    ) -> list[dict[str, Any]]:
+        """The launch signatures (:mod:`kernels.launches`) the launcher launches for a problem
+        of this layout, from a dry run in the child (no kernel runs).
+
+        Raises:
+            RuntimeError: the launcher raised, or the child died or hung (the message says).
+        """
+        if self._child is None:
+            self._start()
+        assert self._child is not None
+        assert self._child.stdin is not None
+        layout = {"rows": rows, "width": width, "dtype": dtype, "x_stride": x_stride,
+                  "y_stride": y_stride, "guard": guard, "eps": eps}  # fmt: skip
+        from kernels.usercode_child import _send
+
+        try:
+            _send(self._child.stdin, {"record": layout})
+            reply = self._read(self.run_timeout_s, "recording the kernel's launches")
+        except TimeoutError:
+            self.close()
+            raise RuntimeError(f"no launch record within {self.run_timeout_s:g} s") from None
+        except (BrokenPipeError, ValueError, OSError) as err:
+            detail = self._last_words() or str(err)
+            self.close()
+            raise RuntimeError(detail) from None
+        if reply is None:
+            detail = self._last_words()
+            self.close()
+            raise RuntimeError(detail)
+        if not reply[0].get("ok"):
+            raise RuntimeError(str(reply[0].get("error", "")))
+        return list(reply[0].get("launches", []))
+
     def run(
         self,
         x: np.ndarray,
@@ -288,3 +331,51 @@ class UserKernel:
             x_writes=tuple(int(i) for i in x_writes),
             refused_out=str(message.get("refused_out", "")),
         )
+
+
+def compile_ttir(
+    path: Path,
+    launches: list[dict[str, Any]],
+    *,
+    expect: list[str] | None = None,
+    texts: bool = True,
+    pythonpath_first: str = "",
+    timeout_s: float,
+) -> list[dict[str, str]]:
+    """TTIR of each recorded launch of the kernel file ``path`` (:mod:`kernels.launches`),
+        compiled for sm_90 in a child process (``TRITON_INTERPRET=0``: the file is imported there,
+        never here). One ``{"digest", "text"}`` or ``{"error": why}`` per launch; with ``expect``
+        (a digest per launch) only the digests, up to the first that differs or fails; without
+    ``texts``, every digest and no text.
+
+        Raises:
+            RuntimeError: the child died, hung past ``timeout_s`` or answered nonsense.
+    """
+    env = dict(os.environ)
+    env["TRITON_INTERPRET"] = "0"
+    root = str(Path(__file__).resolve().parents[1])
+    first = [pythonpath_first] if pythonpath_first else []
+    env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
+    request = json.dumps(
+        {"path": str(path), "launches": launches, "expect": expect, "texts": texts}
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kernels.launches"],
+            input=request.encode("utf-8"),
+            capture_output=True,
+            env=env,
+            cwd=pythonpath_first or root,
+            timeout=timeout_s,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"the TTIR compile took over {timeout_s:g} s") from None
+    try:
+        results = json.loads(done.stdout)["ttir"]
+    except (ValueError, KeyError, TypeError):
+        tail = done.stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+        raise RuntimeError(f"the TTIR compile ended (status {done.returncode}): {tail}") from None
+    if not isinstance(results, list) or not 0 < len(results) <= len(launches):
+        raise RuntimeError("the TTIR compile answered a different number of launches")
+    return [r if isinstance(r, dict) else {"error": "no result"} for r in results]

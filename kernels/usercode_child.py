@@ -109,6 +109,33 @@ def _run(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarra
     return y, oob, x_writes, refused_out
 
 
+def _record(launcher: Any, header: dict[str, Any]) -> list[dict]:
+    """The launch signatures of one dry run (nothing is launched) on a problem's layout: x and
+    the output as views into uninitialised buffers with the problem's strides and guard."""
+    import torch
+
+    import kernels
+    from kernels.launches import recording
+    from kernels.mode import COMPILED
+
+    dtype = getattr(torch, header["dtype"])
+    device = torch.device("cuda" if kernels.MODE == COMPILED else "cpu")
+    rows, width, guard = int(header["rows"]), int(header["width"]), int(header["guard"])
+
+    def view(stride: int) -> torch.Tensor:
+        buffer = torch.empty((2 * guard + rows * stride,), dtype=dtype, device=device)
+        return buffer[guard:].as_strided((rows, width), (stride, 1))
+
+    x, y = view(int(header["x_stride"])), view(int(header["y_stride"]))
+    w = torch.empty((width,), dtype=dtype, device=device)
+    with recording() as found:
+        try:
+            launcher(x, w, float(header["eps"]), out=y)
+        except TypeError:  # a launcher without out=
+            launcher(x, w, float(header["eps"]))
+    return found
+
+
 def main(argv: list[str]) -> int:
     """Serve run requests for the kernel ``argv[0]:argv[1]`` until the input closes."""
     protocol_out = os.fdopen(os.dup(1), "wb")
@@ -124,7 +151,15 @@ def main(argv: list[str]) -> int:
         return 2
     _send(protocol_out, {"ok": True, "mode": kernels.MODE})
     while (message := _receive(protocol_in)) is not None:
-        header, (x, weight) = message
+        header, arrays = message
+        if "record" in header:
+            try:
+                _send(protocol_out, {"ok": True, "launches": _record(launcher, header["record"])})
+            except Exception as err:  # the launcher raised on the dry run
+                lines = traceback.format_exception_only(type(err), err)
+                _send(protocol_out, {"ok": False, "error": "".join(lines).strip()[:2000]})
+            continue
+        x, weight = arrays
         try:
             y, oob, x_writes, refused_out = _run(launcher, header, x, weight)
             _send(

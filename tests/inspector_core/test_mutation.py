@@ -85,6 +85,21 @@ def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
     assert divisor["outcome"] == "killed"
     assert divisor["killed_by"]
     assert by_site[("sqrt -> rsqrt", "tl.sqrt(mean_square + eps)")]["outcome"] == "killed"
+    # The five that cannot act, by TTIR or by the masked fill: equivalent, and so out of the score.
+    equivalent = {(m["operator"], m["before"], m["after"]) for m in data["mutants"]
+                  if m["outcome"] == "equivalent"}  # fmt: skip
+    assert equivalent == {
+        ("constant 0 -> -1", "0", "-1"),  # axis=-1 of a 1-D sum
+        ("cast dropped", "tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)",
+         "tl.load(w_ptr + cols, mask=mask, other=0.0)"),
+        ("load other= -> 1.0", "tl.load(w_ptr + cols, mask=mask, other=0.0)",
+         "tl.load(w_ptr + cols, mask=mask, other=1.0)"),
+        ("constant 0.0 -> 1.0", "0.0", "1.0"),  # the weight's fill again
+        ("cast dropped", "y.to(y_ptr.dtype.element_ty)", "y"),
+    }, equivalent  # fmt: skip
+    for m in data["mutants"]:
+        if m["outcome"] == "equivalent":
+            assert "TTIR identical" in m["detail"] or "never observed" in m["detail"], m
     survivors = [m for m in data["mutants"] if m["outcome"] == "survived"]
     assert done.returncode == (1 if survivors else 0), done.stdout + done.stderr
     for m in survivors:
@@ -130,7 +145,11 @@ def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -
     try:
         mutation.mutation_sites = lambda text: [site] if text == source else []
         mutants, left_out = run_mutants(
-            spec, files=[package / "jit_parts.py"], launcher_dir=package, jobs=1
+            spec,
+            files=[package / "jit_parts.py"],
+            launcher_dir=package,
+            jobs=1,
+            compare_ttir=False,  # the copy is what this test is about (TTIR: test_equivalence)
         )
     finally:
         mutation.mutation_sites = original
