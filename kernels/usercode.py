@@ -255,8 +255,8 @@ class UserKernel:
         """
         if self._child is None:
             self._start()
-        assert self._child is not None
-        assert self._child.stdin is not None
+        if self._child is None or self._child.stdin is None:
+            raise RuntimeError("the kernel's child process did not start")
         layout = {"rows": rows, "width": width, "dtype": dtype, "x_stride": x_stride,
                   "y_stride": y_stride, "guard": guard, "eps": eps}  # fmt: skip
         from kernels.usercode_child import _send

@@ -134,7 +134,8 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     window.files.open_bench_record_dialog()
     view = window.bench_view
     assert window.tabs.currentWidget() is view
-    assert view.source.startswith("NVIDIA H200, 2026-12-01T13:34")
+    started = json.loads(RECORD.read_text(encoding="utf-8"))["started_utc"]
+    assert view.source.startswith(f"NVIDIA H200, {started[:16]}")
     assert view.summary.text().startswith("Recorded on NVIDIA H200")
     assert len(view.records) == 828
     view.shape_combo.setCurrentText("narrow")
