@@ -67,21 +67,32 @@ def inferred_rrms(x: np.ndarray, weight: np.ndarray, y: np.ndarray, eps: float) 
     return Inferred(rrms, mean_square, spread, columns)
 
 
-def _signatures(width: int, block: int) -> list[tuple[str, float]]:
-    """(description, expected ratio inferred rrms / model rrms) of known bugs."""
-    found = [
-        (
-            "a sum instead of a mean: the square sum divided by 1, not by the width: every "
-            f"rrms off by 1 / sqrt(width) = {1.0 / math.sqrt(width):.4f}",
-            1.0 / math.sqrt(width),
-        )
-    ]
-    if block != width:
+def _signatures(
+    width: int, block: int, mean_square: np.ndarray, eps: float
+) -> list[tuple[str, np.ndarray]]:
+    """(description, each row's rrms under that bug) of known bugs, from the model's mean
+    squares: a bug changes what goes under the square root, and eps stays inside it, so the
+    factor it makes depends on the row where the mean square is near eps."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        found = [
+            (
+                "a sum instead of a mean: the square sum divided by 1, not by the width: every "
+                f"rrms off by 1 / sqrt(width) = {1.0 / math.sqrt(width):.4f}",
+                1.0 / np.sqrt(mean_square * width + eps),
+            )
+        ]
+        if block != width:
+            found.append(
+                (
+                    f"a divisor of BLOCK ({block}) instead of width ({width}): every rrms off by "
+                    f"sqrt(BLOCK / width) = {math.sqrt(block / width):.4f}",
+                    1.0 / np.sqrt(mean_square * width / block + eps),
+                )
+            )
         found.append(
             (
-                f"a divisor of BLOCK ({block}) instead of width ({width}): every rrms off by "
-                f"sqrt(BLOCK / width) = {math.sqrt(block / width):.4f}",
-                math.sqrt(block / width),
+                "eps left out of the square root (rows near zero blow up)",
+                1.0 / np.sqrt(mean_square),
             )
         )
     return found
@@ -130,14 +141,12 @@ def diagnose(
     if np.all(consistent):
         lines.append("they part at the rrms: each row's output is x * c * w with the wrong c")
         known = np.isfinite(ratio)
-        for description, expected in _signatures(width, block):
-            if np.all(np.abs(ratio[known] / expected - 1.0) <= SIGNATURE_TOLERANCE):
-                lines.append(f"behaves like {description}")
         mean_square = 1.0 / np.asarray(reference_rrms, dtype=np.float64) ** 2 - eps
-        with np.errstate(divide="ignore", invalid="ignore"):
-            no_eps = np.sqrt((mean_square + eps) / mean_square)
-        if np.all(np.abs(ratio[known] / no_eps[known] - 1.0) <= SIGNATURE_TOLERANCE):
-            lines.append("behaves like eps left out of the square root (rows near zero blow up)")
+        for description, expected in _signatures(width, block, mean_square, eps):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                apart = np.abs(inferred.rrms[known] / expected[known] - 1.0)
+            if np.all(apart <= SIGNATURE_TOLERANCE):
+                lines.append(f"behaves like {description}")
     else:
         off = int(np.sum(~consistent & np.isfinite(ratio)))
         unweighted = inferred_rrms(x, np.ones(width), y, eps)

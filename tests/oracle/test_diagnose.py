@@ -65,6 +65,20 @@ def test_a_mean_over_block_is_named_with_its_factor() -> None:
     )
 
 
+def test_a_mean_over_block_is_named_where_a_row_is_near_eps() -> None:
+    # Row 2's mean square is about eps: there the bug moves rrms by less than sqrt(128/70)
+    # (eps stays inside the root), and the signature must still be recognised.
+    x, w, _, _ = _problem()
+    x[2] *= 1e-3
+    rrms = 1.0 / np.sqrt((x * x).mean(axis=1) + EPS)
+    reference = x * rrms[:, None] * w
+    wrong = 1.0 / np.sqrt((x * x).sum(axis=1) / 128 + EPS)
+    assert wrong[2] / rrms[2] < 0.95 * math.sqrt(128 / 70)  # not the plain factor on that row
+    lines = diagnose(x, w, x * wrong[:, None] * w, reference, rrms, EPS, 128)
+    assert any(line.startswith("behaves like a divisor of BLOCK (128)") for line in lines)
+    assert not any("sum instead of a mean" in line for line in lines)
+
+
 def test_a_sum_instead_of_a_mean_is_named() -> None:
     x, w, rrms, reference = _problem()
     wrong = 1.0 / np.sqrt((x * x).sum(axis=1) + EPS)
