@@ -207,13 +207,19 @@ def check_job(problem: Problem, config: Any) -> Job:
 def load_kernel_job(text: str) -> Job:
     """A job checking that ``FILE.py:FUNCTION`` names a kernel: its file imported in a child
     process that finds the callable (``userkernel.loadable_kernel_spec``); the ``KernelSpec``
-    back, or the job fails with ``KernelSpecError`` saying what is wrong."""
+    back, or the job fails with ``KernelSpecError`` saying what is wrong; Cancel ends a hanging
+    import (the child is killed)."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         yield (0, 1, f"loading {text} in a child process")
         from inspector.userkernel import loadable_kernel_spec
+        from kernels.usercode import KernelCancelled
 
-        yield loadable_kernel_spec(text)
+        try:
+            spec = loadable_kernel_spec(text, cancel)
+        except KernelCancelled:
+            raise Cancelled from None
+        yield spec
 
     return job
 

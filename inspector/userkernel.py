@@ -11,6 +11,8 @@ note says so.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from kernels.usercode import RUN_TIMEOUT_S, KernelSpec, UserKernel, UserRun, parse_kernel_spec
@@ -18,16 +20,17 @@ from oracle import matrix
 from oracle.spec import Problem
 
 
-def loadable_kernel_spec(text: str) -> KernelSpec:
+def loadable_kernel_spec(text: str, cancel: Any = None) -> KernelSpec:
     """``FILE.py:FUNCTION`` parsed, and the file imported in a child process that finds a
-    callable ``FUNCTION`` there.
+    callable ``FUNCTION`` there; ``cancel`` (an event) ends the wait for it.
 
     Raises:
         kernels.usercode.KernelSpecError (a ValueError): the part that is wrong, or the
             child's error importing the file.
+        kernels.usercode.KernelCancelled: ``cancel`` was set first (the child is killed).
     """
     spec = parse_kernel_spec(text)
-    with UserKernel(spec):
+    with UserKernel(spec, cancel=cancel):
         pass
     return spec
 

@@ -35,11 +35,17 @@ from kernels.mode import INTERPRETER, MODE
 
 # Longest a child may take to import the user's file (torch and triton included), and one run.
 START_TIMEOUT_S = 120.0
+# How often a wait for the child looks at the caller's cancel event.
+CANCEL_POLL_S = 0.1
 RUN_TIMEOUT_S = 120.0
 # Bytes of the user's stderr kept for a finding's detail.
 STDERR_TAIL = 4000
 # A Python identifier, optionally dotted (a function inside a class or namespace is not one).
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class KernelCancelled(RuntimeError):
+    """The caller's cancel event was set while the child was being waited for (it is killed)."""
 
 
 class KernelSpecError(ValueError):
@@ -120,10 +126,18 @@ class UserKernel:
     """
 
     def __init__(
-        self, spec: KernelSpec, *, run_timeout_s: float = RUN_TIMEOUT_S, pythonpath_first: str = ""
+        self,
+        spec: KernelSpec,
+        *,
+        run_timeout_s: float = RUN_TIMEOUT_S,
+        pythonpath_first: str = "",
+        cancel: Any = None,
     ) -> None:
         self.spec = spec
         self.run_timeout_s = run_timeout_s
+        # An event (``is_set()``) polled while waiting for the child: set, the wait ends with
+        # KernelCancelled and the child is killed (a window's Cancel during a hanging import).
+        self.cancel = cancel
         # A folder searched before the repository (a mutated copy of a package, a kernel's own
         # folder for the siblings of a mutant written elsewhere).
         self.pythonpath_first = pythonpath_first
@@ -163,6 +177,9 @@ class UserKernel:
         )
         try:
             header = self._read(START_TIMEOUT_S, "importing the kernel file")
+        except KernelCancelled:
+            self.close()
+            raise
         except (TimeoutError, ValueError) as err:
             self.close()
             why = f"did not finish importing within {START_TIMEOUT_S:g} s"
@@ -207,7 +224,13 @@ class UserKernel:
         fd = self._child.stdout.fileno()
         chunks, left = [], size
         while left:
-            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            remaining = max(0.0, deadline - time.monotonic())
+            wait = remaining if self.cancel is None else min(remaining, CANCEL_POLL_S)
+            if not select.select([fd], [], [], wait)[0]:
+                if self.cancel is not None and self.cancel.is_set():
+                    raise KernelCancelled("cancelled while waiting for the kernel's process")
+                if time.monotonic() < deadline:
+                    continue
                 raise TimeoutError
             chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:

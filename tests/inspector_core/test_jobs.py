@@ -134,3 +134,18 @@ def test_the_windows_core_imports_no_qt(module: str) -> None:
     )
     loaded = {name.strip("'\" ").split(".")[0] for name in done.stdout.strip("[]\n").split(",")}
     assert not loaded & {"PySide6", "pyqtgraph"}, f"{module} imports Qt"
+
+
+def test_load_kernel_job_cancel_ends_a_hanging_import(tmp_path) -> None:
+    path = tmp_path / "slow.py"
+    path.write_text("import time\n\ntime.sleep(600)\n")
+    cancel = threading.Event()
+    steps = jobs.load_kernel_job(f"{path}:rms_norm")(cancel)
+    assert next(steps) == (0, 1, f"loading {path}:rms_norm in a child process")
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    try:
+        with pytest.raises(jobs.Cancelled):
+            next(steps)
+    finally:
+        timer.cancel()

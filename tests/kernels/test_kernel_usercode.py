@@ -201,3 +201,23 @@ def test_a_file_that_hangs_while_importing_is_refused_after_the_start_timeout(
     monkeypatch.setattr(usercode, "START_TIMEOUT_S", 3.0)
     with pytest.raises(KernelSpecError, match="did not finish importing within 3 s"):
         UserKernel(parse_kernel_spec(f"{path}:rms_norm")).__enter__()
+
+
+def test_a_cancel_ends_the_wait_for_a_hanging_import_and_kills_the_child(tmp_path) -> None:
+    import threading
+
+    from kernels.usercode import KernelCancelled
+
+    path = tmp_path / "slow.py"
+    path.write_text("import time\n\ntime.sleep(600)\n")
+    cancel = threading.Event()
+    kernel = UserKernel(parse_kernel_spec(f"{path}:rms_norm"), cancel=cancel)
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    try:
+        # Without the cancel this waits START_TIMEOUT_S (120 s), then raises KernelSpecError.
+        with pytest.raises(KernelCancelled, match="cancelled"):
+            kernel.__enter__()
+    finally:
+        timer.cancel()
+    assert kernel._child is None  # closed: the child was killed and reaped
