@@ -6,6 +6,7 @@ neither imports the other's internals through it, so the two stay one-way.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +64,26 @@ class ValidationError(ValueError):
         if not text.startswith(field):
             text = f"{field}: {text}"
         super().__init__(text)
+
+
+# A plain number: ASCII digits, an optional sign, decimal point and exponent. Python's float()
+# and int() also take "1_000", Arabic-Indic or full-width digits and surrounding Unicode space;
+# text that others script against must mean one thing.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NOT_FINITE = frozenset({"nan", "inf", "infinity"})
+
+
+def plain_float(text: str) -> float:
+    """``text`` (surrounding ASCII spaces allowed) as a float when it is a plain number, or NaN
+    / infinity spelled out (callers refuse those as not finite).
+
+    Raises:
+        ValueError: anything else.
+    """
+    token = text.strip(" \t\r\n")
+    if _PLAIN_NUMBER.fullmatch(token) or token.lstrip("+-").lower() in _NOT_FINITE:
+        return float(token)
+    raise ValueError(f"not a plain number: {short(text)}")
 
 
 def short(value: Any, limit: int = 40) -> str:

@@ -6,12 +6,14 @@ Every failure is a :class:`~oracle.limits.ValidationError` naming the field; not
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from pathlib import Path
 
 import numpy as np
 
-from oracle.limits import LIMITS, ValidationError
+from oracle.limits import LIMITS, ValidationError, plain_float, short
 
 _VALUE_SPLIT = re.compile(r"[,\s]+")
 # Refuse to read more text than the largest problem could need (~32 chars a value).
@@ -29,15 +31,7 @@ def read_text(text: str, field: str) -> str:
         return text
     path = Path(stripped[1:]).expanduser()
     try:
-        size = path.stat().st_size
-        if size > MAX_TEXT_CHARS:
-            raise ValidationError(
-                field,
-                str(path),
-                f"a file of at most {MAX_TEXT_CHARS} bytes",
-                f"{field}: file {path} has {size} bytes, more than {MAX_TEXT_CHARS}",
-            )
-        return path.read_text(encoding="utf-8")
+        return _read_regular_file(path, field)
     except ValidationError:
         raise
     except (OSError, UnicodeDecodeError) as exc:
@@ -45,6 +39,67 @@ def read_text(text: str, field: str) -> str:
         raise ValidationError(
             field, str(path), "a readable UTF-8 text file", f"{field}: cannot read {path}: {reason}"
         ) from None
+
+
+def _read_regular_file(path: Path, field: str) -> str:
+    """A regular file's text, read through one descriptor: a FIFO, a device or a directory is
+    refused by its type before a byte is read (opening is non-blocking, so a FIFO with no
+    writer cannot hang it), and at most MAX_TEXT_CHARS + 1 bytes are read, whatever the size
+    the file claims (``/proc`` files claim 0)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        _refuse_special(info, path, field)
+        if info.st_size > MAX_TEXT_CHARS:
+            raise _too_big(field, path, info.st_size)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_TEXT_CHARS:
+            chunk = os.read(fd, min(1 << 20, MAX_TEXT_CHARS + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_TEXT_CHARS:
+            raise _too_big(field, path, size, "more than")
+        return b"".join(chunks).decode("utf-8")
+    finally:
+        os.close(fd)
+
+
+def _refuse_special(info: os.stat_result, path: Path | str, field: str) -> None:
+    if stat.S_ISREG(info.st_mode):
+        return
+    kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+    kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else kind
+    kind = "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else kind
+    raise ValidationError(field, str(path), "a regular file", f"{field}: {path} is {kind}")
+
+
+def check_regular_file(path: Path | str, field: str) -> None:
+    """Refuse a path that is not a regular file (a FIFO, a device, a directory) by its type,
+    before anything opens it: a FIFO would block the reader, a device never ends.
+
+    Raises:
+        ValidationError: naming ``field`` and what the path is; or that it cannot be read.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise ValidationError(
+            field, str(path), "a readable file", f"{field}: cannot read {path}: {exc.strerror}"
+        ) from None
+    _refuse_special(info, path, field)
+
+
+def _too_big(field: str, path: Path, size: int, how: str = "") -> ValidationError:
+    has = f"{how} {size}".strip()
+    return ValidationError(
+        field,
+        str(path),
+        f"a file of at most {MAX_TEXT_CHARS} bytes",
+        f"{field}: file {path} has {has} bytes, more than {MAX_TEXT_CHARS}",
+    )
 
 
 def _read_body(text: str, field: str) -> str:
@@ -69,17 +124,20 @@ def _count_error(field: str, count: int, low: int, high: int, what: str) -> Vali
 
 def _parse_number(token: str, field: str, where: str) -> float:
     try:
-        value = float(token)
+        value = plain_float(token)
     except ValueError:
         raise ValidationError(
-            field, token, "finite decimal numbers", f"{field}: {token!r} at {where} is not a number"
+            field,
+            token,
+            "finite decimal numbers (ASCII digits, sign, point, exponent)",
+            f"{field}: {short(token)} at {where} is not a number",
         ) from None
     if not math.isfinite(value):
         raise ValidationError(
             field,
             token,
             "finite numbers",
-            f"{field}: {token!r} at {where} is not finite (NaN, infinity or overflow)",
+            f"{field}: {short(token)} at {where} is not finite (NaN, infinity or overflow)",
         )
     return value
 

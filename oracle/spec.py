@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from oracle.dtypes import FINITE_MAX, round_to_dtype
-from oracle.limits import LIMITS, ValidationError
+from oracle.limits import LIMITS, ValidationError, plain_float
 from oracle.limits import short as _short
 from oracle.parse import parse_matrix, parse_vector
 
@@ -87,7 +87,7 @@ def check_int(field: str, value: Any, low: int, high: int | None) -> int:
         number = int(value)
     else:
         try:
-            as_float = float(str(value).strip()) if isinstance(value, str) else float(value)
+            as_float = plain_float(value) if isinstance(value, str) else float(value)
         except (TypeError, ValueError):
             raise ValidationError(
                 field, value, bound, f"{field}: {_short(value)} is not a number; expected {bound}"
@@ -112,7 +112,7 @@ def check_eps(value: Any) -> float:
     if isinstance(value, bool):
         raise ValidationError("eps", value, bound, f"eps: {value!r} is not a number")
     try:
-        number = float(value.strip()) if isinstance(value, str) else float(value)
+        number = plain_float(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
         raise ValidationError(
             "eps", value, bound, f"eps: {_short(value)} is not a number; expected {bound}"

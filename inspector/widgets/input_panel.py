@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from inspector.widgets import dialogs
 from oracle import fixtures
 from oracle.dtypes import DTYPES
+from oracle.parse import check_regular_file
 from oracle.spec import LIMITS, Problem, ValidationError, make_problem, synthetic_problem
 
 #: Arrays up to this many elements are shown as editable text.
@@ -442,6 +443,7 @@ def read_npy_matrix(path: str) -> np.ndarray:
         ValidationError: on field ``x``, naming the file and what was expected.
     """
     expected = f"a 1-D or 2-D numeric array of at most {LIMITS.max_elements} values"
+    check_regular_file(path, "x")
     try:
         mapped = np.load(path, mmap_mode="r", allow_pickle=False)
     except Exception as exc:  # any damage in the file is this file's error, never a crash

@@ -95,3 +95,17 @@ def test_npy_import_through_the_dialog_function(
     monkeypatch.setattr(dialogs, "choose_open_file", lambda *a: str(bad))
     panel.import_npy()
     assert "3-D" in panel.field_error("x")
+
+
+def test_npy_import_refuses_a_fifo_and_a_device_by_their_type(
+    panel: InputPanel, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    # Refused from the path's type before anything opens it (a FIFO would block np.load).
+    fifo = tmp_path / "values.npy"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), ("/dev/zero", "a device")):
+        monkeypatch.setattr(dialogs, "choose_open_file", lambda *a, p=path: str(p))
+        panel.import_npy()
+        assert panel.field_error("x") == f"x: {path} is {kind}"
