@@ -2,14 +2,18 @@
 
 A reader of the target sees the previous file or the new one, never a half-written one: the new
 content goes into a temp file in the target's own folder (same file system, so the rename is
-atomic), is fsynced, gets the mode a plain ``open(path, "w")`` would have created, and is
-renamed over the target; the folder is then fsynced so that the rename survives a crash.
+atomic), is fsynced, gets the target's mode (or, for a new file, the mode a plain
+``open(path, "w")`` would have created), and is renamed over the target; the folder is then
+fsynced so that the rename survives a crash. A target that is a symlink is written through: the
+file it points to is replaced and the link stays. Temp files carry the writer's pid, and those
+of writers no longer running (a kill -9 mid-save) are removed by the next write beside them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -28,20 +32,58 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
             and an existing ``path`` is left exactly as it was.
     """
     target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = default_file_mode()
+    _remove_stale_temps(target)
     handle, temp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        prefix=f".{target.name}.{os.getpid()}.", suffix=_TEMP_SUFFIX, dir=target.parent
     )
     os.close(handle)
     try:
         write(Path(temp_name))
         _fsync_file(temp_name)
-        os.chmod(temp_name, default_file_mode())  # mkstemp creates 0o600
+        os.chmod(temp_name, mode)  # mkstemp creates 0o600
         os.replace(temp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
     fsync_dir(target.parent)
+
+
+_TEMP_SUFFIX = ".tmp"
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Remove ``.NAME.PID.*.tmp`` temp files beside ``target`` whose writer is gone."""
+    prefix = f".{target.name}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(target.parent):
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
+                continue
+            pid_text = name[len(prefix) :].split(".", 1)[0]
+            if not pid_text.isascii() or not pid_text.isdigit() or _alive(int(pid_text)):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or an invalid pid: leave its file alone
+        return True
+    return True
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

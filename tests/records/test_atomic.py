@@ -80,3 +80,44 @@ def test_no_other_records_module_writes_a_file_its_own_way():
         source = path.read_text(encoding="utf-8")
         for call in ("mkstemp", "os.replace", "os.rename", "os.fsync", "os.chmod"):
             assert call not in source, f"{path.name} calls {call}"
+
+
+def test_replacing_keeps_the_targets_mode(tmp_path, umask_027):
+    target = tmp_path / "receipt.json"
+    target.write_text("old")
+    target.chmod(0o600)
+    atomic.atomic_write_text(target, "new")
+    assert target.read_text() == "new"
+    assert target.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "store" / "session.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "session.json"
+    link.symlink_to(real)
+    atomic.atomic_write_text(link, "new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["session.json"]
+
+
+def test_temps_of_writers_that_are_gone_are_removed_and_live_ones_kept(tmp_path):
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead_pid = int(gone.stdout)
+    target = tmp_path / "receipt.csv"
+    stale = tmp_path / f".receipt.csv.{dead_pid}.abc123.tmp"
+    live = tmp_path / f".receipt.csv.{os.getpid()}.xyz789.tmp"
+    other = tmp_path / f".other.csv.{dead_pid}.abc123.tmp"
+    for path in (stale, live, other):
+        path.write_text("half")
+    atomic.atomic_write_text(target, "a,b\n")
+    assert not stale.exists()  # its writer is gone: a crashed save's leftover
+    assert live.exists()  # a writer still running (here: this process) keeps its temp
+    assert other.exists()  # another target's temps are that target's business
+    assert target.read_text() == "a,b\n"
