@@ -21,6 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from inspector.cli_checks import (
+    UsageError,
+    check_session_target,
+    check_writable_folder,
+    fail_usage,
+    one_line,
+    run_locks,
+)
+
 DEFAULT_ROWS = 4
 DEFAULT_WIDTH = 70
 DEFAULT_SEED = 0
@@ -29,10 +38,6 @@ DEFAULT_EPS = "1e-6"
 SYNTHETIC = f"--rows {DEFAULT_ROWS} --width {DEFAULT_WIDTH} --seed {DEFAULT_SEED}"
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad input or usage: printed as one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -234,14 +239,6 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
-
-
-def _fail_usage(message: str) -> NoReturn:
-    raise UsageError(message)
-
-
 def _build_problem(args: argparse.Namespace) -> Any:
     """The validated problem from the check options (ValidationError / UsageError)."""
     from oracle import fixtures
@@ -269,20 +266,20 @@ def _build_problem(args: argparse.Namespace) -> Any:
             if getattr(args, name) is not None
         ]
         if clashes:
-            _fail_usage(f"fixture: cannot be combined with {', '.join(clashes)}")
+            fail_usage(f"fixture: cannot be combined with {', '.join(clashes)}")
         try:
             fixture = fixtures.get(args.fixture)
         except ValueError as exc:
-            _fail_usage(str(exc))
+            fail_usage(str(exc))
         try:
             return fixture.build()
         except ValidationError as exc:
-            _fail_usage(
+            fail_usage(
                 f"fixture: {fixture.name} is a malformed fixture; its input is rejected ({exc})"
             )
     if args.x is not None:
         if args.seed is not None:
-            _fail_usage("seed: only for synthetic input; it cannot be combined with --x")
+            fail_usage("seed: only for synthetic input; it cannot be combined with --x")
         if args.weight is None:
             raise ValidationError(
                 "weight", None, "width values", "weight: missing; --x needs --weight (width values)"
@@ -301,44 +298,6 @@ def _build_problem(args: argparse.Namespace) -> Any:
     return with_weight(synthetic.x, synthetic.name + " with given weights")
 
 
-def _check_writable_folder(field: str, folder: Path) -> None:
-    """The folder exists (or can be created under an existing, writable ancestor)."""
-    if folder.exists():
-        if not folder.is_dir():
-            _fail_usage(f"{field}: {folder} exists and is not a folder")
-        if not os.access(folder, os.W_OK | os.X_OK):
-            _fail_usage(f"{field}: folder {folder} is not writable")
-        return
-    ancestor = folder.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        _fail_usage(f"{field}: cannot create {folder}: {ancestor} is not a folder")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        _fail_usage(f"{field}: cannot create {folder}: {ancestor} is not writable")
-
-
-def _check_session_target(path: Path) -> Any:
-    """A session path to write: its folder exists; an existing file must be our session.
-
-    Returns the existing session (its receipt history is carried on) or None.
-    """
-    from inspector.records.session import SessionError, load_session
-
-    if path.is_dir():
-        _fail_usage(f"session: {path} is a folder")
-    if not path.parent.is_dir():
-        _fail_usage(f"session: folder {path.parent} does not exist")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        _fail_usage(f"session: folder {path.parent} is not writable")
-    if not path.exists():
-        return None
-    try:
-        return load_session(path)
-    except SessionError as exc:
-        _fail_usage(f"session: refusing to overwrite {path}: {exc}")
-
-
 def _check_device(device: str) -> None:
     if device == "cpu":
         # The interpreter must be chosen before triton decorates the kernel (kernels.mode).
@@ -348,9 +307,9 @@ def _check_device(device: str) -> None:
         try:
             import torch
         except ImportError:
-            _fail_usage("device: cuda requested but torch is not installed")
+            fail_usage("device: cuda requested but torch is not installed")
         if not torch.cuda.is_available():
-            _fail_usage("device: cuda requested but no CUDA device is available (try --device cpu)")
+            fail_usage("device: cuda requested but no CUDA device is available (try --device cpu)")
 
 
 class _Progress:
@@ -393,10 +352,10 @@ def run_check_command(args: argparse.Namespace) -> int:
         problem = _build_problem(args)
     except ValidationError as exc:
         raise UsageError(str(exc)) from None
-    out_dir = Path(args.out)
-    _check_writable_folder("out", out_dir)
+    out_dir = check_writable_folder("out", args.out)
     session_path = Path(args.session) if args.session else None
-    previous = _check_session_target(session_path) if session_path is not None else None
+    if session_path is not None:
+        check_session_target(session_path)  # refused before anything is created
     if args.kernel is not None and args.model_only:
         raise UsageError("--kernel: runs a kernel; it cannot go with --model-only")
     if not args.model_only:
@@ -408,7 +367,16 @@ def run_check_command(args: argparse.Namespace) -> int:
         try:
             spec = loadable_kernel_spec(args.kernel)
         except ValueError as exc:
-            raise UsageError(_one_line(exc)) from None
+            raise UsageError(one_line(exc)) from None
+    with run_locks(out_dir, session_path):
+        return _run_check_locked(args, problem, out_dir, session_path, spec)
+
+
+def _run_check_locked(
+    args: argparse.Namespace, problem: Any, out_dir: Path, session_path: Path | None, spec: Any
+) -> int:
+    """``check`` once ``--out`` and ``--session`` are this run's alone."""
+    previous = check_session_target(session_path) if session_path is not None else None
 
     # Input is valid from here on: failures are exit 1, never 2.
     from inspector import pipeline
@@ -421,7 +389,7 @@ def run_check_command(args: argparse.Namespace) -> int:
     try:
         receipt = write_receipts(result, out_dir)
     except ReceiptError as exc:
-        print(f"error: receipts: {_one_line(exc)}", file=sys.stderr)
+        print(f"error: receipts: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
     for line in _report(result, receipt, out_dir):
         print(line)
@@ -444,7 +412,7 @@ def run_check_command(args: argparse.Namespace) -> int:
             save_session(session_path, session)
             print(f"session: {session_path}")
         except SessionError as exc:
-            problems.append(f"session: {_one_line(exc)}")
+            problems.append(f"session: {one_line(exc)}")
     if problems:
         print(f"FAIL: {len(problems)} problem(s)")
         for problem_line in problems:
@@ -463,14 +431,14 @@ def run_verify_command(args: argparse.Namespace) -> int:
     try:
         report = verify_receipts(args.receipt_json, args.receipt_csv)
     except ReceiptError as exc:
-        raise UsageError(f"receipt: {_one_line(exc)}") from None
+        raise UsageError(f"receipt: {one_line(exc)}") from None
     for line in report.lines():
         print(line)
     if report.ok:
         print(f"verified: {report.json_path}" + (f" {report.csv_path}" if report.csv_path else ""))
         return EXIT_OK
     print(f"NOT VERIFIED: {len(report.problems)} problem(s)")
-    print(f"verify: {_one_line(report.problems[0])}", file=sys.stderr)
+    print(f"verify: {one_line(report.problems[0])}", file=sys.stderr)
     return EXIT_FAILED
 
 
@@ -486,11 +454,11 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
         try:
             return read_receipt(path), None
         except ReceiptError as exc:
-            raise UsageError(f"{label}: {_one_line(exc)}") from None
+            raise UsageError(f"{label}: {one_line(exc)}") from None
     try:
         session = load_session(path)
     except SessionError as exc:
-        raise UsageError(f"{label}: {_one_line(exc)}") from None
+        raise UsageError(f"{label}: {one_line(exc)}") from None
     if session.receipt_json is None:
         raise UsageError(
             f"{label}: session {path} holds no receipt (save one with check --session or Export)"
@@ -526,7 +494,7 @@ def run_bench_command(argv: Sequence[str]) -> int:
         from kernels.bench import bench_main
     except ImportError as exc:
         print(
-            f"error: bench: the benchmark harness is not available ({_one_line(exc)}); it needs "
+            f"error: bench: the benchmark harness is not available ({one_line(exc)}); it needs "
             "torch, triton and a CUDA device",
             file=sys.stderr,
         )
@@ -570,7 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(str(exc)) from None
         return run_window(args.session, args.screenshot, args.kernel)
     except UsageError as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -579,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("RMSNORM_INSPECTOR_DEBUG"):
             raise
         print(
-            f"error: unexpected {type(exc).__name__}: {_one_line(exc)} "
+            f"error: unexpected {type(exc).__name__}: {one_line(exc)} "
             "(set RMSNORM_INSPECTOR_DEBUG=1 for a traceback)",
             file=sys.stderr,
         )

@@ -1,0 +1,116 @@
+"""The command line's checks of where it writes, its one-line errors, and the locks that keep
+two runs off one ``--out`` folder or ``--session`` file.
+
+A second ``check`` on the same ``--out`` or ``--session`` while the first runs is refused at once
+with a line naming the option (exit 2), so two runs never mix receipts or lose a session's
+history; the lock is an advisory ``flock`` on a ``.rmsnorm-inspector.lock`` file in the folder
+(``.NAME.lock`` beside a session), released by the kernel when the process ends, kill -9 too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux or macOS: no locking
+    fcntl = None  # type: ignore[assignment]
+
+# Longest error line printed: a 10 MB token in an argument is cut, with its length said.
+MAX_LINE_CHARS = 300
+OUT_LOCK_NAME = ".rmsnorm-inspector.lock"
+
+
+class UsageError(Exception):
+    """Bad input or usage: printed as one line, exit 2."""
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line, at most MAX_LINE_CHARS long (the rest counted, not shown)."""
+    line = " ".join(str(text).split())
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[: MAX_LINE_CHARS - 40]}... ({len(line)} characters in all)"
+
+
+def fail_usage(message: str) -> NoReturn:
+    raise UsageError(message)
+
+
+def check_writable_folder(field: str, folder_text: str) -> Path:
+    """``--FIELD``'s folder: not empty, and it exists (or can be created under an existing,
+    writable ancestor)."""
+    if not folder_text.strip():
+        fail_usage(f"{field}: empty; expected a folder (use . for the current one)")
+    folder = Path(folder_text)
+    if folder.exists():
+        if not folder.is_dir():
+            fail_usage(f"{field}: {folder} exists and is not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            fail_usage(f"{field}: folder {folder} is not writable")
+        return folder
+    ancestor = folder.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        fail_usage(f"{field}: cannot create {folder}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        fail_usage(f"{field}: cannot create {folder}: {ancestor} is not writable")
+    return folder
+
+
+def check_session_target(path: Path) -> Any:
+    """A session path to write: its folder exists; an existing file must be our session.
+
+    Returns the existing session (its receipt history is carried on) or None.
+    """
+    from inspector.records.session import SessionError, load_session
+
+    if path.is_dir():
+        fail_usage(f"session: {path} is a folder")
+    if not path.parent.is_dir():
+        fail_usage(f"session: folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        fail_usage(f"session: folder {path.parent} is not writable")
+    if not path.exists():
+        return None
+    try:
+        return load_session(path)
+    except SessionError as exc:
+        fail_usage(f"session: refusing to overwrite {path}: {one_line(exc)}")
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path, field: str, target: Path) -> Iterator[None]:
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fail_usage(f"{field}: another run is writing {target}; wait for it or choose another")
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextlib.contextmanager
+def run_locks(out_dir: Path, session: Path | None) -> Iterator[None]:
+    """Hold ``--out``'s folder (created here) and ``--session``'s file for one run.
+
+    Raises:
+        UsageError: another process holds either (checked before anything is written).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_exclusive(out_dir / OUT_LOCK_NAME, "out", out_dir))
+        if session is not None:
+            lock = session.parent / f".{session.name}.lock"
+            stack.enter_context(_exclusive(lock, "session", session))
+        yield
