@@ -164,14 +164,29 @@ def read_json(path: Path) -> tuple[Any, list[str]]:
     except UnicodeDecodeError as exc:
         return None, [f"{path.name}: not UTF-8 text ({exc.reason})"]
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except ValueError as exc:
         return None, [f"{path.name}: not valid JSON: {exc}"]
+    except RecursionError:
+        return None, [f"{path.name}: not valid JSON: nested too deeply"]
+    if not isinstance(data, dict):
+        return None, [f"{path.name}: not a receipt: the top level is {type(data).__name__}"]
     return data, []
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-standard JSON constant {name}")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: with a duplicate, which value a reader takes
+    is up to the reader, so a forged first value could pass one tool and fool another."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"duplicate key {key[:40]!r}")
+        found[key] = value
+    return found
 
 
 def read_csv_rows(path: Path) -> tuple[list[str], list[dict[str, float]], list[str]]:

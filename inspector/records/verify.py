@@ -261,6 +261,60 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
     return checks
 
 
+def _claim_checks(data: dict[str, Any]) -> list[Check]:
+    """The receipt's judgements recomputed from what it records: each comparison's tolerance
+    is the one declared for its dtype, its ``passed`` follows from its mismatch count, and the
+    verdict follows from every recorded outcome (a forged ``passed`` contradicts them)."""
+    from oracle.compare import TOLERANCES
+
+    checks: list[Check] = []
+    kernel = data["kernel"]
+    comparisons = [("errors", data["errors"])] + [
+        (f"kernel.{key}", kernel[key])
+        for key in ("vs_scalar", "vs_torch_float64")
+        if isinstance(kernel.get(key), dict)
+    ]
+    loose, wrong = [], []
+    for name, entry in comparisons:
+        declared = TOLERANCES.get(entry.get("compare_dtype", ""))
+        if declared is None or (entry["atol"], entry["rtol"]) != (declared.atol, declared.rtol):
+            loose.append(
+                f"{name}: atol={entry['atol']!r} rtol={entry['rtol']!r} for "
+                f"{entry.get('compare_dtype')!r}"
+                + (f", declared {declared.atol!r} / {declared.rtol!r}" if declared else "")
+            )
+        if "mismatches" in entry and entry["passed"] != (entry["mismatches"] == 0):
+            wrong.append(f"{name}: passed={entry['passed']} with {entry['mismatches']} mismatches")
+    checks.append(
+        Check(
+            "tolerances as declared",
+            not loose,
+            "; ".join(loose) if loose else f"{len(comparisons)} comparison(s) on the dtype's table",
+        )
+    )
+    checks.append(
+        Check(
+            "comparisons follow their mismatches",
+            not wrong,
+            "; ".join(wrong) if wrong else "every passed flag matches its mismatch count",
+        )
+    )
+    reasons = [name for name, entry in comparisons if not entry["passed"]]
+    reasons += [f"{m['target']} mutant {m['name']} survived" for m in data["mutants"]
+                if not (m["killed"] and m["killed_by"])]  # fmt: skip
+    reasons += [f"{f['target']} fixture {f['name']}" for f in data["fixtures"]
+                if not f["passed"] or f["expected"] != f["actual"]]  # fmt: skip
+    if kernel.get("oob_writes"):
+        reasons.append(f"kernel.oob_writes {kernel['oob_writes']}")
+    verdict = data["verdict"]
+    expected = not reasons and not verdict["failures"]
+    detail = f"passed={verdict['passed']}, {len(verdict['failures'])} failure(s) recorded"
+    if reasons:
+        detail += "; the outcomes fail it: " + ", ".join(reasons[:4])
+    checks.append(Check("verdict follows the outcomes", verdict["passed"] == expected, detail))
+    return checks
+
+
 def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Check]:
     """Everything ``verify`` checks once the JSON is schema-valid."""
     checks: list[Check] = []
@@ -272,8 +326,14 @@ def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Che
             f"{len(data['rows'])} rows for input.rows={data['input']['rows']}",
         )
     )
-    if csv_file is None:
+    recorded_csv = data["export_check"].get("files", {}).get("csv_sha256")
+    if csv_file is None and recorded_csv:
+        checks.append(
+            Check("csv", False, "the receipt says a CSV was exported; none given or found")
+        )
+    elif csv_file is None:
         checks.append(Check("csv", True, "no CSV given or found beside the JSON; not checked"))
+    if csv_file is None:
         for key, column in (("max_abs", "max_abs_error"), ("max_rel", "max_rel_error")):
             headline = from_json_number(data["errors"][key])
             json_max = nan_max(from_json_number(r[column]) for r in data["rows"])
@@ -302,6 +362,7 @@ def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Che
                 )
             )
     checks += _outcome_checks(data)
+    checks += _claim_checks(data)
     return checks
 
 
