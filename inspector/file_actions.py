@@ -196,6 +196,14 @@ class SessionFiles(QObject):
             return False
         original = self.state.session_path
         if not self.open_session(str(candidate), as_template=True):
+            from inspector.records.autosave import set_aside
+
+            try:
+                self._status(
+                    f"The autosave could not be opened; set aside as {set_aside(candidate)}."
+                )
+            except OSError:
+                self.discard_autosave(self.state.session_path)
             return False
         self.state.session_path = original  # saving writes the real file, not the autosave
         self.state.dirty = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 from inspector.records.session import Session, SessionError, save_session
@@ -78,3 +79,16 @@ def discard_autosave(
     """Remove the autosave (after a successful save, or when the user declines recovery)."""
     with contextlib.suppress(FileNotFoundError):
         autosave_path(path, cache_dir).unlink()
+
+
+def set_aside(path: str | os.PathLike[str]) -> Path:
+    """Rename an autosave that could not be opened to ``NAME.unreadable-SECONDS`` beside it,
+    so recovery does not offer it again (and its bytes stay for whoever wants to look).
+
+    Raises:
+        OSError: the rename failed (the caller then removes it).
+    """
+    source = Path(path)
+    target = source.with_name(f"{source.name}.unreadable-{int(time.time())}")
+    os.replace(source, target)
+    return target

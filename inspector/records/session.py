@@ -68,6 +68,7 @@ from inspector.records.session_data import (
     now,
 )
 from inspector.records.session_layout import read_layout, write_layout
+from inspector.records.session_scan import scan_structure
 from oracle.spec import ValidationError
 
 __all__ = [
@@ -141,11 +142,17 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
         raise SessionError(f"cannot save session to {target}: {reason}{previous}") from None
 
 
-def load_session(path: str | os.PathLike[str]) -> Session:
+def load_session(path: str | os.PathLike[str], *, isolated: bool = True) -> Session:
     """Open a session file read-only and return its contents.
+
+    The file is untrusted: its structure is scanned before any data is read
+    (:func:`inspector.records.session_scan.scan_structure`), and with ``isolated`` a child
+    process reads it whole first, so a crash inside the HDF5 library (a damaged, resealed file)
+    or a read that never ends becomes a :class:`SessionError` instead of this process's end.
 
     Args:
         path: an ``.h5`` file written by :func:`save_session`.
+        isolated: read it in a child process first (False: only in this one).
 
     Returns:
         The session (its problem re-validated).
@@ -158,6 +165,8 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     where = f"cannot open session {source}"
     if not source.is_file():
         raise SessionError(f"{where}: no such file")
+    if isolated:
+        _probe_in_child(source, where)
     import h5py
 
     try:
@@ -178,6 +187,7 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     try:
         with h5py.File(source, "r", locking=False) as root:
             _check_root(root, where)
+            scan_structure(root)
             session = read_layout(root)
     except SessionError:
         raise
@@ -192,6 +202,59 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     except ValidationError as exc:
         raise SessionError(f"{where}: invalid stored input: {exc}") from None
     return session
+
+
+# A child's read of a whole session takes well under a second; a read that takes this long is
+# blocked (a FIFO or a device behind the file) or thrashing.
+PROBE_TIMEOUT_S = 60.0
+_PROBE_REFUSED = 3  # the child's exit status for "refused, with the reason on stdout"
+
+
+def _probe_in_child(source: Path, where: str) -> None:
+    """Read ``source`` whole in a child process; a crash, a hang or a refusal there is a
+    SessionError here (the child's own refusal message when it gave one)."""
+    import signal
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "inspector.records.session", str(source)],
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            cwd=root,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SessionError(
+            f"{where}: reading it did not finish within {PROBE_TIMEOUT_S:g} s "
+            "(a FIFO or a device behind it?)"
+        ) from None
+    if done.returncode == 0:
+        return
+    said = done.stdout.decode("utf-8", "replace").strip()
+    if done.returncode == _PROBE_REFUSED and said:
+        raise SessionError(said[:2000])
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        raise SessionError(
+            f"{where}: this file is damaged (the HDF5 library crashed reading it: {name})"
+        )
+    tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+    raise SessionError(f"{where}: reading it failed (exit {done.returncode}: {tail[0][:300]})")
+
+
+def _probe_main(argv: list[str]) -> int:
+    """``python -m inspector.records.session FILE``: :func:`load_session` in this process."""
+    try:
+        load_session(argv[0], isolated=False)
+    except SessionError as exc:
+        print(exc)
+        return _PROBE_REFUSED
+    return 0
 
 
 def _version_problem(version: int) -> str | None:
@@ -238,3 +301,9 @@ def _check_root(root: Any, where: str) -> None:
     problem = _version_problem(version)
     if problem is not None:
         raise SessionError(f"{where}: {problem}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(_probe_main(sys.argv[1:]))

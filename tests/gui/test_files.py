@@ -167,3 +167,28 @@ def test_a_session_whose_kernel_changed_shows_that_instead_of_its_verdict(
     # The shipped demo names the shipped kernel: its verdict stays.
     assert window.files.open_session(str(DEMO), interactive=False, as_template=True)
     assert "saved check PASSED" in window.verdict.text()
+
+
+def test_an_autosave_that_cannot_be_opened_is_set_aside_and_not_offered_again(
+    qtbot, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    from inspector.records.autosave import autosave_path
+    from inspector.window import InspectorWindow
+
+    cache = tmp_path / "autosave"
+    cache.mkdir()
+    bad = autosave_path(None, str(cache))
+    bad.write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 600)  # looks like HDF5, opens as nothing
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path: True)
+    monkeypatch.setattr(dialogs, "show_error", lambda parent, title, text: errors.append(text))
+    for _ in range(2):
+        window = InspectorWindow(demo=True, settings=settings, autosave_dir=str(cache))
+        qtbot.addWidget(window)
+        assert not window.files.offer_recovery()
+        window.state.dirty = False
+        window.shutdown()
+        window.close()
+    assert len(errors) == 1  # offered, refused with a message, then never again
+    assert not bad.exists()
+    assert [p.name.split(".unreadable-")[0] for p in cache.iterdir()] == [bad.name]

@@ -1,0 +1,82 @@
+"""A session file's structure checked before a byte of its data is read.
+
+HDF5 follows what a file declares: an external link opens another file, external storage reads
+raw bytes from any path (a FIFO blocks the reader, ``/dev/zero`` never ends), a virtual dataset
+pulls its values from other files or a silent fill value, a filter the library does not know
+fails deep inside it, and a compressed dataset can declare 10**9 elements in a few KB. None of
+that is in a session this tool writes (hard-linked groups and datasets, contiguous or
+deflate-compressed, each within the declared limits), so :func:`scan_structure` walks every
+link and dataset header and refuses anything else by name, reading headers only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.records.hdf5 import Damaged
+from oracle.limits import LIMITS
+
+# The largest dataset a session holds: an output of max_elements float64 values (32 MiB);
+# texts (receipts, compiler listings) stay far below it.
+MAX_DATASET_BYTES = 8 * LIMITS.max_elements
+# All datasets together, and the number of links walked (a session has a few hundred).
+MAX_TOTAL_BYTES = 16 * MAX_DATASET_BYTES
+MAX_LINKS = 20_000
+# HDF5 filter ids a session may use: deflate (gzip), and the shuffle h5py may pair with it.
+ALLOWED_FILTERS = {1: "deflate", 2: "shuffle"}
+
+
+def scan_structure(root: Any) -> None:
+    """Walk every link of the open file ``root`` (h5py) and every dataset's header.
+
+    Raises:
+        Damaged: a soft or external link, a virtual dataset, external storage, a filter other
+            than deflate/shuffle, a dataset or a total over the limits, or too many links.
+    """
+    import h5py
+
+    budget = {"links": 0, "bytes": 0}
+    pending = [root]
+    while pending:
+        group = pending.pop()
+        for name in group:
+            budget["links"] += 1
+            if budget["links"] > MAX_LINKS:
+                raise Damaged(f"more than {MAX_LINKS} links: not a session this tool writes")
+            where = f"{group.name.rstrip('/')}/{name}"
+            link = group.get(name, getlink=True)
+            if isinstance(link, h5py.ExternalLink):
+                raise Damaged(f"{where} is an external link (to {link.filename!r}); refused")
+            if not isinstance(link, h5py.HardLink):
+                raise Damaged(f"{where} is a {type(link).__name__}; sessions hold hard links only")
+            item = group[name]
+            if isinstance(item, h5py.Group):
+                pending.append(item)
+            elif isinstance(item, h5py.Dataset):
+                _check_dataset(item, where, budget)
+            else:
+                raise Damaged(f"{where} is a {type(item).__name__}; not a group or dataset")
+
+
+def _check_dataset(dataset: Any, where: str, budget: dict[str, int]) -> None:
+    if dataset.is_virtual:
+        raise Damaged(f"{where} is a virtual dataset (its values live elsewhere); refused")
+    if dataset.external:
+        raise Damaged(f"{where} has external storage ({dataset.external[0][0]!r}); refused")
+    plist = dataset.id.get_create_plist()
+    for index in range(plist.get_nfilters()):
+        code = plist.get_filter(index)[0]
+        if code not in ALLOWED_FILTERS:
+            raise Damaged(f"{where} uses HDF5 filter {code}; sessions use deflate only")
+    size = 1
+    for extent in dataset.shape or ():
+        size *= int(extent)
+    declared = size * max(1, int(dataset.dtype.itemsize))
+    if declared > MAX_DATASET_BYTES:
+        raise Damaged(
+            f"{where} declares {declared} bytes ({dataset.shape} x {dataset.dtype}), more than "
+            f"{MAX_DATASET_BYTES}"
+        )
+    budget["bytes"] += declared
+    if budget["bytes"] > MAX_TOTAL_BYTES:
+        raise Damaged(f"the datasets declare more than {MAX_TOTAL_BYTES} bytes in all")

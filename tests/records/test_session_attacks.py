@@ -1,0 +1,154 @@
+"""Crafted sessions, resealed so the seal holds (anyone can recompute it): each link and storage
+kind HDF5 would follow out of the file, an unknown filter and a compressed bomb are refused by
+name before their data is read, the file left byte for byte; a reader that crashes or hangs in
+the child is a clean refusal; an autosave that cannot be opened is set aside, not offered again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from inspector.records import autosave, seal, session
+from inspector.records.session import Session, SessionError, load_session, save_session
+
+
+@pytest.fixture
+def saved(model_results, tmp_path):
+    path = tmp_path / "s.h5"
+    save_session(path, Session.from_check(model_results["float32"]))
+    return path
+
+
+def _edit(path, change) -> bytes:
+    with h5py.File(path, "a") as root:
+        change(root)
+    seal.write_seal(path, session.SCHEMA_VERSION)
+    return path.read_bytes()
+
+
+def _refused(path, before: bytes, match: str) -> None:
+    for isolated in (True, False):
+        with pytest.raises(SessionError, match=match):
+            load_session(path, isolated=isolated)
+    assert path.read_bytes() == before
+
+
+def _replace_x(root, make) -> None:
+    old = root["problem/x"]
+    shape, dtype, attrs = old.shape, old.dtype, dict(old.attrs)
+    del root["problem/x"]
+    new = make(root, shape, dtype)
+    for key, value in attrs.items():
+        new.attrs[key] = value
+
+
+def test_an_external_link_is_refused(saved, tmp_path) -> None:
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f["x"] = np.zeros((3, 37), np.float32)
+
+    def change(root):
+        del root["problem/x"]
+        root["problem/x"] = h5py.ExternalLink(str(other), "/x")
+
+    _refused(saved, _edit(saved, change), r"/problem/x is an external link")
+
+
+def test_a_soft_link_is_refused(saved) -> None:
+    def change(root):
+        root.move("problem/x", "problem/x_real")
+        root["problem/x"] = h5py.SoftLink("/problem/x_real")
+
+    _refused(saved, _edit(saved, change), r"/problem/x is a SoftLink")
+
+
+def test_external_storage_on_a_fifo_is_refused_without_reading_it(saved, tmp_path) -> None:
+    fifo = tmp_path / "raw"
+    os.mkfifo(fifo)
+
+    def change(root):
+        _replace_x(
+            root,
+            lambda r, shape, dtype: r["problem"].create_dataset(
+                "x", shape=shape, dtype=dtype, external=[(str(fifo), 0, h5py.h5f.UNLIMITED)]
+            ),
+        )
+
+    _refused(saved, _edit(saved, change), r"/problem/x has external storage")
+
+
+def test_a_virtual_dataset_is_refused(saved, tmp_path) -> None:
+    other = tmp_path / "source.h5"
+    with h5py.File(other, "w") as f:
+        f["x"] = np.ones((3, 37), np.float32)
+
+    def change(root):
+        def make(r, shape, dtype):
+            layout = h5py.VirtualLayout(shape=shape, dtype=dtype)
+            layout[...] = h5py.VirtualSource(str(other), "x", shape=shape)
+            return r["problem"].create_virtual_dataset("x", layout, fillvalue=0)
+
+        _replace_x(root, make)
+
+    _refused(saved, _edit(saved, change), r"/problem/x is a virtual dataset")
+
+
+def test_an_unknown_filter_is_refused(saved) -> None:
+    def change(root):
+        _replace_x(
+            root,
+            lambda r, shape, dtype: r["problem"].create_dataset(
+                "x", data=np.zeros(shape, dtype), compression="lzf"
+            ),
+        )
+
+    _refused(saved, _edit(saved, change), r"/problem/x uses HDF5 filter 32000")
+
+
+def test_a_compressed_bomb_is_refused_from_its_declared_shape(saved) -> None:
+    # 10**9 float32 zeros in a few KB of chunks: refused before a chunk is inflated.
+    def change(root):
+        root.require_group("bench").create_dataset(
+            "bomb", shape=(10**9,), dtype=np.float32, chunks=(2**20,), compression="gzip"
+        )
+
+    before = _edit(saved, change)
+    assert len(before) < 1_000_000
+    _refused(saved, before, r"/bench/bomb declares 4000000000 bytes")
+
+
+def test_a_crash_in_the_childs_reader_is_a_clean_refusal(saved, monkeypatch) -> None:
+    def crashed(*args, **kwargs):
+        return subprocess.CompletedProcess(args[0], -signal.SIGSEGV, b"", b"")
+
+    monkeypatch.setattr(subprocess, "run", crashed)
+    with pytest.raises(
+        SessionError, match=r"damaged \(the HDF5 library crashed reading it: SIGSEGV"
+    ):
+        load_session(saved)
+
+
+def test_a_read_that_never_ends_in_the_child_is_a_clean_refusal(saved, monkeypatch) -> None:
+    def hangs(*args, **kwargs):
+        raise subprocess.TimeoutExpired(args[0], kwargs["timeout"])
+
+    monkeypatch.setattr(subprocess, "run", hangs)
+    with pytest.raises(SessionError, match="did not finish within 60 s"):
+        load_session(saved)
+
+
+def test_an_unreadable_autosave_is_set_aside_and_not_offered_again(tmp_path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    bad = autosave.autosave_path(None, cache)
+    bad.write_bytes(b"not a session")
+    assert autosave.recovery_candidate(None, cache) == bad
+    moved = autosave.set_aside(bad)
+    assert not bad.exists()
+    assert moved.read_bytes() == b"not a session"  # kept for the user, under another name
+    assert autosave.recovery_candidate(None, cache) is None
