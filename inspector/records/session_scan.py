@@ -16,9 +16,9 @@ from typing import Any
 from inspector.records.hdf5 import Damaged
 from oracle.limits import LIMITS
 
-# The largest dataset a session holds: an output of max_elements float64 values (32 MiB);
-# texts (receipts, compiler listings) stay far below it.
-MAX_DATASET_BYTES = 8 * LIMITS.max_elements
+# The largest dataset a session holds: a receipt's JSON text, which lists every input value
+# (~25 bytes each, at most max_elements of them); an output of float64 values is 8 bytes each.
+MAX_DATASET_BYTES = 32 * LIMITS.max_elements
 # All datasets together, and the number of links walked (a session has a few hundred).
 MAX_TOTAL_BYTES = 16 * MAX_DATASET_BYTES
 MAX_LINKS = 20_000
