@@ -28,6 +28,7 @@ from inspector.cli_checks import (
     fail_usage,
     one_line,
     run_locks,
+    session_input_keys,
 )
 
 DEFAULT_ROWS = 4
@@ -467,6 +468,7 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
     errors = schema_errors(data)
     if errors:
         raise UsageError(f"{label}: the receipt in {path} is not valid: {errors[0]}")
+    data["input"] = {**data["input"], **session_input_keys(session.problem())}
     return data, session.bench_samples
 
 

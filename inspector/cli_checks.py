@@ -114,3 +114,20 @@ def run_locks(out_dir: Path, session: Path | None) -> Iterator[None]:
             lock = session.parent / f".{session.name}.lock"
             stack.enter_context(_exclusive(lock, "session", session))
         yield
+
+
+def session_input_keys(problem: Any) -> dict[str, Any]:
+    """A session's own input as a receipt's ``input`` keys (dimensions, dtype, eps and the
+    values' sha256), so that ``diff`` compares what the sessions hold, not only the receipts
+    they carry (an input edited after its receipt differs from it)."""
+    from inspector.records.receipt_format import values_sha256
+
+    return {
+        "rows": problem.rows,
+        "width": problem.width,
+        "row_stride": problem.row_stride,
+        "dtype": problem.dtype,
+        "eps": problem.eps,
+        "x_sha256": values_sha256(problem.x, problem.dtype),
+        "weight_sha256": values_sha256(problem.weight, problem.dtype),
+    }

@@ -105,3 +105,23 @@ def test_bad_input_is_usage(receipts, tmp_path, capsys, kind):
     err = capsys.readouterr().err
     assert err.startswith("error: B: ")
     assert err.count("\n") == 1
+
+
+def test_sessions_with_the_same_receipt_but_different_inputs_differ(receipts, tmp_path, capsys):
+    # Each session carries the same receipt, but the second's input was edited after it: diff
+    # compares what the sessions hold, so the input's hash differs.
+    path, data = receipts
+    given = data["input"]
+    files = []
+    for name, bump in (("kept", 0.0), ("edited", 0.5)):
+        x = np.array(given["x"])
+        x[0, 0] += bump
+        state = Session(
+            x=x, weight=np.array(given["weight"]), eps=given["eps"], row_stride=given["row_stride"]
+        )
+        state.receipt_json = path.read_text(encoding="utf-8")
+        target = tmp_path / f"{name}.h5"
+        save_session(target, state)
+        files.append(str(target))
+    assert cli.main(["diff", *files]) == 1
+    assert "input: x_sha256" in capsys.readouterr().out
