@@ -123,3 +123,119 @@ def _fsync_file(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def move_aside(path: Path, name: str) -> Path:
+    """Rename ``path`` to ``name`` in its folder (durably); returns the new path.
+
+    Raises:
+        OSError: the rename failed.
+    """
+    target = path.with_name(name)
+    os.replace(path, target)
+    fsync_dir(path.parent)
+    return target
+
+
+# ----------------------------------------------------------------------------- file pairs
+
+# Present in a folder while a pair is being published: it names the pair's files, so that an
+# interrupted publish is rolled back to the previous pair by the next writer.
+JOURNAL_NAME = ".rmsnorm-publishing"
+
+
+def _prev(target: Path) -> Path:
+    return target.with_name(f".{target.name}.prev")
+
+
+def stage_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to a complete, fsynced temp file beside ``path`` (with its future mode),
+    not yet published; :func:`publish_pair` puts it in place. The caller removes it on error.
+    """
+    target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = default_file_mode()
+    _remove_stale_temps(target)
+    handle, temp_name = tempfile.mkstemp(
+        prefix=f".{target.name}.{os.getpid()}.", suffix=_TEMP_SUFFIX, dir=target.parent
+    )
+    os.close(handle)
+    try:
+        with open(temp_name, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        _fsync_file(temp_name)
+        os.chmod(temp_name, mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    return Path(temp_name)
+
+
+def publish_pair(staged: dict[Path, Path]) -> None:
+    """Put each staged file (:func:`stage_text`) in place of its target, as one change.
+
+    A journal naming the targets is written first and the current files are kept as hard links
+    (``.NAME.prev``); then the staged files are renamed in, and the journal and links removed.
+    A crash anywhere leaves either the new pair, or a journal from which
+    :func:`recover_pair` restores the previous pair: a reader never keeps a mix.
+
+    Raises:
+        OSError: a step failed; the previous pair is restored before it propagates.
+    """
+    targets = [Path(os.path.realpath(t)) if Path(t).is_symlink() else Path(t) for t in staged]
+    folder = targets[0].parent
+    atomic_write_text(folder / JOURNAL_NAME, "\n".join(t.name for t in targets) + "\n")
+    try:
+        for target in targets:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_prev(target))
+            with contextlib.suppress(FileNotFoundError):
+                os.link(target, _prev(target))
+        fsync_dir(folder)
+        for target, temp in zip(targets, staged.values(), strict=True):
+            os.replace(temp, target)
+        fsync_dir(folder)
+    except BaseException:
+        recover_pair(folder)
+        raise
+    os.unlink(folder / JOURNAL_NAME)
+    fsync_dir(folder)
+    for target in targets:
+        with contextlib.suppress(OSError):
+            os.unlink(_prev(target))
+
+
+def recover_pair(folder: str | os.PathLike[str]) -> bool:
+    """Roll back a publish that did not finish (its journal is still there): each target gets
+    its ``.NAME.prev`` back, or is removed where there was none. True if it rolled back.
+    """
+    folder = Path(folder)
+    journal = folder / JOURNAL_NAME
+    try:
+        names = [n for n in journal.read_text(encoding="utf-8").splitlines() if n]
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeDecodeError):
+        names = []
+    for name in names:
+        if "/" in name or name in ("", ".", ".."):
+            continue
+        target = folder / name
+        if _prev(target).exists():
+            os.replace(_prev(target), target)
+            # rename() does nothing when both names are links to one file (the target was
+            # never replaced): the link is then still there.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_prev(target))
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+    fsync_dir(folder)
+    os.unlink(journal)
+    fsync_dir(folder)
+    return True

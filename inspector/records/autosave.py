@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from inspector.records.atomic import move_aside
 from inspector.records.session import Session, SessionError, save_session
 
 AUTOSAVE_SUFFIX = ".autosave.h5"
@@ -89,6 +90,4 @@ def set_aside(path: str | os.PathLike[str]) -> Path:
         OSError: the rename failed (the caller then removes it).
     """
     source = Path(path)
-    target = source.with_name(f"{source.name}.unreadable-{int(time.time())}")
-    os.replace(source, target)
-    return target
+    return move_aside(source, f"{source.name}.unreadable-{int(time.time())}")

@@ -18,6 +18,7 @@ and are re-exported here. Qt-free; imports numpy, jsonschema and the oracle only
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.records.atomic import atomic_write_text
+from inspector.records.atomic import publish_pair, recover_pair, stage_text
 from inspector.records.exact import csv_cell, from_json_number
 from inspector.records.exports import check_exports
 from inspector.records.receipt_build import build_receipt
@@ -114,9 +115,10 @@ def receipt_csv_text(receipt: dict[str, Any]) -> str:
 def write_receipts(result: CheckResult, out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Write ``receipt.json`` and ``receipt.csv`` into ``out_dir``, reparse both, record that.
 
-    Both files are written atomically (temp + rename). The JSON is validated against the schema
-    before it is written. Then both files are read back from disk independently and compared
-    (:func:`check_exports`); the result is stored in ``export_check`` and the JSON rewritten.
+    Both files are staged (complete, fsynced temp files), read back from disk independently and
+    compared (:func:`check_exports`), the result stored in ``export_check``, and then published
+    as a pair (:func:`inspector.records.atomic.publish_pair`): a reader finds the previous pair
+    or the new one, never one of each, also after a kill or a failed write in between.
 
     Args:
         result: the check to record.
@@ -132,16 +134,25 @@ def write_receipts(result: CheckResult, out_dir: str | os.PathLike[str]) -> dict
     receipt = build_receipt(result)
     validate_receipt(receipt)
     json_path, csv_path = folder / JSON_NAME, folder / CSV_NAME
+    staged: list[Path] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(csv_path, receipt_csv_text(receipt))
-        atomic_write_text(json_path, receipt_json_text(receipt))
-        receipt["export_check"] = check_exports(json_path, csv_path, receipt)
+        recover_pair(folder)  # a pair an earlier run left half-published: the old pair back
+        staged.append(stage_text(csv_path, receipt_csv_text(receipt)))
+        staged.append(stage_text(json_path, receipt_json_text(receipt)))
+        export = check_exports(staged[1], staged[0], receipt)
+        export["files"].update(json=JSON_NAME, csv=CSV_NAME)
+        receipt["export_check"] = export
         validate_receipt(receipt)
-        atomic_write_text(json_path, receipt_json_text(receipt))
+        staged.append(stage_text(json_path, receipt_json_text(receipt)))
+        publish_pair({csv_path: staged[0], json_path: staged[2]})
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ReceiptError(f"cannot write receipts to {folder}: {reason}") from None
+    finally:
+        for temp in staged:
+            with contextlib.suppress(OSError):
+                temp.unlink()
     return receipt
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from inspector.records.atomic import JOURNAL_NAME
 from inspector.records.exact import from_json_number, nan_max, same_float
 from inspector.records.exports import Check, compare_exports, joined
 from inspector.records.receipt_format import (
@@ -399,6 +400,15 @@ def verify_receipts(
         if not os.access(path, os.R_OK):
             raise ReceiptError(f"cannot read {path}: permission denied")
     checks: list[Check] = []
+    if (json_file.parent / JOURNAL_NAME).exists():
+        checks.append(
+            Check(
+                "receipt pair",
+                False,
+                f"a write into {json_file.parent} was interrupted ({JOURNAL_NAME} is there): "
+                "the pair may be mixed; the next check there restores the previous pair",
+            )
+        )
     data, problems = read_json(json_file)
     checks += [Check("json parse", False, p) for p in problems]
     if data is not None:
