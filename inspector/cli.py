@@ -29,6 +29,7 @@ from inspector.cli_checks import (
     one_line,
     run_locks,
     session_input_keys,
+    with_rerun,
 )
 
 DEFAULT_ROWS = 4
@@ -216,6 +217,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         nargs="?",
         help="default: the .csv beside the JSON, if there is one",
     )
+    verify.add_argument(
+        "--rerun",
+        action="store_true",
+        help="also rerun the recorded kernel on the recorded input here and compare",
+    )
+    verify.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     diff = _command(
         commands,
         "diff",
@@ -433,6 +440,9 @@ def run_verify_command(args: argparse.Namespace) -> int:
         report = verify_receipts(args.receipt_json, args.receipt_csv)
     except ReceiptError as exc:
         raise UsageError(f"receipt: {one_line(exc)}") from None
+    if args.rerun and not any(c.name in ("json parse", "json schema") and not c.ok
+                              for c in report.checks):  # fmt: skip
+        report = with_rerun(report, args.device)
     for line in report.lines():
         print(line)
     if report.ok:

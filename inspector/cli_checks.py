@@ -131,3 +131,15 @@ def session_input_keys(problem: Any) -> dict[str, Any]:
         "x_sha256": values_sha256(problem.x, problem.dtype),
         "weight_sha256": values_sha256(problem.weight, problem.dtype),
     }
+
+
+def with_rerun(report: Any, device: str) -> Any:
+    """``report`` (a :class:`~inspector.records.verify.VerifyReport`) with the checks of
+    ``verify --rerun`` appended (:mod:`inspector.verify_rerun`)."""
+    import dataclasses
+
+    from inspector.records.receipt import read_receipt
+    from inspector.verify_rerun import rerun_checks
+
+    extra = rerun_checks(read_receipt(report.json_path), device)
+    return dataclasses.replace(report, checks=(*report.checks, *extra))
