@@ -46,6 +46,7 @@ Qt-free: numpy, h5py and the oracle only.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ from inspector.records.session_data import (
     now,
 )
 from inspector.records.session_layout import read_layout, write_layout
+from inspector.records.session_room import estimated_bytes, file_size_errors, room_problem
 from inspector.records.session_scan import scan_structure
 from oracle.spec import ValidationError
 
@@ -120,6 +122,10 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
         raise SessionError(f"cannot save session to {target}: folder {folder} does not exist")
     if target.is_dir():
         raise SessionError(f"cannot save session to {target}: it is a folder")
+    room = room_problem(folder, estimated_bytes(session))
+    if room:
+        previous = "; the previous file is unchanged" if target.exists() else ""
+        raise SessionError(f"cannot save session to {target}: {room}{previous}")
     version = SCHEMA_VERSION
 
     def write(temp: Path) -> None:
@@ -135,9 +141,15 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
         write_seal(temp, version)
 
     try:
-        atomic_write(target, write)
+        with file_size_errors():
+            atomic_write(target, write)
     except (OSError, ValueError, TypeError, RuntimeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        # HDF5 wraps the system's error in its own words ("... errno = 28, error message =
+        # ..."): say the system's, the way any other failed write says it.
+        found = re.search(r"errno = (\d+)", reason)
+        if found:
+            reason = os.strerror(int(found.group(1)))
         previous = "; the previous file is unchanged" if target.exists() else ""
         raise SessionError(f"cannot save session to {target}: {reason}{previous}") from None
 
