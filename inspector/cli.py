@@ -474,8 +474,11 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
         raise UsageError(
             f"{label}: session {path} holds no receipt (save one with check --session or Export)"
         )
-    data = json.loads(session.receipt_json)
-    errors = schema_errors(data)
+    try:
+        data = json.loads(session.receipt_json)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"{label}: the receipt in {path} is not JSON ({one_line(exc)})") from None
+    errors = schema_errors(data) if isinstance(data, dict) else ["not a JSON object"]
     if errors:
         raise UsageError(f"{label}: the receipt in {path} is not valid: {errors[0]}")
     data["input"] = {**data["input"], **session_input_keys(session.problem())}
@@ -555,6 +558,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print("error: out of memory: the input is more than this machine can hold", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # a bug, not bad input: one line, and the way to see more
         if os.environ.get("RMSNORM_INSPECTOR_DEBUG"):
             raise

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from oracle.dtypes import bfloat16_bits
+from oracle.limits import LIMITS
 
 SCHEMA_VERSION = 1
 FORMAT = "rmsnorm-inspector receipt"
@@ -150,6 +151,12 @@ def validate_receipt(receipt: Any) -> None:
 # ----------------------------------------------------------------------------- parsing
 
 
+# Largest receipt files read: the JSON lists every input value (~25 bytes each, at most
+# LIMITS.max_elements of x) plus per-row fields; the CSV holds per-row fields only.
+MAX_JSON_BYTES = 64 * LIMITS.max_elements
+MAX_CSV_BYTES = 512 * LIMITS.max_rows
+
+
 def read_json(path: Path) -> tuple[Any, list[str]]:
     """Parse a receipt JSON file strictly (no NaN/Infinity literals).
 
@@ -159,6 +166,8 @@ def read_json(path: Path) -> tuple[Any, list[str]]:
     Raises:
         OSError: the file cannot be read.
     """
+    if path.stat().st_size > MAX_JSON_BYTES:
+        return None, [f"{path.name}: {path.stat().st_size} bytes, more than {MAX_JSON_BYTES}"]
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -196,12 +205,17 @@ def read_csv_rows(path: Path) -> tuple[list[str], list[dict[str, float]], list[s
         (header, rows as numbers, problems).
     """
     problems: list[str] = []
+    if path.stat().st_size > MAX_CSV_BYTES:
+        return [], [], [f"{path.name}: {path.stat().st_size} bytes, more than {MAX_CSV_BYTES}"]
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         return [], [], [f"{path.name}: not UTF-8 text ({exc.reason})"]
     reader = csv.reader(io.StringIO(text, newline=""))
-    lines = [line for line in reader if line]
+    try:
+        lines = [line for line in reader if line]
+    except csv.Error as exc:
+        return [], [], [f"{path.name}: not a receipt CSV ({exc})"]
     if not lines:
         return [], [], [f"{path.name}: empty, expected a header line"]
     header, body = lines[0], lines[1:]
@@ -217,8 +231,9 @@ def read_csv_rows(path: Path) -> tuple[list[str], list[dict[str, float]], list[s
             try:
                 row[name] = float(cell)
             except ValueError:
+                shown = repr(cell) if len(cell) <= 40 else repr(cell[:37]) + "..."
                 problems.append(
-                    f"{path.name} line {number}, column {name}: {cell!r} is not a number"
+                    f"{path.name} line {number}, column {name}: {shown} is not a number"
                 )
         rows.append(row)
     return header, rows, problems

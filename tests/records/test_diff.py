@@ -125,3 +125,20 @@ def test_sessions_with_the_same_receipt_but_different_inputs_differ(receipts, tm
         files.append(str(target))
     assert cli.main(["diff", *files]) == 1
     assert "input: x_sha256" in capsys.readouterr().out
+
+
+def test_a_session_whose_receipt_is_not_json_is_a_usage_error(receipts, tmp_path, capsys):
+    path, data = receipts
+    given = data["input"]
+    state = Session(
+        x=np.array(given["x"]),
+        weight=np.array(given["weight"]),
+        eps=given["eps"],
+        row_stride=given["row_stride"],
+    )
+    state.receipt_json = '{"verdict": '  # cut short
+    target = tmp_path / "cut.h5"
+    save_session(target, state)
+    assert cli.main(["diff", str(target), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: A: the receipt in {target} is not JSON (")

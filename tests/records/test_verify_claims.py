@@ -102,3 +102,24 @@ def test_duplicate_keys_deep_nesting_and_a_bare_value_are_refused_cleanly(
     assert "not valid JSON: nested too deeply" in _problems(path)
     path.write_text("null", encoding="utf-8")
     assert "not a receipt: the top level is NoneType" in _problems(path)
+
+
+def test_a_csv_cell_past_the_csv_modules_limit_is_a_clean_refusal(model_results, tmp_path):
+    path = _written(model_results["float32"], tmp_path)
+    csv_path = tmp_path / "receipt.csv"
+    csv_path.write_text(csv_path.read_text() + '"' + "9" * 140_000 + '"\n', encoding="utf-8")
+    problems = _problems(path)
+    assert "csv parse: receipt.csv: not a receipt CSV (field larger than field limit" in problems
+
+
+def test_an_out_of_memory_is_a_clean_usage_line(monkeypatch, capsys, tmp_path) -> None:
+    from inspector import cli
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(verify, "verify_receipts", exhausted)
+    assert cli.main(["verify", str(tmp_path / "receipt.json")]) == 2
+    assert capsys.readouterr().err == (
+        "error: out of memory: the input is more than this machine can hold\n"
+    )
