@@ -31,9 +31,29 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
         Exception: whatever ``write`` raises. In every failure the temp file is removed first
             and an existing ``path`` is left exactly as it was.
     """
+    target = _real_target(path)
+    temp_name = _filled_temp(target, write)
+    try:
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    fsync_dir(target.parent)
+
+
+_TEMP_SUFFIX = ".tmp"
+
+
+def _real_target(path: str | os.PathLike[str]) -> Path:
+    """``path``, or the file it links to (a symlink is written through, never replaced)."""
     target = Path(path)
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def _filled_temp(target: Path, write: Callable[[Path], None]) -> str:
+    """A temp file beside ``target`` filled by ``write``, fsynced, with the target's mode (or a
+    plain open's for a new file); removed again if anything fails."""
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -47,15 +67,11 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
         write(Path(temp_name))
         _fsync_file(temp_name)
         os.chmod(temp_name, mode)  # mkstemp creates 0o600
-        os.replace(temp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
-    fsync_dir(target.parent)
-
-
-_TEMP_SUFFIX = ".tmp"
+    return temp_name
 
 
 def _remove_stale_temps(target: Path) -> None:
@@ -152,28 +168,12 @@ def stage_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` to a complete, fsynced temp file beside ``path`` (with its future mode),
     not yet published; :func:`publish_pair` puts it in place. The caller removes it on error.
     """
-    target = Path(path)
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = default_file_mode()
-    _remove_stale_temps(target)
-    handle, temp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.{os.getpid()}.", suffix=_TEMP_SUFFIX, dir=target.parent
-    )
-    os.close(handle)
-    try:
-        with open(temp_name, "w", encoding="utf-8", newline="") as stream:
+
+    def write(temp: Path) -> None:
+        with temp.open("w", encoding="utf-8", newline="") as stream:
             stream.write(text)
-        _fsync_file(temp_name)
-        os.chmod(temp_name, mode)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    return Path(temp_name)
+
+    return Path(_filled_temp(_real_target(path), write))
 
 
 def publish_pair(staged: dict[Path, Path]) -> None:
@@ -187,7 +187,7 @@ def publish_pair(staged: dict[Path, Path]) -> None:
     Raises:
         OSError: a step failed; the previous pair is restored before it propagates.
     """
-    targets = [Path(os.path.realpath(t)) if Path(t).is_symlink() else Path(t) for t in staged]
+    targets = [_real_target(t) for t in staged]
     folder = targets[0].parent
     atomic_write_text(folder / JOURNAL_NAME, "\n".join(t.name for t in targets) + "\n")
     try:
