@@ -256,7 +256,7 @@ def run_checked(
         guard=guard,
         path=launched.path,
         rows_per_program=launched.rows_per_program,
-        programs=launched.grid(rows),
+        programs=launched.grid(rows, run.peel),
         peel=run.peel,
         row_stride=row_stride,
         dtype=dtype,

@@ -84,6 +84,116 @@ __all__ = [
 
 
 @triton.jit
+def _peel_split(x_start, width, PEEL: tl.constexpr):
+    """``(head, body)`` of a peeled row starting ``x_start`` elements past the base.
+
+    ``head`` (< PEEL elements) runs up to the row's first element a multiple of PEEL elements
+    from the base (``-x_start mod PEEL``: a 16-byte boundary when the base is on one); ``body``
+    is the longest run of whole PEEL-element vectors after it; the tail is the rest.
+    """
+    head = tl.minimum(((PEEL - x_start % PEEL) % PEEL).to(tl.int32), width)
+    body = tl.multiple_of((width - head) // PEEL * PEEL, PEEL)
+    return head, body
+
+
+@triton.jit
+def _peeled_weights(
+    w_ptr, head, body, width, BLOCK: tl.constexpr, PEEL: tl.constexpr, EVICTION: tl.constexpr
+):
+    """The weight of a peeled row's body, head and tail: ``(wb, wh, wt)``.
+
+    The body starts ``head`` elements into the weight, which no alignment hint covers: its
+    loads stay scalar, but every row reads the same weight, from L1/L2.
+    """
+    cols = tl.arange(0, BLOCK)
+    edge = tl.arange(0, PEEL)
+    tail = head + body
+    wb = tl.load(w_ptr + head + cols, mask=cols < body, other=0.0, eviction_policy=EVICTION)
+    wh = tl.load(w_ptr + edge, mask=edge < head, other=0.0)
+    wt = tl.load(w_ptr + tail + edge, mask=edge < width - tail, other=0.0)
+    return wb, wh, wt
+
+
+@triton.jit
+def _peeled_x(
+    x_ptr,
+    x_start,
+    head,
+    body,
+    width,
+    BLOCK: tl.constexpr,
+    PEEL: tl.constexpr,
+    EVICTION: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """A peeled row's x, as float32 ``(xb, xh, xt)``, and its sum of squares (the three parts'
+    sums added).
+
+    The body is loaded as ``BLOCK`` lanes from an offset the compiler is told is a multiple of
+    PEEL, under a mask whose bound is one too (so every access is a full 16-byte vector); head
+    and tail are PEEL-lane tiles of scalar accesses.
+    """
+    cols = tl.arange(0, BLOCK)
+    edge = tl.arange(0, PEEL)
+    tail = head + body
+    x_body = x_ptr + tl.multiple_of(x_start + head, PEEL)
+    body_load = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == MASKED_TAIL_INCLUSION)
+    xb = tl.load(x_body + cols, mask=body_load, other=0.0, eviction_policy=EVICTION)
+    xh = tl.load(x_ptr + x_start + edge, mask=edge < head, other=0.0)
+    xt = tl.load(x_ptr + x_start + tail + edge, mask=edge < width - tail, other=0.0)
+    xb = xb.to(tl.float32)
+    xh = xh.to(tl.float32)
+    xt = xt.to(tl.float32)
+    sum_squares = (
+        tl.sum(_square(xb, MUTANT), axis=0)
+        + tl.sum(_square(xh, MUTANT), axis=0)
+        + tl.sum(_square(xt, MUTANT), axis=0)
+    )
+    return xb, xh, xt, sum_squares
+
+
+@triton.jit
+def _peeled_y(
+    y_ptr,
+    y_start,
+    head,
+    body,
+    width,
+    xb,
+    xh,
+    xt,
+    rrms,
+    wb,
+    wh,
+    wt,
+    BLOCK: tl.constexpr,
+    PEEL: tl.constexpr,
+    CACHE: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """A peeled row's output: ``x * rrms * w`` of each part, rounded and stored."""
+    cols = tl.arange(0, BLOCK)
+    edge = tl.arange(0, PEEL)
+    tail = head + body
+    if MUTANT == MISSING_WEIGHT:
+        yb = xb * rrms
+        yh = xh * rrms
+        yt = xt * rrms
+    else:
+        yb = xb * rrms * wb.to(tl.float32)
+        yh = xh * rrms * wh.to(tl.float32)
+        yt = xt * rrms * wt.to(tl.float32)
+    y_body = y_ptr + tl.multiple_of(y_start + head, PEEL)
+    body_store = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == UNMASKED_STORE)
+    out_ty = y_ptr.dtype.element_ty
+    tl.store(y_body + cols, yb.to(out_ty), mask=body_store, cache_modifier=CACHE)
+    tl.store(y_ptr + y_start + edge, yh.to(out_ty), mask=edge < head, cache_modifier=CACHE)
+    tl.store(
+        y_ptr + y_start + tail + edge, yt.to(out_ty), mask=edge < width - tail, cache_modifier=CACHE
+    )
+
+
+@triton.jit
 def _peeled_row(
     x_ptr,
     w_ptr,
@@ -99,66 +209,67 @@ def _peeled_row(
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
 ):
-    """One row of :func:`rms_norm_tile_kernel` in three parts: head, aligned body, tail.
-
-    ``head`` (< PEEL elements) runs up to the row's first element a multiple of PEEL elements
-    from the base (``-row_start mod PEEL``: a 16-byte boundary when the base is on one); the
-    body is the longest run of whole PEEL-element vectors after it, loaded and stored as
-    ``BLOCK`` lanes from an offset the compiler is told is a multiple of PEEL, under a mask
-    whose bound is one too (so every access is a full 16-byte vector); the tail is the rest
-    (< PEEL elements). Head and tail are PEEL-lane tiles of scalar accesses. The weight's body
-    starts ``head`` elements into it, which no alignment hint covers: its loads stay scalar, but
-    every row reads the same weight, from L1/L2. The sum of squares adds the three parts' sums.
-    """
+    """One row of :func:`rms_norm_tile_kernel` in three parts: head, aligned body, tail
+    (:func:`_peel_split`); the weight before x (``W_EARLY``) or after the reduction."""
     X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
     W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
     Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
     x_start = row * x_row_stride
-    y_start = row * y_row_stride
-    head = tl.minimum(((PEEL - x_start % PEEL) % PEEL).to(tl.int32), width)
-    body = tl.multiple_of((width - head) // PEEL * PEEL, PEEL)
-    tail = head + body  # the tail's first column
-    cols = tl.arange(0, BLOCK)
-    edge = tl.arange(0, PEEL)
-    x_body = x_ptr + tl.multiple_of(x_start + head, PEEL)
-    y_body = y_ptr + tl.multiple_of(y_start + head, PEEL)
-    body_in = cols < body
-    head_in = edge < head
-    tail_in = edge < width - tail
-    body_load = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == MASKED_TAIL_INCLUSION)
+    head, body = _peel_split(x_start, width, PEEL)
     if W_EARLY:
-        wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
-        wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
-        wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0)
-    xb = tl.load(x_body + cols, mask=body_load, other=0.0, eviction_policy=X_EVICTION)
-    xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0)
-    xt = tl.load(x_ptr + x_start + tail + edge, mask=tail_in, other=0.0)
-    xb = xb.to(tl.float32)
-    xh = xh.to(tl.float32)
-    xt = xt.to(tl.float32)
-    sum_squares = (
-        tl.sum(_square(xb, MUTANT), axis=0)
-        + tl.sum(_square(xh, MUTANT), axis=0)
-        + tl.sum(_square(xt, MUTANT), axis=0)
+        wb, wh, wt = _peeled_weights(w_ptr, head, body, width, BLOCK, PEEL, W_EVICTION)
+    xb, xh, xt, sum_squares = _peeled_x(
+        x_ptr, x_start, head, body, width, BLOCK, PEEL, X_EVICTION, MUTANT
     )
     rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
     if not W_EARLY:
-        wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
-        wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
-        wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0)
-    if MUTANT == MISSING_WEIGHT:
-        yb = xb * rrms
-        yh = xh * rrms
-        yt = xt * rrms
-    else:
-        yb = xb * rrms * wb.to(tl.float32)
-        yh = xh * rrms * wh.to(tl.float32)
-        yt = xt * rrms * wt.to(tl.float32)
-    body_store = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == UNMASKED_STORE)
-    out_ty = y_ptr.dtype.element_ty
-    tl.store(y_body + cols, yb.to(out_ty), mask=body_store, cache_modifier=Y_CACHE)
-    tl.store(y_ptr + y_start + edge, yh.to(out_ty), mask=head_in, cache_modifier=Y_CACHE)
-    tl.store(y_ptr + y_start + tail + edge, yt.to(out_ty), mask=tail_in, cache_modifier=Y_CACHE)
+        wb, wh, wt = _peeled_weights(w_ptr, head, body, width, BLOCK, PEEL, W_EVICTION)
+    _peeled_y(
+        y_ptr, row * y_row_stride, head, body, width, xb, xh, xt, rrms, wb, wh, wt,
+        BLOCK, PEEL, Y_CACHE, MUTANT,
+    )  # fmt: skip
+
+
+@triton.jit
+def _peeled_rows(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    BLOCK: tl.constexpr,
+    PEEL: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    MUTANT: tl.constexpr,
+):
+    """Rows ``p, p + G, p + 2G, ...`` of :func:`rms_norm_tile_kernel`, each peeled like
+    :func:`_peeled_row`, for program ``p`` of ``G``.
+
+    The launcher makes ``G`` a multiple of ``PEEL`` (or at least ``rows``), so every row of a
+    program starts equally far from a 16-byte boundary: one head length, and the weight's
+    scalar loads, which depend on it, are done once per program instead of once per row. Each
+    row's arithmetic is :func:`_peeled_row`'s, in the same order: the same bits.
+    """
+    X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
+    W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
+    Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
+    # int64 row index: rows * stride can pass 2**31 elements.
+    first = tl.program_id(0).to(tl.int64)
+    head, body = _peel_split(first * x_row_stride, width, PEEL)
+    wb, wh, wt = _peeled_weights(w_ptr, head, body, width, BLOCK, PEEL, W_EVICTION)
+    for row in range(first, rows, tl.num_programs(0).to(tl.int64)):
+        x_start = row * x_row_stride
+        xb, xh, xt, sum_squares = _peeled_x(
+            x_ptr, x_start, head, body, width, BLOCK, PEEL, X_EVICTION, MUTANT
+        )
+        rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
+        _peeled_y(
+            y_ptr, row * y_row_stride, head, body, width, xb, xh, xt, rrms, wb, wh, wt,
+            BLOCK, PEEL, Y_CACHE, MUTANT,
+        )  # fmt: skip
 
 
 @triton.jit
@@ -179,6 +290,7 @@ def rms_norm_tile_kernel(
     EVEN: tl.constexpr,
     ROW_MASK: tl.constexpr,
     PEEL: tl.constexpr,
+    PERSIST: tl.constexpr,
     MUTANT: tl.constexpr,
 ):
     """RMSNorm forward of ``ROWS`` consecutive rows, each held as one ``BLOCK``-lane tile.
@@ -218,10 +330,17 @@ def rms_norm_tile_kernel(
         divides (an odd one) keeps 16-byte accesses. The launcher peels only when the two row
         strides agree modulo PEEL (x and y rows then share their head); the accesses are
         16-byte wide where Triton sees 16-byte aligned base pointers, and correct anywhere.
+      PERSIST: with PEEL, a grid of fewer programs than rows, each taking every G-th row
+        (:func:`_peeled_rows`): the weight's scalar loads once per program, not per row.
       MUTANT: ``FAITHFUL`` (0) or one mutant code.
     """
     width, x_row_stride, y_row_stride = _row_geometry(width_v, x_stride_v, y_stride_v, VEC, MUTANT)
-    if PEEL:
+    if PEEL and PERSIST:
+        _peeled_rows(
+            x_ptr, w_ptr, y_ptr, rows, width, x_row_stride, y_row_stride, eps, BLOCK, PEEL,
+            STREAM_STORE, MUTANT,
+        )  # fmt: skip
+    elif PEEL:
         _peeled_row(
             x_ptr, w_ptr, y_ptr, tl.program_id(0).to(tl.int64), width, x_row_stride,
             y_row_stride, eps, BLOCK, PEEL, W_EARLY, STREAM_STORE, MUTANT,
@@ -290,7 +409,12 @@ KERNEL_FUNCTIONS = (
     _rrms,
     _tile_mask,
     _body_mask,
+    _peel_split,
+    _peeled_weights,
+    _peeled_x,
+    _peeled_y,
     _peeled_row,
+    _peeled_rows,
     rms_norm_tile_kernel,
     _chunk_mask,
     _loop_square_chunk,

@@ -163,7 +163,7 @@ def launch_kernel(
     kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
     runner = kernel if wrap is None else wrap(kernel)
     scalars = (width // vec, x_stride // vec, y_stride // vec)
-    grid = config.grid(rows)
+    grid = config.grid(rows, peel)
     with _launch_guard(x2d.device):
         compiled = runner[(grid,)](
             x2d,

@@ -40,7 +40,9 @@ class LaunchConfig:
         num_warps: warps per program.
         rows_per_program: ROWS, rows per program (tile kernel: 1 is ``one_row``, > 1
             ``multi_row``) or per block of the column loop.
-        programs: loop kernel's grid size (0: one program per block of rows).
+        programs: grid size of the column loop, and of a peeled one-row tile (rounded down to
+            a multiple of the PEEL, so each program's rows share one head length:
+            ``jit._peeled_rows``); 0: one program per block of rows.
         w_early: tile kernel: weight loaded together with x, before the reduction.
         unroll: loop kernel: chunk loops unrolled at compile time (False: a runtime loop).
         stream_store: stores marked streaming (``.cs``); the tile kernel also loads x
@@ -80,11 +82,13 @@ class LaunchConfig:
             return triton.cdiv(width, self.block) * self.block
         return self.block
 
-    def grid(self, rows: int) -> int:
-        """Number of programs for ``rows`` rows."""
+    def grid(self, rows: int, peel: int = 0) -> int:
+        """Number of programs for ``rows`` rows; ``peel`` is the tile kernel's PEEL."""
         blocks = triton.cdiv(rows, self.rows_per_program)
-        if self.loop and self.programs > 0:
+        if self.programs > 0 and self.loop:
             return min(blocks, self.programs)
+        if self.programs > 0 and peel:
+            return min(blocks, max(peel, self.programs // peel * peel))
         return blocks
 
 
@@ -289,6 +293,7 @@ def kernel_constexprs(
         "EVEN": config.even and multi_row and width == config.block,
         "ROW_MASK": multi_row and rows % config.rows_per_program != 0,
         "PEEL": peel,
+        "PERSIST": bool(peel) and config.programs > 0,
     }
 
 

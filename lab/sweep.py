@@ -15,7 +15,8 @@ stdout. Needs a CUDA device.
         (also the layouts a file names per case: [{"rows", "width", "dtype", "configs": [
         LaunchConfig fields...]}], e.g. another rule's choices)
 
-Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel]`` for the tile kernel and
+Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel][_P{programs}]`` for the
+tile kernel (``_P``: a peeled tile on that many programs, each taking every G-th row) and
 ``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
 (``_rt`` runtime chunk loop, ``_cs`` streaming stores, ``_masked`` ``even=False``, ``_r`` a
 register cap, ``P0`` one program per block of rows).
@@ -200,7 +201,8 @@ def label(config: LaunchConfig) -> str:
         return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
     late = "" if config.w_early else "_wlate"
     peel = "" if config.peel else "_nopeel"
-    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}{peel}"
+    grid = f"_P{config.programs}" if config.programs else ""
+    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}{peel}{grid}"
 
 
 def _preparer(config: LaunchConfig) -> Preparer:

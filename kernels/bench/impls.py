@@ -76,7 +76,7 @@ def _prepare_copy(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
 def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
     try:
         from kernels import rms_norm
-        from kernels.layout import choose_config, sm_count_for
+        from kernels.layout import choose_config, peel_elements, sm_count_for, vector_width
     except ImportError as err:  # pragma: no cover - the package is ours
         raise ImplementationUnavailable(f"kernels.rms_norm does not import: {err}") from err
 
@@ -85,9 +85,14 @@ def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
 
     itemsize = torch.empty((), dtype=dtype).element_size()
     config = choose_config(shape.rows, shape.width, itemsize, sm_count_for(device))
+    width = shape.width  # the benchmark's rows are contiguous
+    peel = peel_elements(
+        config, width, vector_width(width, width, width, itemsize), width, width, itemsize
+    )
     layout = (
         f"{config.path}: block {config.block}, rows/program {config.rows_per_program}, "
-        f"{config.num_warps} warps, {config.grid(shape.rows)} programs"
+        f"{config.num_warps} warps, {config.grid(shape.rows, peel)} programs"
+        + (", peeled" if peel else "")
         + (", early weight" if config.w_early and not config.loop else "")
         + (", runtime chunk loop" if config.loop and not config.unroll else "")
         + (", streaming stores" if config.loop and config.stream_store else "")

@@ -51,6 +51,8 @@ def _reference(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 
 LAYOUTS = {
     "tile": lambda width: LaunchConfig(False, block_for(width), 4),
+    # A grid of 8 programs over 16 rows (bf16) or 8 (fp32): each program takes every 8th row.
+    "persistent_tile": lambda width: LaunchConfig(False, block_for(width), 4, programs=8),
     "loop": lambda width: LaunchConfig(True, 256, 4, unroll=False),
     "persistent_loop": lambda width: LaunchConfig(True, 256, 4, programs=3),
 }
@@ -78,12 +80,48 @@ def test_every_head_length_gives_the_right_row(dtype: str, peel: int, layout: st
     np.testing.assert_allclose(run.y, expected, atol=tolerance, rtol=tolerance)
 
 
-@pytest.mark.parametrize("loop", [False, True])
+@pytest.mark.parametrize(
+    ("programs", "rows", "grid"),
+    [
+        (8, 21, 8),  # 21 rows on 8 programs: 3, 3, 3, 3, 3, 2, 2, 2 rows each
+        (12, 21, 8),  # rounded down to a multiple of PEEL (8), so a program's rows share a head
+        (7, 21, 8),  # at least PEEL programs
+        (64, 21, 21),  # no more programs than rows
+    ],
+)
+def test_a_persistent_peeled_tile_gives_the_one_row_tile_bits(
+    programs: int, rows: int, grid: int
+) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((rows, 997)) * 3.0
+    weight = rng.standard_normal(997)
+    runs = {
+        count: kernels.run_checked(
+            x,
+            weight,
+            eps=1e-6,
+            dtype="bfloat16",
+            row_stride=1001,
+            config=LaunchConfig(False, 1024, 4, programs=count),
+            device=DEVICE,
+        )
+        for count in (0, programs)
+    }
+    assert runs[programs].peel == runs[0].peel == 8
+    assert runs[0].programs == rows
+    assert runs[programs].programs == grid
+    assert runs[programs].oob_writes == ()
+    np.testing.assert_array_equal(runs[programs].y, runs[0].y)
+
+
+@pytest.mark.parametrize("layout", ["tile", "persistent_tile", "loop"])
 @pytest.mark.parametrize("mutant", ["unmasked_store", "masked_tail_inclusion"])
 @pytest.mark.parametrize("row_stride", [70, 75])
 def test_tail_mutants_touch_the_same_lanes_peeled_or_not(
-    mutant: str, row_stride: int, loop: bool
+    mutant: str, row_stride: int, layout: str
 ) -> None:
+    loop = layout == "loop"
+    programs = 8 if layout == "persistent_tile" else 0
     rng = np.random.default_rng(5)
     x = rng.standard_normal((3, 70))
     runs = {
@@ -94,7 +132,7 @@ def test_tail_mutants_touch_the_same_lanes_peeled_or_not(
             dtype="bfloat16",
             row_stride=row_stride,
             mutant=mutant,
-            config=LaunchConfig(loop, 32 if loop else 128, 2, peel=peel),
+            config=LaunchConfig(loop, 32 if loop else 128, 2, programs=programs, peel=peel),
             device=DEVICE,
         )
         for peel in (True, False)
