@@ -119,7 +119,21 @@ class SessionFiles(QObject):
         if not as_template:
             self.add_recent(path)
         self._status(f"Opened {path}.")
+        if interactive and not as_template:
+            self._offer_receipt_kernel(session.receipt_json)
         return True
+
+    def _offer_receipt_kernel(self, receipt_json: str | None) -> None:
+        """The receipt is of a user kernel found unchanged here: offer to load it (never
+        without asking: the path comes from the file); otherwise say why its verdict stays
+        "receipt of another kernel"."""
+        from inspector import kernel_choice
+
+        what, text = kernel_choice.receipt_kernel(receipt_json, self.state.kernel)
+        if what == "offer" and dialogs.ask_load_kernel(self.window, text):
+            self.window.kernels.load(text)
+        elif what in ("missing", "changed"):
+            self._status(f"Opened the session; {text}.")
 
     def save_session(self) -> bool:
         """File → Save: the session file, or Save As for an untitled inspection."""

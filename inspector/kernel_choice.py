@@ -142,3 +142,33 @@ def recent_kernels(value: Any) -> list[str]:
     if isinstance(value, str):
         value = [value]
     return [str(v) for v in value if str(v)]
+
+
+def receipt_kernel(receipt_json: str | None, loaded: KernelSpec | None) -> tuple[str, str]:
+    """What to do about the user kernel a session's receipt names: ``("offer", FILE:FN)`` when
+    its file is here with the recorded sha256 and it is not the kernel loaded now,
+    ``("missing" | "changed", why)`` when it is not, ``("", "")`` otherwise (the bundled
+    kernel, the loaded one, no receipt). The file is never imported here: the caller asks the
+    user, then loads it like any kernel (in a child process)."""
+    import hashlib
+    import json
+
+    try:
+        source = (json.loads(receipt_json or "null") or {}).get("kernel", {}).get("source") or {}
+    except (ValueError, AttributeError, RecursionError):
+        return "", ""
+    if not isinstance(source, dict) or source.get("kind") != "user":
+        return "", ""
+    path, function = Path(str(source.get("path", ""))), str(source.get("function", ""))
+    if loaded is not None and loaded.path == path and loaded.function == function:
+        return "", ""
+    text = f"{path}:{function}"
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+    except OSError:
+        digest = ""
+    if not digest:
+        return "missing", f"its kernel {text} is not on this machine"
+    if digest != source.get("file_sha256"):
+        return "changed", f"its kernel {text} changed since the receipt"
+    return "offer", text

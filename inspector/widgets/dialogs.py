@@ -69,3 +69,16 @@ def ask_recover(parent: QWidget | None, path: str) -> bool:
         QMessageBox.StandardButton.Yes,
     )
     return answer == QMessageBox.StandardButton.Yes
+
+
+def ask_load_kernel(parent: QWidget | None, text: str) -> bool:
+    """A session's receipt names a user kernel that is here, unchanged: load it?"""
+    answer = QMessageBox.question(
+        parent,
+        "Load the session's kernel",
+        f"This session's receipt is of the kernel\n{text}\n(found unchanged on disk).\n\n"
+        "Load it? It runs in a child process, like any kernel you open.",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
+    return answer == QMessageBox.StandardButton.Yes

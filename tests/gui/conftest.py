@@ -45,6 +45,7 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
         "choose_directory",
         "choose_item",
         "show_info",
+        "ask_load_kernel",
     ):
         monkeypatch.setattr(dialogs, name, refuse)
     monkeypatch.setattr(dialogs, "show_error", lambda *a, **k: None)

@@ -280,3 +280,27 @@ def test_the_screenshot_loads_the_kernel_first_and_refuses_one_that_is_not(
     assert run_app(None, str(tmp_path / "no.png"), f"{broken}:rms_norm") == 2
     assert "no_such_module_anywhere" in capsys.readouterr().err
     assert not (tmp_path / "no.png").exists()
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_opening_a_session_of_a_user_kernel_offers_to_load_it(
+    qtbot, window, monkeypatch, settings, tmp_path, answer
+) -> None:
+    from inspector import cli
+
+    session = tmp_path / "tutorial.h5"
+    check = ["check", "--quiet", "--kernel", f"{TUTORIAL}:rms_norm", "--out", str(tmp_path / "o"),
+             "--session", str(session)]  # fmt: skip
+    assert cli.main(check) == 0
+    asked: list[str] = []
+
+    def ask(parent, text):
+        asked.append(text)
+        return answer
+
+    monkeypatch.setattr(dialogs, "ask_load_kernel", ask)
+    assert window.files.open_session(str(session))
+    _wait_idle(qtbot, window)
+    assert asked == [f"{TUTORIAL}:rms_norm"]
+    loaded = window.state.kernel
+    assert (loaded is not None and loaded.path == TUTORIAL) is answer

@@ -99,3 +99,30 @@ def test_a_saved_check_matches_only_the_kernel_it_ran() -> None:
 )
 def test_recent_kernels_read_back_from_settings(value, expected) -> None:
     assert kernel_choice.recent_kernels(value) == expected
+
+
+def test_a_receipts_user_kernel_is_offered_only_when_it_is_here_unchanged(tmp_path) -> None:
+    import hashlib
+    import json
+
+    from inspector.kernel_choice import receipt_kernel
+    from kernels.usercode import parse_kernel_spec
+
+    kernel = tmp_path / "k.py"
+    kernel.write_text("def rms_norm(x, weight, eps, out=None):\n    return x\n")
+
+    def receipt(**source) -> str:
+        return json.dumps({"kernel": {"source": source}})
+
+    digest = hashlib.sha256(kernel.read_bytes()).hexdigest()
+    user = receipt(kind="user", path=str(kernel), function="rms_norm", file_sha256=digest)
+    assert receipt_kernel(user, None) == ("offer", f"{kernel}:rms_norm")
+    assert receipt_kernel(user, parse_kernel_spec(f"{kernel}:rms_norm")) == ("", "")  # loaded
+    assert receipt_kernel(receipt(kind="bundled"), None) == ("", "")
+    assert receipt_kernel(None, None) == ("", "")
+    assert receipt_kernel("{not json", None) == ("", "")
+    changed = receipt(kind="user", path=str(kernel), function="rms_norm", file_sha256="0" * 64)
+    assert receipt_kernel(changed, None) == ("changed", f"its kernel {kernel}:rms_norm changed "
+                                                        "since the receipt")  # fmt: skip
+    gone = receipt(kind="user", path=str(tmp_path / "gone.py"), function="f", file_sha256=digest)
+    assert receipt_kernel(gone, None)[0] == "missing"
