@@ -1,8 +1,9 @@
 """The public door: ``kernels.rms_norm``, checked, planned, and traceable by torch.compile.
 
 An eager call launches from its signature's plan (:mod:`kernels.plans`: the checks and the
-layout once per signature, then the compiled kernel directly); the first call of a signature,
-``out=``, and every failing call run :func:`kernels.launcher.validate` (its messages, its order).
+layout once per signature, ``out=``'s included, then the compiled kernel directly); the first
+call of a signature and every failing call run :func:`kernels.launcher.validate` (its messages,
+its order).
 Under ``torch.compile`` it is the ``torch.library`` op of :mod:`kernels.op`.
 """
 
@@ -14,9 +15,11 @@ from kernels.launcher import EPS_MAX, EPS_MIN, launch, rows_view, validate
 from kernels.op import traced_rms_norm
 from kernels.plans import (
     PLANS,
+    LaunchPlan,
     current_device,
     current_stream,
     hooks_active,
+    out_allowed,
     planned_rms_norm,
     refuse_direct,
 )
@@ -68,60 +71,82 @@ def rms_norm(
     """
     # The planned door, inline: every call of a signature that passed once comes here.
     if (
-        out is None
-        and type(eps) is float
+        type(eps) is float
         and EPS_MIN <= eps <= EPS_MAX
         and isinstance(x, _Tensor)
         and isinstance(weight, _Tensor)
         and not _is_compiling()
     ):
-        plan = _PLANS.get(
-            (
-                x.shape, x.stride(), x.dtype, x.get_device(), weight.shape, weight.stride(),
-                weight.dtype, weight.get_device(),
-            )
-        )  # fmt: skip
-        if plan is not None:
-            y = (
-                _empty_like(x)
-                if plan.contiguous
-                else torch.empty(x.shape, dtype=x.dtype, device=x.device)
-            )
-            direct = plan.direct
-            if direct is not None and x.is_cuda and weight.is_cuda:
-                x_ptr, w_ptr, y_ptr = x.data_ptr(), weight.data_ptr(), y.data_ptr()
-                if (
-                    not (x_ptr | w_ptr | y_ptr) & 15
-                    and _current_device() == direct.device
-                    and not _hooks_active()
-                ):
-                    stream = _current_stream(direct.device)
-                    try:
-                        if direct.door is not None:
-                            direct.door(stream, x_ptr, w_ptr, y_ptr, eps)
-                        else:
-                            direct.run(
-                                direct.grid, 1, 1, stream, direct.function,
-                                direct.packed_metadata, None, None, None, x_ptr, w_ptr, y_ptr,
-                                direct.rows, direct.width_v, direct.x_stride_v,
-                                direct.y_stride_v, eps, *direct.tail,
-                            )  # fmt: skip
-                        return y
-                    except TypeError as err:  # refused before any launch: no such arguments
-                        refuse_direct(plan, err)
-            if plan.dispatch(x, weight, y, eps):
-                return y
+        if out is None:
+            plan = _PLANS.get(
+                (
+                    x.shape, x.stride(), x.dtype, x.get_device(), weight.shape,
+                    weight.stride(), weight.dtype, weight.get_device(),
+                )
+            )  # fmt: skip
+            if plan is not None:
+                y = (
+                    _empty_like(x)
+                    if plan.contiguous
+                    else torch.empty(x.shape, dtype=x.dtype, device=x.device)
+                )
+                if _launch_planned(plan, x, weight, y, eps):
+                    return y
+        elif isinstance(out, _Tensor):
+            plan = _PLANS.get(
+                (
+                    x.shape, x.stride(), x.dtype, x.get_device(), weight.shape,
+                    weight.stride(), weight.dtype, weight.get_device(), out.shape,
+                    out.stride(), out.dtype, out.get_device(),
+                )
+            )  # fmt: skip
+            # The one check that depends on more than the signature (x's storage).
+            if (
+                plan is not None
+                and out_allowed(plan, x, out)
+                and _launch_planned(plan, x, weight, out, eps)
+            ):
+                return out
     return _checked_rms_norm(x, weight, eps, out)
 
 
+def _launch_planned(
+    plan: LaunchPlan, x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, eps: float
+) -> bool:
+    """Launch ``plan`` into ``y``: the compiled kernel directly where the plan has it and the
+    pointers are 16-byte aligned on the current device with no launch hooks, else Triton's
+    dispatch. False (nothing launched) where x or weight is not on the plan's device."""
+    direct = plan.direct
+    if direct is not None and x.is_cuda and weight.is_cuda:
+        x_ptr, w_ptr, y_ptr = x.data_ptr(), weight.data_ptr(), y.data_ptr()
+        if (
+            not (x_ptr | w_ptr | y_ptr) & 15
+            and _current_device() == direct.device
+            and not _hooks_active()
+        ):
+            stream = _current_stream(direct.device)
+            try:
+                if direct.door is not None:
+                    direct.door(stream, x_ptr, w_ptr, y_ptr, eps)
+                else:
+                    direct.run(
+                        direct.grid, 1, 1, stream, direct.function, direct.packed_metadata,
+                        None, None, None, x_ptr, w_ptr, y_ptr, direct.rows, direct.width_v,
+                        direct.x_stride_v, direct.y_stride_v, eps, *direct.tail,
+                    )  # fmt: skip
+                return True
+            except TypeError as err:  # refused before any launch: no such arguments
+                refuse_direct(plan, err)
+    return plan.dispatch(x, weight, y, eps)
+
+
 def _checked_rms_norm(x: object, weight: object, eps: object, out: object) -> torch.Tensor:
-    """Every call without a plan: torch.compile tracing, a new signature, ``out=``, an error."""
+    """Every call without a plan: torch.compile tracing, a new signature, an error."""
     if _is_compiling():
         return traced_rms_norm(x, weight, eps, out)
-    if out is None:
-        planned = planned_rms_norm(x, weight, eps)
-        if planned is not None:
-            return planned
+    planned = planned_rms_norm(x, weight, eps, out)
+    if planned is not None:
+        return planned
     checked = validate(x, weight, eps, out)
     if out is None:
         out = torch.empty(x.shape, dtype=x.dtype, device=x.device)

@@ -1,14 +1,15 @@
 """Launch plans: what a launch of one argument signature needs, worked out once.
 
-A user's model calls ``kernels.rms_norm`` with the same few shapes again and again. Everything
-the checks and the layout depend on is a function of the arguments' *signature*: their types,
-dtypes, devices, shapes and strides (``eps`` is checked on its own, ``out`` always goes the
-full way). The key holds ``get_device()``, an int that is cheap to hash; it is -1 for every
-non-CUDA device, so a plan checks the device itself before any launch that is not a CUDA
-direct launch. ``kernels.rms_norm`` looks the signature up in :data:`PLANS` (inline: it is the hot
-path); a plan exists only for a signature that passed :func:`kernels.launcher.validate` once, so
-a hit needs no check again, and a miss goes to :func:`planned_rms_norm`, which makes the plan or
-returns None so the caller runs every check, in order, with its message.
+A user's model calls ``kernels.rms_norm`` with the same few shapes again and again. Everything the
+checks and the layout depend on is a function of the arguments' *signature*: their types, dtypes,
+devices, shapes and strides, ``out``'s too (``eps`` is checked on its own, and so is whether
+``out`` shares x's storage: the one check that depends on more than the signature). The key holds
+``get_device()``, an int that is cheap to hash; it is -1 for every non-CUDA device, so a plan
+checks the device itself before any launch that is not a CUDA direct launch. ``kernels.rms_norm``
+looks the signature up in :data:`PLANS` (inline: it is the hot path); a plan exists only for a
+signature that passed :func:`kernels.launcher.validate` once, so a hit needs no check again, and a
+miss goes to :func:`planned_rms_norm`, which makes the plan or returns None so the caller runs
+every check, in order, with its message.
 
 On a CUDA device a plan also holds the compiled kernel that Triton chose for the signature (its
 first launch goes through Triton's dispatch and hands it back) and launches it directly:
@@ -200,6 +201,7 @@ class LaunchPlan:
         config: the layout (:func:`kernels.layout.choose_config`).
         contiguous: x is contiguous, so ``empty_like(x)`` is the output's layout.
         device: the device of x and weight.
+        in_place: a plan of ``out=`` whose out has x's strides: out may be x itself.
         direct: the direct launch of Triton's compiled kernel for this signature with aligned
             pointers, once Triton's dispatch has launched it; None until then, and always on
             the interpreter.
@@ -210,6 +212,7 @@ class LaunchPlan:
     config: LaunchConfig
     contiguous: bool
     device: torch.device
+    in_place: bool = False
     direct: DirectLaunch | None = None
 
     @property
@@ -226,7 +229,8 @@ class LaunchPlan:
         """
         if x.device != self.device or weight.device != self.device:
             return False
-        x2d, y2d = x.view(self.rows, self.width), y.view(self.rows, self.width)
+        x2d = x.view(self.rows, self.width)
+        y2d = launcher.rows_view("out", y, self.width)
         launched = launcher.launch_kernel(x2d, weight, y2d, eps, config=self.config)
         aligned = not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
         if self.direct is None and self.device_index >= 0 and aligned and not DIRECT_REFUSED:
@@ -234,10 +238,10 @@ class LaunchPlan:
         return True
 
 
-def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
+def _new_plan(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor | None) -> LaunchPlan | None:
     """A plan for arguments that pass every check; None if they do not (the caller reports)."""
     try:
-        checked = launcher.validate(x, weight)
+        checked = launcher.validate(x, weight, 1e-6, out)
     except (TypeError, ValueError):
         return None
     if checked.rows == 0:
@@ -249,13 +253,25 @@ def _new_plan(x: torch.Tensor, weight: torch.Tensor) -> LaunchPlan | None:
         config=config,
         contiguous=x.is_contiguous(),
         device=x.device,
+        in_place=out is not None and out.stride() == x.stride(),
     )
 
 
-def planned_rms_norm(x: object, weight: object, eps: object) -> torch.Tensor | None:
-    """``rms_norm(x, weight, eps)`` through a plan, made now if the signature has none; None
-    where the full checks must run (``eps`` not a float in range, ``x`` or ``weight`` not
-    tensors, a signature that fails a check, or no rows).
+def out_allowed(plan: LaunchPlan, x: torch.Tensor, out: torch.Tensor) -> bool:
+    """What :func:`kernels.launcher.validate` checks of ``out`` beyond its signature: it is x
+    itself (same offset; the plan says whether the strides agree) or shares no storage."""
+    if out.data_ptr() == x.data_ptr():
+        return plan.in_place
+    return out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+def planned_rms_norm(
+    x: object, weight: object, eps: object, out: object = None
+) -> torch.Tensor | None:
+    """``rms_norm(x, weight, eps, out=out)`` through a plan, made now if the signature has none;
+    None where the full checks must run (``eps`` not a float in range, ``x``, ``weight`` or a
+    given ``out`` not tensors, a signature that fails a check, an ``out`` sharing x's storage
+    but not x itself, or no rows).
 
     ``kernels.rms_norm`` runs the hit path of this inline; this is its miss path (and the
     door of callers that want a plan without the public function's other doors).
@@ -265,26 +281,32 @@ def planned_rms_norm(x: object, weight: object, eps: object) -> torch.Tensor | N
         and launcher.EPS_MIN <= eps <= launcher.EPS_MAX
         and isinstance(x, torch.Tensor)
         and isinstance(weight, torch.Tensor)
+        and (out is None or isinstance(out, torch.Tensor))
     ):
         return None
-    key = (
+    key: tuple[Any, ...] = (
         x.shape, x.stride(), x.dtype, x.get_device(), weight.shape, weight.stride(),
         weight.dtype, weight.get_device(),
     )  # fmt: skip
+    if out is not None:
+        key += (out.shape, out.stride(), out.dtype, out.get_device())
     plan = PLANS.get(key)
     if plan is None:
-        plan = _new_plan(x, weight)
+        plan = _new_plan(x, weight, out)
         if plan is None:
             return None
         with _PLANS_LOCK:
             if len(PLANS) >= MAX_PLANS:
                 PLANS.clear()
             PLANS[key] = plan
-    y = (
-        torch.empty_like(x)
-        if plan.contiguous
-        else torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    )
+    if out is not None:
+        if not out_allowed(plan, x, out):
+            return None
+        y = out
+    elif plan.contiguous:
+        y = torch.empty_like(x)
+    else:
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     return y if plan.dispatch(x, weight, y, eps) else None
 
 
@@ -316,6 +338,7 @@ __all__ = [
     "current_device",
     "current_stream",
     "hooks_active",
+    "out_allowed",
     "plan_count",
     "planned_rms_norm",
     "refuse_direct",

@@ -112,15 +112,75 @@ def test_rejected_signatures_make_no_plan() -> None:
     assert plans.plan_count() == 0
 
 
-def test_non_float_eps_and_out_take_the_checked_door() -> None:
+def test_non_float_eps_takes_the_checked_door() -> None:
     x, w = _inputs(3, 70)
     numpy_eps = kernels.rms_norm(x, w, np.float64(0.01))  # a float subclass: checked door
     assert plans.plan_count() == 0
+    assert torch.equal(numpy_eps, _unplanned(x, w, 0.01))
+
+
+def test_out_calls_have_their_own_plan_and_write_out_bitwise() -> None:
+    x, w = _inputs(3, 70)
     out = torch.empty_like(x)
-    returned = kernels.rms_norm(x, w, 0.01, out=out)
-    assert returned is out
-    assert torch.equal(out, numpy_eps)
-    assert plans.plan_count() == 0  # out= made none
+    assert kernels.rms_norm(x, w, 0.01, out=out) is out
+    assert plans.plan_count() == 1  # out='s signature: a plan of its own
+    x2, _ = _inputs(3, 70, seed=1)
+    out2 = torch.empty_like(x2)
+    assert kernels.rms_norm(x2, w, 0.01, out=out2) is out2
+    assert plans.plan_count() == 1
+    assert torch.equal(out, _unplanned(x, w, 0.01))
+    assert torch.equal(out2, _unplanned(x2, w, 0.01))
+    assert torch.equal(kernels.rms_norm(x2, w, 0.01), out2)  # no out: another plan
+    assert plans.plan_count() == 2
+
+
+def test_out_into_a_padded_3d_view_on_its_plan() -> None:
+    x, w = _inputs(2 * 3, 70)
+    x3 = x.view(2, 3, 70)
+    store = torch.full((2, 3, 80), 7.0, device=DEVICE)
+    out = store[:, :, :70]
+    for _ in range(2):  # the plan's first call, then a hit
+        assert kernels.rms_norm(x3, w, 1e-5, out=out) is out
+    assert plans.plan_count() == 1
+    assert torch.equal(out.reshape(6, 70), _unplanned(x, w, 1e-5))
+    assert torch.all(store[:, :, 70:] == 7.0)  # the padding is untouched
+
+
+def test_in_place_on_an_out_plan() -> None:
+    x, w = _inputs(4, 70)
+    expected = _unplanned(x, w, 1e-5)
+    kernels.rms_norm(x, w, 1e-5, out=torch.empty_like(x))  # a plan for out with x's strides
+    assert kernels.rms_norm(x, w, 1e-5, out=x) is x
+    assert plans.plan_count() == 1
+    assert torch.equal(x, expected)
+
+
+def test_an_out_plan_still_refuses_an_out_that_overlaps_x() -> None:
+    base, w = _inputs(6, 70)
+    x = base[:3]
+    kernels.rms_norm(x, w, 1e-5, out=torch.empty_like(x))  # the plan of this signature
+    before = base.clone()
+    with pytest.raises(ValueError, match=r"out shares memory with x but is not x itself"):
+        kernels.rms_norm(x, w, 1e-5, out=base[3:])  # same signature, x's storage
+    padded = torch.randn(3, 80, device=DEVICE)
+    x_padded = padded[:, :70]
+    kernels.rms_norm(x_padded, w, 1e-5, out=torch.empty(3, 70, device=DEVICE))
+    alias = padded.view(-1)[:210].view(3, 70)  # x's first address, other strides
+    with pytest.raises(ValueError, match=r"out shares memory with x but is not x itself"):
+        kernels.rms_norm(x_padded, w, 1e-5, out=alias)
+    assert torch.equal(base, before)
+
+
+def test_bad_out_rejected_after_an_out_plan_exists() -> None:
+    x, w = _inputs(3, 70)
+    kernels.rms_norm(x, w, 1e-5, out=torch.empty_like(x))
+    with pytest.raises(TypeError, match=r"out must be a torch\.Tensor or None; got list"):
+        kernels.rms_norm(x, w, 1e-5, out=[])
+    with pytest.raises(TypeError, match=r"out\.dtype must equal x\.dtype"):
+        kernels.rms_norm(x, w, 1e-5, out=torch.empty(3, 70, dtype=torch.float64, device=DEVICE))
+    with pytest.raises(ValueError, match=r"eps must be"):
+        kernels.rms_norm(x, w, 1.0, out=torch.empty_like(x))
+    assert plans.plan_count() == 1
 
 
 def test_empty_rows_make_no_plan_and_no_launch() -> None:

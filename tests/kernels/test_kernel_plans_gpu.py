@@ -86,6 +86,23 @@ def test_direct_launch_is_tritons_kernel_bit_for_bit(rows: int, width: int, dtyp
     assert (direct.double() - reference).abs().max().item() < tolerance
 
 
+@pytest.mark.parametrize(("rows", "width"), [(4, 1000), (64, 5125), (4096, 2048)])
+def test_out_and_in_place_take_the_direct_door_bit_for_bit(rows: int, width: int) -> None:
+    x, w = _inputs(rows, width, torch.bfloat16, seed=width)
+    kernels.rms_norm(x, w, 1e-6, out=torch.empty_like(x))  # Triton's dispatch: the out plan
+    counting = _Counting(_only_plan())
+    x2, _ = _inputs(rows, width, torch.bfloat16, seed=width + 1)
+    out = torch.empty_like(x2)
+    assert kernels.rms_norm(x2, w, 1e-6, out=out) is out
+    torch.cuda.synchronize()
+    assert counting.launches == 1
+    assert torch.equal(out, _unplanned(x2, w, 1e-6))
+    assert kernels.rms_norm(x2, w, 1e-6, out=x2) is x2  # in place: the same plan, the door
+    torch.cuda.synchronize()
+    assert counting.launches == 2
+    assert torch.equal(x2, out)
+
+
 def test_float32_weight_and_padded_3d_rows_on_the_direct_door() -> None:
     base, _ = _inputs(2 * 3 * 136, 1, torch.bfloat16)
     x = base.view(2, 3, 136)[:, :, :130]
