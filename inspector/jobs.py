@@ -160,7 +160,7 @@ def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) ->
         yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
         from inspector.pipeline import run_and_judge_kernel
 
-        yield with_inferred(run_and_judge_kernel(problem, reference_y, mutant=mutant))
+        yield with_inferred(run_and_judge_kernel(problem, reference_y, mutant=mutant, rstd=True))
 
     return job
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -38,6 +39,8 @@ class KernelOutput:
             negative before row 0).
         oob_stride: the frame of ``oob_addresses``; 0 means the problem's row stride.
         inferred: ``diagnose.inferred_rrms`` of ``y`` when already computed (off this thread).
+        rstd: the bundled kernel's own per-row rrms, exact (its optional rstd output, stored
+            by Run kernel); None for the check's run, a session's and a user kernel's.
     """
 
     y: np.ndarray
@@ -45,6 +48,7 @@ class KernelOutput:
     oob_addresses: tuple[int, ...] = ()
     oob_stride: int = 0
     inferred: diagnose.Inferred | None = None
+    rstd: np.ndarray | None = None
 
 
 def inferred_of(problem: Problem, output: KernelOutput) -> diagnose.Inferred:
@@ -54,10 +58,37 @@ def inferred_of(problem: Problem, output: KernelOutput) -> diagnose.Inferred:
     return diagnose.inferred_rrms(problem.x, problem.weight, output.y, problem.eps)
 
 
+def exact_rstd(output: KernelOutput | None, rows: int) -> np.ndarray | None:
+    """The output's rstd (the kernel's own rrms per row) when it has one for ``rows`` rows."""
+    if output is None or output.rstd is None or np.shape(output.rstd) != (rows,):
+        return None
+    return np.asarray(output.rstd, dtype=np.float64)
+
+
+class KernelSource(Protocol):
+    """What :func:`kernel_columns` reads (the window's state)."""
+
+    def kernel_output(self) -> KernelOutput | None: ...
+
+    def kernel_inferred(self) -> diagnose.Inferred | None: ...
+
+
+def kernel_columns(
+    problem: Problem, reference: ScalarResult, state: KernelSource
+) -> dict[str, RowColumn | tuple[RowColumn, ...]]:
+    """:func:`inferred_columns` of ``state``'s kernel output, its exact rstd included."""
+    rstd = exact_rstd(state.kernel_output(), problem.rows)
+    return inferred_columns(problem, reference, state.kernel_inferred(), rstd)
+
+
 def inferred_columns(
-    problem: Problem, reference: ScalarResult, inferred: diagnose.Inferred | None
-) -> dict[str, RowColumn]:
-    """The row table's kernel intermediates, by the column they sit beside (NaN: not run)."""
+    problem: Problem,
+    reference: ScalarResult,
+    inferred: diagnose.Inferred | None,
+    rstd: np.ndarray | None = None,
+) -> dict[str, RowColumn | tuple[RowColumn, ...]]:
+    """The row table's kernel intermediates, by the column they sit beside (NaN: not run);
+    with ``rstd`` (the bundled kernel's rstd output) its exact rrms too."""
     nan = np.full(problem.rows, np.nan)
     rrms = nan if inferred is None else np.asarray(inferred.rrms, dtype=np.float64)
     mean_square = nan if inferred is None else np.asarray(inferred.mean_square, dtype=np.float64)
@@ -65,11 +96,24 @@ def inferred_columns(
         ratio = rrms / np.asarray(reference.rrms, dtype=np.float64)
     how = "median of y / (x · w) over the row's columns where |x · w| is not tiny"
     blank = " (blank: kernel not run)"
+    rrms_columns: tuple[RowColumn, ...] = (
+        RowColumn("rrms kernel (inferred)", rrms, "float", how + blank),
+    )
+    if rstd is not None:
+        rrms_columns += (
+            RowColumn(
+                "rrms kernel (rstd, exact)",
+                rstd,
+                "float",
+                "the kernel's own rrms per row, from its optional rstd output (float32, as it "
+                "multiplied by it)",
+            ),
+        )
     return {
         "mean² tiled": RowColumn(
             "mean² kernel (inferred)", mean_square, "float", f"1 / rrms² - eps, rrms {how}{blank}"
         ),
-        "rrms tiled": RowColumn("rrms kernel (inferred)", rrms, "float", how + blank),
+        "rrms tiled": rrms_columns,
         "rrms rel Δ": RowColumn(
             "rrms inferred / scalar",
             ratio,
@@ -81,13 +125,16 @@ def inferred_columns(
     }
 
 
-def with_inferred(columns: list[RowColumn], extra: dict[str, RowColumn]) -> list[RowColumn]:
-    """``columns`` with each of ``extra`` right after the column it is keyed by."""
+def with_inferred(
+    columns: list[RowColumn], extra: dict[str, RowColumn | tuple[RowColumn, ...]]
+) -> list[RowColumn]:
+    """``columns`` with each of ``extra`` (one column or several) right after the column it
+    is keyed by."""
     out: list[RowColumn] = []
     for column in columns:
         out.append(column)
-        if column.name in extra:
-            out.append(extra[column.name])
+        added = extra.get(column.name, ())
+        out.extend(added if isinstance(added, tuple) else (added,))
     return out
 
 
@@ -132,12 +179,18 @@ def annotate_steps(
         parts = part_step(inferred, reference, row)
         lane, error = _row_error(output, reference, row)
         where = f"kernel ({output.source})"
+        exact = exact_rstd(output, problem.rows)
+        own = (
+            ""
+            if exact is None
+            else f"; its own rrms (rstd output, exact) = {float(exact[row]):.9g}"
+        )
         notes = {
             "mean": f"{where}: mean² = {float(inferred.mean_square[row]):.9g} inferred; the "
             f"reference's is {float(reference.mean_square[row]):.9g}",
             "rsqrt": f"{where}: rrms = {rrms:.9g} inferred from y / (x · w) over "
             f"{int(inferred.columns[row])} column(s): {ratio:.6g} × the scalar reference's "
-            f"{ref_rrms:.9g}" + (" — kernel and model part HERE" if parts == "rsqrt" else ""),
+            f"{ref_rrms:.9g}{own}" + (" — kernel and model part HERE" if parts == "rsqrt" else ""),
             "store": f"{where}: largest |kernel y − expected y| in row {row} is {error:.3g} at "
             f"lane {lane} (kernel {float(output.y[row, lane]):.7g}, expected "
             f"{float(reference.y[row, lane]):.7g})"

@@ -99,6 +99,8 @@ class KernelRun:
     input_writes: tuple[int, ...] = ()
     # oracle.diagnose.inferred_rrms of y, when the window's job computed it off the GUI thread.
     inferred: Any = None
+    # The bundled kernel's own per-row rrms (its rstd output), when the run asked for it.
+    rstd: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ def run_kernel_on(
     poison: float = tiled.POISON,
     device: str = "auto",
     path: str = "auto",
+    rstd: bool = False,
 ) -> Any:
     """The one place a validated problem meets ``kernels.run_checked`` (a CheckedRun back).
 
@@ -180,6 +183,7 @@ def run_kernel_on(
         poison: value of the guard regions and the row padding.
         device: "auto" | "cpu" | "cuda".
         path: the launch layout: "auto" (the launcher's choice) or one of kernels.KERNEL_PATHS.
+        rstd: also take the kernel's own per-row rrms (its optional rstd output).
     """
     import kernels
 
@@ -193,6 +197,7 @@ def run_kernel_on(
         poison=poison,
         device=device,
         path=path,
+        rstd=rstd,
     )
 
 
@@ -500,6 +505,7 @@ def run_and_judge_kernel(
     mutant: str | None = None,
     poison: float = tiled.POISON,
     device: str = "auto",
+    rstd: bool = False,
 ) -> KernelRun:
     """Run the kernel once (:func:`run_kernel_on`) and judge its output.
 
@@ -509,11 +515,12 @@ def run_and_judge_kernel(
         mutant: None for the real kernel, else one of ``kernels.KERNEL_MUTANTS``.
         poison: value of the guard regions and the row padding.
         device: "auto" | "cpu" | "cuda".
+        rstd: also take the kernel's own per-row rrms (``KernelRun.rstd``).
 
     Returns:
         The run with both comparisons, the per-row errors and every out-of-bounds store.
     """
-    run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device)
+    run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, rstd=rstd)
     guard = int(getattr(run, "guard", 0))
     return KernelRun(
         **_judged(problem, run.y, reference_y),
@@ -525,6 +532,7 @@ def run_and_judge_kernel(
         block=int(run.block),
         num_warps=int(run.num_warps),
         path=str(getattr(run, "path", "")),
+        rstd=np.asarray(run.rstd) if rstd else None,
     )
 
 

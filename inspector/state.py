@@ -364,6 +364,7 @@ class InspectionState:
                 oob_addresses=tuple(run.oob_addresses),
                 oob_stride=int(getattr(run, "oob_row_stride", 0)),
                 inferred=getattr(run, "inferred", None),
+                rstd=getattr(run, "rstd", None),
             )
         saved = self._session_results
         if saved is not None and saved.kernel_y is not None and self.saved_results_current():

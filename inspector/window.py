@@ -320,7 +320,7 @@ class InspectorWindow(QMainWindow):
         table = viewdata.row_columns(
             problem, reference, model, columns.row_max_abs, columns.row_max_rel, analysis.errors
         )
-        inferred = kernelview.inferred_columns(problem, reference, state.kernel_inferred())
+        inferred = kernelview.kernel_columns(problem, reference, state)
         self.row_table.set_columns(kernelview.with_inferred(table, inferred), columns.note)
         self.row_table.select_row(row)
 

@@ -51,11 +51,13 @@ def rms_norm(
     Args:
         x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
             (``x.stride(-1) == 1``); the leading dimensions are flattened into rows and must
-            share one row stride (padded rows are fine). CUDA, or CPU in interpreter mode.
+            share one row stride (padded rows are fine) of at most ``2**31 - 1`` elements. CUDA,
+            or CPU in interpreter mode.
         weight: ``(width,)`` tensor of ``x.dtype`` or float32, contiguous, on ``x``'s device.
         eps: finite real in ``[1e-12, 1e-2]``, passed to the kernel as float32.
         out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
-            stride and one row stride. May be ``x`` itself (in place); no other overlap.
+            stride and one row stride (at most ``2**31 - 1``). May be ``x`` itself (in place);
+            no other overlap.
 
     Returns:
         The normalized tensor shaped like ``x`` (``out`` when given). Only the output is

@@ -84,6 +84,9 @@ class CheckedRun:
     mutant: str | None = None
     poison: float = POISON
     data_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
+    # Each row's rrms as the kernel computed it (its rstd output, float32 values); empty when
+    # the run did not ask for it.
+    rstd: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
 
 def resolve_device(device: str) -> torch.device:
@@ -146,6 +149,7 @@ def run_checked(
     weight_dtype: str | None = None,
     path: str = "auto",
     config: LaunchConfig | None = None,
+    rstd: bool = False,
 ) -> CheckedRun:
     """Run the kernel (or ``mutant``) on ``x`` laid out in guarded buffers; report what it did.
 
@@ -164,6 +168,9 @@ def run_checked(
         path: ``"auto"`` (the launcher's choice for this shape) or one of ``KERNEL_PATHS``
             (``"one_row"``, ``"multi_row"``, ``"column_loop"``) to force that code path.
         config: an exact ``LaunchConfig`` (overrides ``path``); for tests and experiments.
+        rstd: also take the kernel's per-row rrms from its optional rstd output (the kernel is
+            then compiled with that store; ``y`` is bit-identical either way). The check runs
+            without it: it proves the kernel users launch.
 
     Returns:
         CheckedRun with ``y`` ``(rows, width)`` float64 (exact upcast of the kernel's output),
@@ -223,9 +230,11 @@ def run_checked(
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
     w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
 
+    rstd_out = torch.full((rows,), float("nan"), device=torch_device) if rstd else None
     run = launch_kernel(
-        body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant, config=config
-    )
+        body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant, config=config,
+        rstd=rstd_out,
+    )  # fmt: skip
     launched = run.config
     if torch_device.type == "cuda":
         torch.cuda.synchronize(torch_device)
@@ -243,7 +252,8 @@ def run_checked(
         for address in changed
     )
     y = body(torch.from_numpy(buffer64)).numpy().copy()
-    for array in (y, buffer64, mask):
+    rrms = np.zeros(0) if rstd_out is None else rstd_out.cpu().double().numpy()
+    for array in (y, buffer64, mask, rrms):
         array.setflags(write=False)
     return CheckedRun(
         y=y,
@@ -263,6 +273,7 @@ def run_checked(
         mutant=mutant,
         poison=float(poison),
         data_mask=mask,
+        rstd=rrms,
     )
 
 

@@ -332,6 +332,8 @@ def compile_fields(
     constexprs: dict[str, object] = {
         **kernel_constexprs(config, width, vec, rows, peel),
         "MUTANT": mutant_code(mutant),
+        "rstd_ptr": None,
+        "STORE_RSTD": False,
     }
     signature.update(dict.fromkeys(constexprs, "constexpr"))
     # Triton specializes at launch: tensors from torch's allocator are 16-byte aligned, and ints

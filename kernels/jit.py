@@ -98,6 +98,8 @@ def _peeled_row(
     W_EARLY: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
 ):
     """One row of :func:`rms_norm_tile_kernel` in three parts: head, aligned body, tail.
 
@@ -142,6 +144,8 @@ def _peeled_row(
         + tl.sum(_square(xt, MUTANT), axis=0)
     )
     rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
+    if STORE_RSTD:
+        tl.store(rstd_ptr + row, rrms)
     if not W_EARLY:
         wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
         wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
@@ -180,6 +184,8 @@ def rms_norm_tile_kernel(
     ROW_MASK: tl.constexpr,
     PEEL: tl.constexpr,
     MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
 ):
     """RMSNorm forward of ``ROWS`` consecutive rows, each held as one ``BLOCK``-lane tile.
 
@@ -219,12 +225,17 @@ def rms_norm_tile_kernel(
         strides agree modulo PEEL (x and y rows then share their head); the accesses are
         16-byte wide where Triton sees 16-byte aligned base pointers, and correct anywhere.
       MUTANT: ``FAITHFUL`` (0) or one mutant code.
+
+    Optional output (the inspector's exact view of the kernel's reduction):
+      rstd_ptr: float32 ``(rows,)``: each row's rrms as the kernel computed it, stored when
+        STORE_RSTD (None otherwise: a constexpr, so a launch without it compiles none of it).
+      STORE_RSTD: store it.
     """
     width, x_row_stride, y_row_stride = _row_geometry(width_v, x_stride_v, y_stride_v, VEC, MUTANT)
     if PEEL:
         _peeled_row(
             x_ptr, w_ptr, y_ptr, tl.program_id(0).to(tl.int64), width, x_row_stride,
-            y_row_stride, eps, BLOCK, PEEL, W_EARLY, STREAM_STORE, MUTANT,
+            y_row_stride, eps, BLOCK, PEEL, W_EARLY, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip
     else:
         X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
@@ -264,6 +275,11 @@ def rms_norm_tile_kernel(
             x = tl.load(x_ptr + x_offsets, eviction_policy=X_EVICTION)
         x = x.to(tl.float32)
         rrms = _rrms(_square(x, MUTANT), width, eps, ROWS, MUTANT)
+        if STORE_RSTD:
+            if ROWS == 1:
+                tl.store(rstd_ptr + row, rrms)
+            else:
+                tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)
 
         if not W_EARLY:
             w = _load(w_ptr + cols, in_row, not EVEN, W_EVICTION)

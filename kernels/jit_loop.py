@@ -137,6 +137,8 @@ def _peeled_loop_row(
     PEEL: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
 ):
     """One row of :func:`rms_norm_loop_kernel` peeled as in :func:`_peeled_row`: the chunks
     run over the aligned body (``NUM_CHUNKS`` chunks cover it: it is no longer than the row),
@@ -175,6 +177,8 @@ def _peeled_loop_row(
         + tl.sum(_square(xt, MUTANT), axis=0)
     )
     rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
+    if STORE_RSTD:
+        tl.store(rstd_ptr + row, rrms)
     Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
     out_ty = y_ptr.dtype.element_ty
     if UNROLL:
@@ -252,17 +256,19 @@ def _loop_row(
     STREAM_STORE: tl.constexpr,
     PEEL: tl.constexpr,
     MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
 ):
     """Rows ``row .. row + ROWS - 1`` of :func:`rms_norm_loop_kernel` (``row`` is int64)."""
     if PEEL:
         _peeled_loop_row(
             x_ptr, w_ptr, y_ptr, row, rows, width, x_row_stride, y_row_stride, eps, CHUNK,
-            NUM_CHUNKS, UNROLL, PEEL, STREAM_STORE, MUTANT,
+            NUM_CHUNKS, UNROLL, PEEL, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip
     else:
         _chunked_rows(
             x_ptr, w_ptr, y_ptr, row, rows, width, x_row_stride, y_row_stride, eps, CHUNK,
-            NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, MUTANT,
+            NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip
 
 
@@ -285,6 +291,8 @@ def _chunked_rows(
     ROW_MASK: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
 ):
     """:func:`_loop_row` unpeeled: the chunks from each row's start."""
     cols = tl.arange(0, CHUNK)
@@ -314,6 +322,11 @@ def _chunked_rows(
                 ROW_MASK, MUTANT,
             )  # fmt: skip
     rrms = _rrms(acc, width, eps, ROWS, MUTANT)
+    if STORE_RSTD:
+        if ROWS == 1:
+            tl.store(rstd_ptr + row, rrms)
+        else:
+            tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)
     # Pass 2: normalize, weight, one rounding at the store.
     if UNROLL:
         for chunk in tl.static_range(NUM_CHUNKS):
@@ -350,6 +363,8 @@ def rms_norm_loop_kernel(
     STREAM_STORE: tl.constexpr,
     PEEL: tl.constexpr,
     MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
 ):
     """RMSNorm forward in column chunks, ``ROWS`` rows at a time, on ``P`` programs.
 
@@ -380,6 +395,7 @@ def rms_norm_loop_kernel(
         aligned body, with its head and tail apart (:func:`_peeled_loop_row`), as in the tile
         kernel.
       MUTANT: ``FAITHFUL`` (0) or one mutant code.
+      rstd_ptr, STORE_RSTD: as in the tile kernel (each row's rrms, float32, when STORE_RSTD).
 
     Pass 1 loads are marked evict-last (the row is read again in pass 2), pass 2 loads
     evict-first (the row is done), the weight evict-last (every row reads it).
@@ -391,6 +407,7 @@ def rms_norm_loop_kernel(
         _loop_row(
             x_ptr, w_ptr, y_ptr, first_block * ROWS, rows, width, x_row_stride, y_row_stride,
             eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, PEEL, MUTANT,
+            rstd_ptr, STORE_RSTD,
         )  # fmt: skip
     else:
         block_step = tl.num_programs(0).to(tl.int64)
@@ -399,4 +416,5 @@ def rms_norm_loop_kernel(
             _loop_row(
                 x_ptr, w_ptr, y_ptr, block * ROWS, rows, width, x_row_stride, y_row_stride,
                 eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, PEEL, MUTANT,
+                rstd_ptr, STORE_RSTD,
             )  # fmt: skip

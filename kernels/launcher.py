@@ -63,6 +63,11 @@ MUTANT_CODES: dict[str, int] = {name: getattr(jit, name.upper()).value for name 
 # CUDA's grid x dimension limit (at most one program per row).
 MAX_ROWS = 2**31 - 1
 
+# Largest row stride (elements) of x and out: the kernels take a stride as a 32-bit integer
+# divided by the vector width and multiply it back in 32 bits, so a stride of 2**31 or more
+# (with a vector width dividing it) would wrap and address another row.
+MAX_ROW_STRIDE = 2**31 - 1
+
 # The interpreter is not thread-safe (it patches triton.language while a launch runs), so every
 # interpreted launch goes through this lock. Compiled launches are enqueued without it.
 _INTERPRETER_LOCK = threading.Lock()
@@ -142,11 +147,17 @@ def launch_kernel(
     mutant: str | None = None,
     config: LaunchConfig | None = None,
     wrap: Callable[[object], object] | None = None,
+    rstd: torch.Tensor | None = None,
 ) -> Launched:
     """:func:`launch`, returning what was launched (the compiled kernel among it).
 
     ``wrap`` wraps the Triton kernel before its launch (``torch.library.wrap_triton``: a launch
-    torch.compile can trace).
+    torch.compile can trace). ``rstd``: a float32 ``(rows,)`` tensor on x's device that gets
+    each row's rrms as the kernel computed it (None: the kernels store none, compiled out).
+
+    Raises:
+        ValueError: an ``rstd`` that is not a contiguous float32 ``(rows,)`` tensor on x's
+            device.
     """
     # int(): under torch.compile the sizes can be symbolic; the launch layout is chosen for
     # concrete ones (each shape its own graph).
@@ -160,6 +171,10 @@ def launch_kernel(
     peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
     constexprs = kernel_constexprs(config, width, vec, rows, peel)
     constexprs["MUTANT"] = mutant_code(mutant)
+    if rstd is not None:
+        _check_rstd(rstd, rows, x2d.device)
+    constexprs["rstd_ptr"] = rstd
+    constexprs["STORE_RSTD"] = rstd is not None
     kernel = jit.rms_norm_loop_kernel if config.loop else jit.rms_norm_tile_kernel
     runner = kernel if wrap is None else wrap(kernel)
     scalars = (width // vec, x_stride // vec, y_stride // vec)
@@ -183,8 +198,28 @@ def launch_kernel(
 
 
 # The kernels' runtime parameters (x, w, y, rows, width_v, x_stride_v, y_stride_v, eps); the
-# constexprs follow them.
+# constexprs follow them (and the optional rstd pointer, None but where the caller wants it).
 _RUNTIME_ARGS = 8
+
+
+def _check_rstd(rstd: object, rows: int, device: torch.device) -> None:
+    if not (
+        isinstance(rstd, torch.Tensor)
+        and rstd.dtype == torch.float32
+        and tuple(rstd.shape) == (rows,)
+        and rstd.is_contiguous()
+        and rstd.device == device
+    ):
+        described = (
+            f"{'' if rstd.is_contiguous() else 'non-contiguous '}{rstd.dtype} "
+            f"{tuple(rstd.shape)} on {rstd.device}"
+            if isinstance(rstd, torch.Tensor)
+            else type(rstd).__name__
+        )
+        raise ValueError(
+            f"rstd must be a contiguous float32 tensor of shape ({rows},) on {device}; "
+            f"got {described}"
+        )
 
 
 def launch(
@@ -276,6 +311,14 @@ def check_out_shape(out: object, x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def _check_row_stride(name: str, tensor2d: torch.Tensor) -> None:
+    if tensor2d.shape[0] > 1 and tensor2d.stride(0) > MAX_ROW_STRIDE:
+        raise ValueError(
+            f"{name}'s row stride must be at most {MAX_ROW_STRIDE} elements (2**31 - 1: the "
+            f"kernels hold strides in 32 bits); got {tensor2d.stride(0)}"
+        )
+
+
 def _check_out(out_arg: object, x: torch.Tensor, width: int) -> None:
     out = check_out_shape(out_arg, x)
     if width > 1 and out.stride(-1) != 1:
@@ -286,6 +329,7 @@ def _check_out(out_arg: object, x: torch.Tensor, width: int) -> None:
             f"out's row stride must be >= width ({width}) so rows do not overlap; "
             f"got {out2d.stride(0)}"
         )
+    _check_row_stride("out", out2d)
     same_storage = (
         out.numel() > 0
         and x.numel() > 0
@@ -340,6 +384,7 @@ def validate(x: object, weight: object, eps: object = 1e-6, out: object | None =
     if rows > MAX_ROWS:
         raise ValueError(f"x has {rows} rows; at most {MAX_ROWS} (grid limit)")
     x2d = rows_view("x", x, width)
+    _check_row_stride("x", x2d)
     if out is not None:
         _check_out(out, x, width)
     return Validated(x2d=x2d, eps=eps_value, rows=rows, width=width)

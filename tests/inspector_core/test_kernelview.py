@@ -94,7 +94,44 @@ def test_the_row_table_puts_the_inferred_values_beside_scalar_and_tiled(analysed
         by_name["mean² kernel (inferred)"], reference.sum_squares / 128, rtol=1e-9
     )
     blank = kernelview.inferred_columns(problem, reference, None)
-    assert all(np.isnan(c.values).all() for c in blank.values())
+    table_names = {c.name for c in table}
+    blank_columns = [
+        c for c in kernelview.with_inferred(table, blank) if c.name not in table_names
+    ]
+    assert len(blank_columns) == 3
+    assert all(np.isnan(c.values).all() for c in blank_columns)
+
+
+def test_the_bundled_kernels_rstd_output_is_shown_exact_in_table_and_stepper(analysed) -> None:
+    from inspector.pipeline import run_and_judge_kernel
+
+    problem, analysis = analysed
+    reference, model = analysis.reference, analysis.model
+    run = run_and_judge_kernel(problem, reference.y, mutant="sum_instead_of_mean", rstd=True)
+    assert run.rstd.shape == (problem.rows,)
+    # The mutant's own rrms, exactly: rsqrt(sum of squares + eps), in float32.
+    np.testing.assert_allclose(run.rstd, 1 / np.sqrt(reference.sum_squares + problem.eps), 2e-6)
+    output = KernelOutput(run.y, "Run kernel mutant sum_instead_of_mean", rstd=run.rstd)
+    table = viewdata.row_columns(problem, reference, model)
+    inferred = kernelview.inferred_of(problem, output)
+    columns = kernelview.with_inferred(
+        table, kernelview.inferred_columns(problem, reference, inferred, run.rstd)
+    )
+    names = [c.name for c in columns]
+    at = names.index("rrms tiled")
+    assert names[at + 1 : at + 3] == ["rrms kernel (inferred)", "rrms kernel (rstd, exact)"]
+    np.testing.assert_array_equal(columns[at + 2].values, run.rstd)
+    steps = viewdata.reduction_steps(problem, model, 2, reference)
+    notes = {
+        s.key: s.kernel
+        for s in kernelview.annotate_steps(steps, problem, reference, 2, output, inferred)
+    }
+    assert f"its own rrms (rstd output, exact) = {float(run.rstd[2]):.9g}" in notes["rsqrt"]
+    assert "kernel and model part HERE" in notes["rsqrt"]
+    plain = run_and_judge_kernel(problem, reference.y, mutant="sum_instead_of_mean")
+    assert plain.rstd is None
+    np.testing.assert_array_equal(plain.y, run.y)  # the store changes nothing else
+    assert kernelview.exact_rstd(KernelOutput(run.y, "t", rstd=run.rstd[:2]), 4) is None
 
 
 def test_the_stepper_shows_the_kernels_value_at_the_mean_rsqrt_and_store(analysed) -> None:

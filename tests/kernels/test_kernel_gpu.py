@@ -150,6 +150,24 @@ def test_row_offsets_past_two_to_the_31_elements() -> None:
     torch.cuda.empty_cache()
 
 
+@pytest.mark.parametrize("stride", [2**31 - 8, 2**31 - 1])
+def test_row_strides_at_the_bound_address_the_right_row(stride: int) -> None:
+    # 2**31 - 8: a vector of 8 bfloat16 divides it, so the kernel gets stride / 8 and multiplies
+    # back (a stride of 2**31 with that vector wrapped in 32 bits: refused by validate now).
+    # ~4 GiB of device memory, touched at the two rows only.
+    width = 4096
+    storage = torch.empty(stride + width, dtype=torch.bfloat16, device="cuda")
+    x = storage.as_strided((2, width), (stride, 1))
+    x.copy_(torch.randn(2, width, device="cuda", dtype=torch.bfloat16) * 2.0)
+    weight = torch.linspace(-2, 2, width, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty_like(storage).as_strided((2, width), (stride, 1))
+    kernels.rms_norm(x, weight, out=out)
+    torch.cuda.synchronize()
+    assert_close(out, torch_reference(x, weight, 1e-6), "bfloat16", "compiled", f"stride {stride}")
+    del storage, out
+    torch.cuda.empty_cache()
+
+
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -202,3 +202,28 @@ def test_messages_name_the_argument() -> None:
     # Spot check of the house rule: the first word of each message is the argument.
     with pytest.raises(ValueError, match=re.escape("x.shape[-1] (width)")):
         kernels.rms_norm(_x(width=0), _w(0))
+
+
+def _rows_with_stride(stride: int, width: int = 64) -> torch.Tensor:
+    """Two bfloat16 rows ``stride`` elements apart; the storage (4 GiB here) is allocated but
+    never touched, so no page of it is committed (only the checks run)."""
+    storage = torch.empty(stride + width, dtype=torch.bfloat16, device=DEVICE)
+    return storage.as_strided((2, width), (stride, 1))
+
+
+def test_row_stride_at_its_bound_passes_and_one_past_is_refused() -> None:
+    bound = kernels.launcher.MAX_ROW_STRIDE
+    assert bound == 2**31 - 1
+    weight = torch.ones(64, dtype=torch.bfloat16, device=DEVICE)
+    assert kernels.launcher.validate(_rows_with_stride(bound), weight).rows == 2
+    with pytest.raises(
+        ValueError, match=r"^x's row stride must be at most 2147483647 elements .*; got 2147483648$"
+    ):
+        kernels.launcher.validate(_rows_with_stride(bound + 1), weight)
+    x = torch.zeros(2, 64, dtype=torch.bfloat16, device=DEVICE)
+    kernels.launcher.validate(x, weight, out=_rows_with_stride(bound))
+    with pytest.raises(ValueError, match=r"^out's row stride must be at most 2147483647 elements"):
+        kernels.launcher.validate(x, weight, out=_rows_with_stride(bound + 1))
+    one_row = torch.empty(2**31 + 64, dtype=torch.bfloat16, device=DEVICE)
+    # A single row has no row stride to wrap: its stride is never used.
+    kernels.launcher.validate(one_row.as_strided((1, 64), (2**31, 1)), weight)
