@@ -261,7 +261,7 @@ def run_checked(
         oob_writes=oob,
         mode=MODE,
         device=device_description(torch_device),
-        block=launched.block,
+        block=launched.block + launched.block2,
         num_warps=launched.num_warps,
         guard=guard,
         path=launched.path,

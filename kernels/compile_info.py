@@ -48,6 +48,7 @@ from kernels.layout import (
     forced_config,
     kernel_constexprs,
     peel_elements,
+    settled,
     vector_width,
 )
 from kernels.mode import COMPILED, MODE
@@ -329,6 +330,7 @@ def compile_fields(
         "eps": "fp32",
     }
     peel = peel_elements(config, width, vec, width, width, itemsize)
+    config = settled(config, width, peel)
     constexprs: dict[str, object] = {
         **kernel_constexprs(config, width, vec, rows, peel),
         "MUTANT": mutant_code(mutant),
@@ -378,7 +380,7 @@ def compile_fields(
         "target": f"sm_{arch}",
         "dtype": dtype,
         "width": width,
-        "block": config.block,
+        "block": config.block + config.block2,
         "mutant": mutant,
         "signature": ", ".join(f"{name}: {kind}" for name, kind in signature.items()),
         "resource_source": f"registers: {found.register_source}; spills: {found.spill_source}",

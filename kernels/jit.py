@@ -94,6 +94,7 @@ def _peeled_row(
     y_row_stride,
     eps,
     BLOCK: tl.constexpr,
+    BLOCK2: tl.constexpr,
     PEEL: tl.constexpr,
     W_EARLY: tl.constexpr,
     STREAM_STORE: tl.constexpr,
@@ -111,6 +112,8 @@ def _peeled_row(
     (< PEEL elements). Head and tail are PEEL-lane tiles of scalar accesses. The weight's body
     starts ``head`` elements into it, which no alignment hint covers: its loads stay scalar, but
     every row reads the same weight, from L1/L2. The sum of squares adds the three parts' sums.
+    With ``BLOCK2`` the body is two tiles, ``BLOCK`` lanes then ``BLOCK2`` (the second one's
+    sum added after the first's); the tail mutants act on the lanes of both past the row.
     """
     X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
     W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
@@ -127,21 +130,36 @@ def _peeled_row(
     body_in = cols < body
     head_in = edge < head
     tail_in = edge < width - tail
-    body_load = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == MASKED_TAIL_INCLUSION)
+    TILE: tl.constexpr = BLOCK + BLOCK2
+    body_load = _body_mask(cols, body, width - head, TILE - head, MUTANT == MASKED_TAIL_INCLUSION)
+    if BLOCK2 > 0:
+        cols2 = BLOCK + tl.arange(0, BLOCK2)
+        body_in2 = cols2 < body
+        body_load2 = _body_mask(
+            cols2, body, width - head, TILE - head, MUTANT == MASKED_TAIL_INCLUSION
+        )
     if W_EARLY:
         wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
         wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
         wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0)
+        if BLOCK2 > 0:
+            wb2 = tl.load(
+                w_ptr + head + cols2, mask=body_in2, other=0.0, eviction_policy=W_EVICTION
+            )
     xb = tl.load(x_body + cols, mask=body_load, other=0.0, eviction_policy=X_EVICTION)
+    if BLOCK2 > 0:
+        xb2 = tl.load(x_body + cols2, mask=body_load2, other=0.0, eviction_policy=X_EVICTION)
     xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0)
     xt = tl.load(x_ptr + x_start + tail + edge, mask=tail_in, other=0.0)
     xb = xb.to(tl.float32)
     xh = xh.to(tl.float32)
     xt = xt.to(tl.float32)
+    body_sum = tl.sum(_square(xb, MUTANT), axis=0)
+    if BLOCK2 > 0:
+        xb2 = xb2.to(tl.float32)
+        body_sum += tl.sum(_square(xb2, MUTANT), axis=0)
     sum_squares = (
-        tl.sum(_square(xb, MUTANT), axis=0)
-        + tl.sum(_square(xh, MUTANT), axis=0)
-        + tl.sum(_square(xt, MUTANT), axis=0)
+        body_sum + tl.sum(_square(xh, MUTANT), axis=0) + tl.sum(_square(xt, MUTANT), axis=0)
     )
     rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
     if STORE_RSTD:
@@ -150,17 +168,28 @@ def _peeled_row(
         wb = tl.load(w_ptr + head + cols, mask=body_in, other=0.0, eviction_policy=W_EVICTION)
         wh = tl.load(w_ptr + edge, mask=head_in, other=0.0)
         wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0)
+        if BLOCK2 > 0:
+            wb2 = tl.load(
+                w_ptr + head + cols2, mask=body_in2, other=0.0, eviction_policy=W_EVICTION
+            )
     if MUTANT == MISSING_WEIGHT:
         yb = xb * rrms
         yh = xh * rrms
         yt = xt * rrms
+        if BLOCK2 > 0:
+            yb2 = xb2 * rrms
     else:
         yb = xb * rrms * wb.to(tl.float32)
         yh = xh * rrms * wh.to(tl.float32)
         yt = xt * rrms * wt.to(tl.float32)
-    body_store = _body_mask(cols, body, width - head, BLOCK - head, MUTANT == UNMASKED_STORE)
+        if BLOCK2 > 0:
+            yb2 = xb2 * rrms * wb2.to(tl.float32)
+    body_store = _body_mask(cols, body, width - head, TILE - head, MUTANT == UNMASKED_STORE)
     out_ty = y_ptr.dtype.element_ty
     tl.store(y_body + cols, yb.to(out_ty), mask=body_store, cache_modifier=Y_CACHE)
+    if BLOCK2 > 0:
+        body_store2 = _body_mask(cols2, body, width - head, TILE - head, MUTANT == UNMASKED_STORE)
+        tl.store(y_body + cols2, yb2.to(out_ty), mask=body_store2, cache_modifier=Y_CACHE)
     tl.store(y_ptr + y_start + edge, yh.to(out_ty), mask=head_in, cache_modifier=Y_CACHE)
     tl.store(y_ptr + y_start + tail + edge, yt.to(out_ty), mask=tail_in, cache_modifier=Y_CACHE)
 
@@ -176,6 +205,7 @@ def rms_norm_tile_kernel(
     y_stride_v,
     eps,
     BLOCK: tl.constexpr,
+    BLOCK2: tl.constexpr,
     ROWS: tl.constexpr,
     VEC: tl.constexpr,
     W_EARLY: tl.constexpr,
@@ -204,7 +234,9 @@ def rms_norm_tile_kernel(
       eps: float32, added to the mean square inside the square root.
 
     Constexpr:
-      BLOCK: next_power_of_2(width), the lanes of one row's tile.
+      BLOCK: next_power_of_2(width), the lanes of one row's tile; with BLOCK2 the first of
+        the two tiles of a peeled row's body.
+      BLOCK2: 0, or a peeled row's second body tile (a power of two; BLOCK + BLOCK2 >= width).
       ROWS: rows per program (1: the ``one_row`` path, a 1-D tile).
       VEC: a power of two (<= 16 bytes of elements) dividing width and both strides. The
         launcher passes them divided by VEC and the kernel multiplies back: the values are
@@ -235,7 +267,8 @@ def rms_norm_tile_kernel(
     if PEEL:
         _peeled_row(
             x_ptr, w_ptr, y_ptr, tl.program_id(0).to(tl.int64), width, x_row_stride,
-            y_row_stride, eps, BLOCK, PEEL, W_EARLY, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
+            y_row_stride, eps, BLOCK, BLOCK2, PEEL, W_EARLY, STREAM_STORE, MUTANT, rstd_ptr,
+            STORE_RSTD,
         )  # fmt: skip
     else:
         X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""

@@ -27,6 +27,7 @@ from kernels.layout import (
     choose_config,
     kernel_constexprs,
     peel_elements,
+    settled,
     sm_count_for,
     vector_width,
 )
@@ -117,6 +118,8 @@ def _check_config(config: object) -> LaunchConfig:
         value = getattr(config, name)
         if value < 1 or value & (value - 1):
             raise ValueError(f"config.{name} must be a power of two >= 1; got {value}")
+    if config.block2 < 0 or config.block2 & (config.block2 - 1):
+        raise ValueError(f"config.block2 must be 0 or a power of two; got {config.block2}")
     if config.programs < 0:
         raise ValueError(f"config.programs must be >= 0; got {config.programs}")
     if config.max_registers and not 24 <= config.max_registers <= 255:
@@ -169,6 +172,7 @@ def launch_kernel(
     x_stride, y_stride = int(x2d.stride(0)), int(y2d.stride(0))
     vec = vector_width(width, x_stride, y_stride, itemsize)
     peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
+    config = settled(config, width, peel)
     constexprs = kernel_constexprs(config, width, vec, rows, peel)
     constexprs["MUTANT"] = mutant_code(mutant)
     if rstd is not None:

@@ -53,6 +53,9 @@ class LaunchConfig:
             One-row tiles always mask: unmasked ones measured slower on the H200.
         peel: one-row tiles of a width no 16-byte vector divides load and store head, aligned
             body and tail apart (:func:`peel_elements`); False keeps narrow accesses.
+        block2: a peeled one-row tile's second body tile (0: none): the body is ``block``
+            lanes (a power of two under the width) then ``block2`` (a power of two), so the
+            lanes past the row hold few registers (2053: 2048 + 16 lanes, not 4096).
     """
 
     loop: bool
@@ -66,6 +69,7 @@ class LaunchConfig:
     max_registers: int = 0
     even: bool = True
     peel: bool = True
+    block2: int = 0
 
     @property
     def path(self) -> str:
@@ -78,7 +82,7 @@ class LaunchConfig:
         """Lanes read past each row start when nothing is masked (the guard a check needs)."""
         if self.loop:
             return triton.cdiv(width, self.block) * self.block
-        return self.block
+        return self.block + self.block2
 
     def grid(self, rows: int) -> int:
         """Number of programs for ``rows`` rows."""
@@ -124,7 +128,11 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
        16384 rows), else 4 KiB (2 KiB on one warp for rows of 1-2 KiB, reduced inside that
        warp); halved until the grid has 4 programs per SM. The weight is loaded with x.
     2. A width no 16-byte vector divides, 2048-8192 lanes: a peeled one-row tile (head,
-       16-byte body, tail), a warp per 4 KiB of tile (4-8), the weight after the reduction.
+       16-byte body, tail), the weight after the reduction. 2-byte rows: the body is the
+       largest power of two under the width plus a second power-of-two tile of at least two
+       vectors when that one is at most an eighth of the first (:func:`split_body`: 2053 is
+       2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4); fp32 rows keep
+       the whole tile on a warp per 4 KiB (4-8).
     3. Rows over 8192 lanes, and rows of 8 KiB or more in problems of LOOP_PROBLEM_BYTES or
        more: the column loop, one program per row, two passes over its chunks (the second
        re-reads the row from L1/L2, which costs less than holding it in registers). The
@@ -166,13 +174,34 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
         warps = 1 if one_warp else _warps_for_bytes(per * row, 16)
         return LaunchConfig(False, lanes, warps, per, w_early=True, stream_store=stream)
     if unaligned and 2048 <= lanes <= 8192:
-        warps = _warps_for_bytes(row, 8, 4, 4 * KiB)
-        return LaunchConfig(False, lanes, warps, w_early=False, stream_store=stream)
+        if itemsize >= 4:
+            warps = _warps_for_bytes(row, 8, 4, 4 * KiB)
+            return LaunchConfig(False, lanes, warps, w_early=False, stream_store=stream)
+        block, block2 = split_body(width, itemsize)
+        warps = _warps_for_bytes((block + block2) * itemsize, 4, 2, 2 * KiB)
+        return LaunchConfig(False, block, warps, stream_store=stream, block2=block2)
     if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
         return _loop_config(width, lanes, itemsize)
     warps = min(max(lanes // 512, 2), 8 if itemsize <= 2 else 16)
     early = width == lanes or unaligned or itemsize >= 4
     return LaunchConfig(False, lanes, warps, w_early=early, stream_store=stream)
+
+
+def split_body(width: int, itemsize: int) -> tuple[int, int]:
+    """``(block, block2)`` of a peeled row's body: the largest power of two under the width and
+    a second power of two covering the rest (at least two 16-byte vectors, so the tile always
+    reaches past the row and the tail mutants have lanes to act on), when that second tile is
+    at most an eighth of the first; else ``(next_power_of_2(width), 0)``, one tile.
+
+    The lanes past the row hold registers like the row's own: 2053 elements on 4096 lanes fit
+    half the rows per SM that 2048 + 16 lanes do (H200: 86% of copy against 74%).
+    """
+    lanes = block_for(width)
+    first = lanes // 2
+    second = max(2 * (16 // itemsize), triton.next_power_of_2(max(1, width - first)))
+    if first >= 16 and second <= first // 8:
+        return first, second
+    return lanes, 0
 
 
 def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
@@ -248,6 +277,14 @@ def peel_elements(
     return full
 
 
+def settled(config: LaunchConfig, width: int, peel: int) -> LaunchConfig:
+    """``config`` as it launches: a split body (``block2``) needs the peel; where the row is not
+    peeled (strides that disagree modulo the vector) the tile is the whole power of two."""
+    if config.block2 and not peel:
+        return dataclasses.replace(config, block=block_for(width), block2=0)
+    return config
+
+
 def kernel_constexprs(
     config: LaunchConfig, width: int, vec: int, rows: int = 1, peel: int = 0
 ) -> dict[str, object]:
@@ -277,11 +314,22 @@ def kernel_constexprs(
             "STREAM_STORE": config.stream_store,
             "PEEL": peel,
         }
-    if config.block < width:
+    if config.block2:
+        if config.rows_per_program != 1 or not peel or config.block2 & (config.block2 - 1):
+            raise ValueError(
+                f"config.block2 ({config.block2}) needs a peeled one-row tile and a power of two"
+            )
+        if config.block + config.block2 < width:
+            raise ValueError(
+                f"config.block + config.block2 must be >= width ({width}); "
+                f"got {config.block} + {config.block2}"
+            )
+    elif config.block < width:
         raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
     multi_row = config.rows_per_program > 1
     return {
         "BLOCK": config.block,
+        "BLOCK2": config.block2,
         "ROWS": config.rows_per_program,
         "VEC": vec,
         "W_EARLY": config.w_early,

@@ -15,7 +15,8 @@ stdout. Needs a CUDA device.
         (also the layouts a file names per case: [{"rows", "width", "dtype", "configs": [
         LaunchConfig fields...]}], e.g. another rule's choices)
 
-Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel]`` for the tile kernel and
+Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel][_b{block}+{block2}]`` for
+the tile kernel and
 ``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
 (``_rt`` runtime chunk loop, ``_cs`` streaming stores, ``_masked`` ``even=False``, ``_r`` a
 register cap, ``P0`` one program per block of rows).
@@ -175,7 +176,7 @@ def with_candidates(cases: list[Case], entries: Any) -> list[Case]:
         if key[2] not in bench.DTYPES:
             raise ValueError(f"--candidates entry {index}: unknown dtype {key[2]!r}")
         for config in configs:
-            kernel_constexprs(config, key[1], 1)
+            kernel_constexprs(config, key[1], 1, 1, 16 // bench.DTYPES[key[2]].itemsize)
         shape, dtype_key, old, extra = by_key.get(
             key, (bench.Shape(key[0], key[1]), key[2], [], ())
         )
@@ -200,7 +201,8 @@ def label(config: LaunchConfig) -> str:
         return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
     late = "" if config.w_early else "_wlate"
     peel = "" if config.peel else "_nopeel"
-    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}{peel}"
+    split = f"_b{config.block}+{config.block2}" if config.block2 else ""
+    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}{peel}{split}"
 
 
 def _preparer(config: LaunchConfig) -> Preparer:

@@ -95,9 +95,7 @@ def test_the_row_table_puts_the_inferred_values_beside_scalar_and_tiled(analysed
     )
     blank = kernelview.inferred_columns(problem, reference, None)
     table_names = {c.name for c in table}
-    blank_columns = [
-        c for c in kernelview.with_inferred(table, blank) if c.name not in table_names
-    ]
+    blank_columns = [c for c in kernelview.with_inferred(table, blank) if c.name not in table_names]
     assert len(blank_columns) == 3
     assert all(np.isnan(c.values).all() for c in blank_columns)
 

@@ -176,8 +176,19 @@ STREAM_TILE_VARIANTS: dict[str, LaunchConfig] = {
     ),
 }
 
+# A peeled one-row tile whose body is two tiles (the rule's split of 2-byte rows with a small
+# rest): width 70 as 64 + 16 lanes, the tail mutants acting on the 10 lanes past the row. On
+# width 256 (no peel) it launches as the plain 256-lane tile.
+SPLIT_TILE_VARIANTS: dict[str, LaunchConfig] = {
+    "one_row_split_body": LaunchConfig(False, 64, 2, block2=16),
+}
+
 # Every explicit layout the matrix runs besides the forced paths.
-LAYOUT_VARIANTS: dict[str, LaunchConfig] = {**LOOP_VARIANTS, **STREAM_TILE_VARIANTS}
+LAYOUT_VARIANTS: dict[str, LaunchConfig] = {
+    **LOOP_VARIANTS,
+    **STREAM_TILE_VARIANTS,
+    **SPLIT_TILE_VARIANTS,
+}
 
 # Multi-row tiles on rows as wide as the tile (width 256) drop their column masks (the tile
 # kernel's EVEN), and their row mask too when ROWS divides the row count (ROW_MASK off): the

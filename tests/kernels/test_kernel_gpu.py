@@ -150,6 +150,25 @@ def test_row_offsets_past_two_to_the_31_elements() -> None:
     torch.cuda.empty_cache()
 
 
+@pytest.mark.parametrize(
+    ("rows", "width"), [(64, 2053), (32, 4097), (16, 1025), (8, 5125), (33, 70), (4, 20000)]
+)
+def test_split_bodies_and_the_rstd_output_on_cuda(rows: int, width: int) -> None:
+    # The rule's layout for each shape (2053, 4097 and 1025 split their peeled body), with and
+    # without the rstd output: the same bits of y, and rstd the rows' rrms.
+    x = (torch.randn(rows, width, device="cuda") * 3.0).to(torch.bfloat16)
+    weight = torch.randn(width, device="cuda").to(torch.bfloat16)
+    y = kernels.rms_norm(x, weight, 1e-6)
+    rstd = torch.full((rows,), float("nan"), device="cuda")
+    y2 = torch.empty_like(x)
+    kernels.launcher.launch_kernel(x, weight, y2, 1e-6, rstd=rstd)
+    torch.cuda.synchronize()
+    assert torch.equal(y, y2)
+    assert_close(y, torch_reference(x, weight, 1e-6), "bfloat16", "compiled", f"{rows}x{width}")
+    expected = torch.rsqrt(x.double().pow(2).mean(dim=1) + 1e-6)
+    torch.testing.assert_close(rstd.double(), expected, rtol=2e-6, atol=0)
+
+
 @pytest.mark.parametrize("stride", [2**31 - 8, 2**31 - 1])
 def test_row_strides_at_the_bound_address_the_right_row(stride: int) -> None:
     # 2**31 - 8: a vector of 8 bfloat16 divides it, so the kernel gets stride / 8 and multiplies

@@ -27,7 +27,7 @@ from kernel_cases import (
 import kernels
 from kernels import jit
 from kernels.launcher import mutant_code
-from kernels.layout import LaunchConfig, kernel_constexprs
+from kernels.layout import LaunchConfig, kernel_constexprs, settled
 
 DEVICE = "auto"
 PATHS = ("auto", *kernels.KERNEL_PATHS)
@@ -57,7 +57,8 @@ def _run_config(case: str, dtype: str, config: LaunchConfig, mutant: str | None 
     run = kernels.run_checked(
         x, weight, eps=eps, dtype=dtype, row_stride=row_stride, mutant=mutant, config=config
     )
-    assert (run.path, run.block) == (config.path, config.block)
+    launched = settled(config, x.shape[1], run.peel)  # a split body needs the peel
+    assert (run.path, run.block) == (launched.path, launched.block + launched.block2)
     return run, verdict(run, x, weight, eps, dtype)
 
 

@@ -36,10 +36,15 @@ EXPECTED_LAYOUTS = {
     (65536, 256, 4): ("multi_row", 2, 1, 256),
     (65536, 512, 2): ("multi_row", 2, 1, 512),
     (65536, 512, 4): ("one_row", 1, 1, 512),
-    # 2. Widths no 16-byte vector divides, 2048-8192 lanes: peeled tiles, a warp per 4 KiB.
-    (4096, 5125, 2): ("one_row", 1, 4, 8192),
+    # 2. Widths no 16-byte vector divides, 2048-8192 lanes: peeled tiles; 2-byte rows a warp per
+    # 2 KiB of body lanes (2-4), the body split where the rest of the row is small; fp32 a
+    # warp per 4 KiB (4-8). The last field is the tile's lanes (both body tiles).
+    (4096, 5125, 2): ("one_row", 1, 4, 8192),  # the rest (1029) is a quarter: one tile
     (4096, 5125, 4): ("one_row", 1, 8, 8192),
-    (8192, 2050, 2): ("one_row", 1, 4, 4096),  # 4-byte vectors only: still peeled
+    (8192, 2050, 2): ("one_row", 1, 2, 2064),  # 4-byte vectors only: still peeled; 2048 + 16
+    (8192, 4097, 2): ("one_row", 1, 4, 4112),  # 4096 + 16
+    (16384, 1539, 2): ("one_row", 1, 2, 2048),  # the rest (515) is half: one tile, 2 warps
+    (12288, 2053, 4): ("one_row", 1, 4, 4096),  # fp32 rows keep the whole tile
     # 3. The column loop: rows over 8192 lanes, and rows of >= 8 KiB in >= 64 MiB problems.
     (4096, 4096, 4): ("column_loop", 1, 16, 2048),  # 64 MiB, full rows: half-row chunks
     (16384, 4096, 2): ("column_loop", 1, 8, 2048),
@@ -65,7 +70,7 @@ EXPECTED_LAYOUTS = {
 @pytest.mark.parametrize(("rows", "width", "itemsize"), sorted(EXPECTED_LAYOUTS))
 def test_choose_config_for_product_shapes(rows: int, width: int, itemsize: int) -> None:
     config = _config(rows, width, itemsize)
-    got = (config.path, config.rows_per_program, config.num_warps, config.block)
+    got = (config.path, config.rows_per_program, config.num_warps, config.block + config.block2)
     assert got == EXPECTED_LAYOUTS[(rows, width, itemsize)]
 
 
@@ -186,6 +191,11 @@ def test_choose_config_is_valid_for_every_width() -> None:
                 if config.loop:
                     assert triton.cdiv(width, config.block) <= layout.MAX_CHUNKS
                     assert config.lanes(width) <= triton.next_power_of_2(width)
+                elif config.block2:  # a split peeled body: two powers of two over the width
+                    assert config.block * 2 == triton.next_power_of_2(width)
+                    assert width < config.block + config.block2 <= config.block * 9 // 8
+                    assert config.rows_per_program == 1
+                    assert itemsize == 2
                 else:
                     assert config.block == triton.next_power_of_2(width)
                     assert config.block <= layout.SINGLE_TILE_MAX
@@ -233,11 +243,12 @@ def test_the_rule_reaches_every_regime_and_kernel_path() -> None:
 def test_every_layout_the_rule_reaches_agrees_with_torch(config: LaunchConfig) -> None:
     # The rule's own layout (its tile or chunk, warps, rows per program, masks, peel), launched
     # on a few rows of the shape that reached it, against torch in float64, with padded row
-    # strides and a guarded out (its padding must stay untouched).
+    # strides and a guarded out (its padding must stay untouched). The paddings agree modulo
+    # 16 bytes, so a peeled layout stays peeled (and a split body split).
     _, width, itemsize = RULE_LAYOUTS[config]
     rows = min(2 * config.rows_per_program + 1, 5)
     dtype = "float32" if itemsize == 4 else "bfloat16"
-    _forced_parity(rows, width, dtype, config, pad=3, out_pad=5, seed=width)
+    _forced_parity(rows, width, dtype, config, pad=3, out_pad=19, seed=width)
 
 
 def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):

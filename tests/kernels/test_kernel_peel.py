@@ -51,6 +51,10 @@ def _reference(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 
 LAYOUTS = {
     "tile": lambda width: LaunchConfig(False, block_for(width), 4),
+    # A body of two tiles (the rule splits 2-byte rows whose rest is small; any split runs).
+    "split_tile": lambda width: LaunchConfig(
+        False, block_for(width) // 2, 4, block2=block_for(width) // 2
+    ),
     "loop": lambda width: LaunchConfig(True, 256, 4, unroll=False),
     "persistent_loop": lambda width: LaunchConfig(True, 256, 4, programs=3),
 }
@@ -111,6 +115,60 @@ def test_tail_mutants_touch_the_same_lanes_peeled_or_not(
         # Lanes past the row feed the sum: the rows come out wrong alike, peeled or not.
         assert not np.allclose(peeled.y, _reference(x, np.ones(70), 1e-6), atol=5e-2)
         np.testing.assert_allclose(peeled.y, plain.y, atol=5e-2, rtol=5e-2)
+
+
+@pytest.mark.parametrize("mutant", ["unmasked_store", "masked_tail_inclusion"])
+def test_tail_mutants_act_on_the_lanes_of_a_split_body_past_the_row(mutant: str) -> None:
+    # 70 lanes as 64 + 16 (the rule's split for a small rest): the tile reaches 10 lanes past
+    # the row, where the unsplit tile reaches 58; the mutants act on those and are caught.
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 70))
+    runs = {
+        name: kernels.run_checked(
+            x,
+            np.ones(70),
+            eps=1e-6,
+            dtype="bfloat16",
+            row_stride=75,
+            mutant=mutant,
+            config=config,
+            device=DEVICE,
+        )
+        for name, config in (
+            ("split", LaunchConfig(False, 64, 2, block2=16)),
+            ("whole", LaunchConfig(False, 128, 2)),
+        )
+    }
+    split, whole = runs["split"], runs["whole"]
+    assert (split.block, split.peel) == (80, 8)
+    split_oob = {(w.row, w.address) for w in split.oob_writes}
+    assert split_oob <= {(w.row, w.address) for w in whole.oob_writes}
+    if mutant == "unmasked_store":
+        assert split_oob
+        assert len(split_oob) < len(whole.oob_writes)
+    else:
+        assert not np.allclose(split.y, _reference(x, np.ones(70), 1e-6), atol=5e-2)
+
+
+def test_a_split_body_needs_the_peel_and_a_power_of_two() -> None:
+    from kernels.layout import kernel_constexprs, settled
+
+    split = LaunchConfig(False, 2048, 2, block2=16)
+    assert kernel_constexprs(split, 2053, 1, 1, 8)["BLOCK2"] == 16
+    assert settled(split, 2053, 0) == LaunchConfig(False, 4096, 2)  # strides not peeled
+    with pytest.raises(ValueError, match=r"block \+ config\.block2 must be >= width \(2065\)"):
+        kernel_constexprs(split, 2065, 1, 1, 8)
+    kernel_constexprs(split, 2064, 1, 1, 8)  # at the bound: 2048 + 16
+    with pytest.raises(ValueError, match=r"config\.block2 \(16\) needs a peeled one-row tile"):
+        kernel_constexprs(split, 2053, 1, 1, 0)
+    with pytest.raises(ValueError, match=r"config\.block2 must be 0 or a power of two; got 24"):
+        kernels.launcher.launch(
+            torch.zeros(2, 2053, dtype=torch.bfloat16, device=DEVICE),
+            torch.ones(2053, dtype=torch.bfloat16, device=DEVICE),
+            torch.zeros(2, 2053, dtype=torch.bfloat16, device=DEVICE),
+            1e-6,
+            config=LaunchConfig(False, 2048, 2, block2=24),
+        )
 
 
 def test_strides_that_differ_modulo_the_vector_are_not_peeled_and_still_right() -> None:
