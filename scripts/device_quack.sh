@@ -13,8 +13,8 @@
 #   quack_env=$(bash scripts/device_quack.sh env) && eval "$quack_env"
 #
 # The folders (made off the device; they are ignored by git): b/SHA256SUMS is `sha256sum *.whl`
-# of the whole wheels; the one wheel over 55 MiB (nvidia-cutlass-dsl-libs-cu12) is cut with
-# `split -b 55M -d -a 2 W W.part-`, part-00 in a, part-01 and every other wheel in b.
+# of the whole wheels; the one wheel over 48 MiB (nvidia-cutlass-dsl-libs-cu12) is cut with
+# `split -b 48M -d -a 2 W W.part-`, part-00 in a, part-01 and every other wheel in b.
 #
 # `pip install --target` does not run nvidia-cutlass-dsl's .pth file (it puts
 # <site>/nvidia_cutlass_dsl/dsl_packages, where the `cutlass` package lives, on sys.path), so the
