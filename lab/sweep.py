@@ -132,8 +132,8 @@ def neighbours(config: LaunchConfig, width: int, itemsize: int) -> list[LaunchCo
             steps.append(_loop(lanes // 2, warps_loop, stream=True))
     kept: dict[str, LaunchConfig] = {}
     for step in steps:
-        try:
-            kernel_constexprs(step, width, 1)
+        try:  # a split body launches where the row is peeled: the width's own case
+            kernel_constexprs(step, width, 1, 1, 16 // itemsize)
         except ValueError:
             continue
         kept.setdefault(label(step), step)

@@ -137,14 +137,14 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     started = json.loads(RECORD.read_text(encoding="utf-8"))["started_utc"]
     assert view.source.startswith(f"NVIDIA H200, {started[:16]}")
     assert view.summary.text().startswith("Recorded on NVIDIA H200")
-    assert len(view.records) == 828
+    assert len(view.records) == 882
     view.shape_combo.setCurrentText("narrow")
     view.dtype_combo.setCurrentText("float32")
     ours = _record_rows("narrow", "float32", "ours")  # 65536 x 128, 256, 512
     x, y = view.plotted("ours")
     np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
     np.testing.assert_allclose(y, [r["gbps"] for r in ours])
-    assert "18 of 828 measurements shown" in view.summary.text()  # 3 shapes x 6 implementations
+    assert "18 of 882 measurements shown" in view.summary.text()  # 3 shapes x 6 implementations
     # The end shapes keep half a category of room, so their tick labels are drawn too.
     (x_low, x_high), _ = view.plot.getPlotItem().viewRange()
     assert (x_low, x_high) == pytest.approx((-0.5, 2.5))

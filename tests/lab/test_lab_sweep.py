@@ -73,8 +73,8 @@ def test_set_cases_sweep_the_rules_neighbours_on_every_shape_of_the_set():
         assert configs, (shape, dtype_key)
         assert len(set(labels)) == len(labels)
         assert sweep.label(rule) not in labels  # ours, a reference of every case, measures it
-        for config in configs:
-            kernel_constexprs(config, shape.width, 1)  # every one launchable for the width
+        for config in configs:  # every one launchable for the width (peeled where it is odd)
+            kernel_constexprs(config, shape.width, 1, 1, 16 // itemsize)
 
 
 def test_neighbours_are_one_step_from_the_rule():
