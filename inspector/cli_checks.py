@@ -84,20 +84,38 @@ def check_session_target(path: Path) -> Any:
         fail_usage(f"session: refusing to overwrite {path}: {one_line(exc)}")
 
 
+def session_lock_path(session: Path) -> Path:
+    """The lock file of a session: ``.NAME.lock`` beside it (the command line's and the
+    window's saves of one file take it, so they never write it at the same time)."""
+    return session.parent / f".{session.name}.lock"
+
+
 @contextlib.contextmanager
-def _exclusive(lock_path: Path, field: str, target: Path) -> Iterator[None]:
+def held(lock_path: Path) -> Iterator[bool]:
+    """An exclusive advisory lock on ``lock_path`` for the block: True when held, False when
+    another process (or another open of it) holds it; True without locking where there is no
+    ``flock``."""
     if fcntl is None:
-        yield
+        yield True
         return
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            fail_usage(f"{field}: another run is writing {target}; wait for it or choose another")
-        yield
+            yield False
+            return
+        yield True
     finally:
         os.close(fd)  # closing releases the lock
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path, field: str, target: Path) -> Iterator[None]:
+    with held(lock_path) as got:
+        if not got:
+            fail_usage(f"{field}: another run is writing {target}; wait for it or choose another")
+        yield
 
 
 @contextlib.contextmanager
@@ -111,8 +129,7 @@ def run_locks(out_dir: Path, session: Path | None) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(_exclusive(out_dir / OUT_LOCK_NAME, "out", out_dir))
         if session is not None:
-            lock = session.parent / f".{session.name}.lock"
-            stack.enter_context(_exclusive(lock, "session", session))
+            stack.enter_context(_exclusive(session_lock_path(session), "session", session))
         yield
 
 

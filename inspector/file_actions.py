@@ -34,6 +34,8 @@ class SessionFiles(QObject):
         self.window = window
         self.state = window.state
         self.autosave_dir = autosave_dir
+        # (mtime_ns, size) of each session file as this window last opened or saved it.
+        self._stamps: dict[str, tuple[int, int]] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(autosave_ms)
         self._timer.timeout.connect(self.autosave)
@@ -118,6 +120,7 @@ class SessionFiles(QObject):
         self.state.restore_session(session, path, as_template=as_template)
         if not as_template:
             self.add_recent(path)
+            self._stamp(path)
         self._status(f"Opened {path}.")
         if interactive and not as_template:
             self._offer_receipt_kernel(session.receipt_json)
@@ -150,13 +153,45 @@ class SessionFiles(QObject):
             path += ".h5"
         return self.write_session(path)
 
+    def _stamp(self, path: str) -> None:
+        try:
+            info = Path(path).stat()
+        except OSError:
+            return
+        self._stamps[str(Path(path).absolute())] = (info.st_mtime_ns, info.st_size)
+
+    def _changed_on_disk(self, path: str) -> bool:
+        """Whether ``path`` is no longer the file this window last opened or saved there."""
+        known = self._stamps.get(str(Path(path).absolute()))
+        try:
+            info = Path(path).stat()
+        except OSError:
+            return known is not None  # it was there and is gone: written over or removed
+        return known is not None and known != (info.st_mtime_ns, info.st_size)
+
     def write_session(self, path: str) -> bool:
-        """Save the state to ``path`` (atomically); it becomes the session file."""
+        """Save the state to ``path`` (atomically); it becomes the session file.
+
+        The save holds the session's lock (``check --session`` runs take it too) and asks
+        before it writes over a file that changed on disk since this window opened or saved it
+        (another window's save, a run's); refusing either keeps the file as it is.
+        """
+        from inspector.cli_checks import held, session_lock_path
+
         try:
             from inspector.records.session import save_session
 
-            session = self.state.to_session()
-            save_session(path, session)
+            with held(session_lock_path(Path(path))) as got:
+                if not got:
+                    raise OSError(f"another run is writing {path}; save again when it is done")
+                if self._changed_on_disk(path) and not dialogs.ask_overwrite_changed(
+                    self.window, path
+                ):
+                    self._status(f"not saved: {path} changed on disk; it is kept as it is")
+                    return False
+                session = self.state.to_session()
+                save_session(path, session)
+                self._stamp(path)
         except Exception as exc:
             dialogs.show_error(self.window, "Cannot save session", f"{path}: {exc}")
             self._status(f"save failed: {exc}")

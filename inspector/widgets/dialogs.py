@@ -71,6 +71,19 @@ def ask_recover(parent: QWidget | None, path: str) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
+def ask_overwrite_changed(parent: QWidget | None, path: str) -> bool:
+    """The session file changed on disk since this window opened or saved it: overwrite?"""
+    answer = QMessageBox.question(
+        parent,
+        "Session changed on disk",
+        f"{path}\nchanged on disk since this window opened or saved it (another window or "
+        "run wrote it).\n\nOverwrite it with this window's session?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
 def ask_load_kernel(parent: QWidget | None, text: str) -> bool:
     """A session's receipt names a user kernel that is here, unchanged: load it?"""
     answer = QMessageBox.question(

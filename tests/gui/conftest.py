@@ -46,6 +46,7 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
         "choose_item",
         "show_info",
         "ask_load_kernel",
+        "ask_overwrite_changed",
     ):
         monkeypatch.setattr(dialogs, name, refuse)
     monkeypatch.setattr(dialogs, "show_error", lambda *a, **k: None)

@@ -150,13 +150,13 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     assert (x_low, x_high) == pytest.approx((-0.5, 2.5))
     ticks = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert [label for _, label in ticks] == ["65536×128", "65536×256", "65536×512"]
-    # All 46 shapes of one dtype: about 8 names as major ticks (every sixth, from the first),
-    # the others minor ones, and more room at the ends.
+    # All 49 shapes of one dtype: about 8 names as major ticks (every seventh, from the
+    # first), the others minor ones, and more room at the ends.
     view.shape_combo.setCurrentText("all")
     major, minor = view.plot.getPlotItem().getAxis("bottom")._tickLevels
-    assert [position for position, _ in major] == [0, 6, 12, 18, 24, 30, 36, 42]
-    assert len(major) + len(minor) == 46
-    assert view.plot.getPlotItem().viewRange()[0] == pytest.approx([-2.3, 47.3])
+    assert [position for position, _ in major] == [0, 7, 14, 21, 28, 35, 42]
+    assert len(major) + len(minor) == 49
+    assert view.plot.getPlotItem().viewRange()[0] == pytest.approx([-2.45, 50.45])
     view.shape_combo.setCurrentText("narrow")
     view.metric_combo.setCurrentText("% of copy")
     np.testing.assert_allclose(view.plotted("ours")[1], [r["pct_of_copy"] for r in ours])

@@ -192,3 +192,58 @@ def test_an_autosave_that_cannot_be_opened_is_set_aside_and_not_offered_again(
     assert len(errors) == 1  # offered, refused with a message, then never again
     assert not bad.exists()
     assert [p.name.split(".unreadable-")[0] for p in cache.iterdir()] == [bad.name]
+
+
+def test_saving_over_a_session_that_changed_on_disk_asks_first(
+    window, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from inspector.records.session import save_session
+
+    path = tmp_path / "shared.h5"
+    save_session(path, load_session(DEMO))
+    assert window.files.open_session(str(path), interactive=False)
+    window.input_panel.eps_edit.setText("0.001")  # this window's edit
+    other = load_session(DEMO)  # another window's save of the same file, meanwhile
+    other.name = "saved by another window"
+    save_session(path, other)
+    os.utime(path, ns=(1, 1))  # a clock that did not move still changes the stamp
+    before = path.read_bytes()
+    asked: list[str] = []
+
+    def refuse(parent, where):
+        asked.append(where)
+        return False
+
+    monkeypatch.setattr(dialogs, "ask_overwrite_changed", refuse)
+    assert not window.files.save_session()
+    assert asked == [str(path)]
+    assert path.read_bytes() == before  # kept as the other window wrote it
+    assert "changed on disk" in window.status_line.text()
+    monkeypatch.setattr(dialogs, "ask_overwrite_changed", lambda parent, where: True)
+    assert window.files.save_session()
+    assert path.read_bytes() != before
+    monkeypatch.setattr(dialogs, "ask_overwrite_changed", refuse)
+    assert window.files.save_session()  # saved by this window since: no question
+    assert len(asked) == 1
+
+
+def test_a_save_while_a_run_holds_the_session_lock_fails_cleanly(
+    window, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.cli_checks import held, session_lock_path
+    from inspector.records.session import save_session
+
+    path = tmp_path / "busy.h5"
+    save_session(path, load_session(DEMO))
+    assert window.files.open_session(str(path), interactive=False)
+    before = path.read_bytes()
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "show_error", lambda parent, title, text: errors.append(text))
+    with held(session_lock_path(path)) as got:  # what `check --session` holds while it writes
+        assert got
+        assert not window.files.save_session()
+    assert path.read_bytes() == before
+    assert errors == [f"{path}: another run is writing {path}; save again when it is done"]
+    assert window.files.save_session()  # the run is done: the save goes through
