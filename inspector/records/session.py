@@ -71,6 +71,7 @@ from inspector.records.session_data import (
 from inspector.records.session_layout import read_layout, write_layout
 from inspector.records.session_room import estimated_bytes, file_size_errors, room_problem
 from inspector.records.session_scan import scan_structure
+from inspector.records.session_snapshot import SnapshotRefused, snapshot
 from oracle.spec import ValidationError
 
 __all__ = [
@@ -154,31 +155,56 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
         raise SessionError(f"cannot save session to {target}: {reason}{previous}") from None
 
 
-def load_session(path: str | os.PathLike[str], *, isolated: bool = True) -> Session:
+def load_session(
+    path: str | os.PathLike[str],
+    *,
+    isolated: bool = True,
+    shown_as: str | os.PathLike[str] | None = None,
+) -> Session:
     """Open a session file read-only and return its contents.
 
     The file is untrusted: its structure is scanned before any data is read
     (:func:`inspector.records.session_scan.scan_structure`), and with ``isolated`` a child
     process reads it whole first, so a crash inside the HDF5 library (a damaged, resealed file)
     or a read that never ends becomes a :class:`SessionError` instead of this process's end.
+    Isolated, both reads go to one private copy of the file
+    (:func:`inspector.records.session_snapshot.snapshot`), so a file put at the path between
+    them is never read.
 
     Args:
         path: an ``.h5`` file written by :func:`save_session`.
         isolated: read it in a child process first (False: only in this one).
+        shown_as: the name messages give the file (default ``path``; the child is handed the
+            copy and the original's name).
 
     Returns:
         The session (its problem re-validated).
 
     Raises:
-        SessionError: missing, not HDF5, truncated or corrupted, not ours, written by a newer
-            schema, or with datasets missing or inconsistent. The file is never modified.
+        SessionError: missing, not a regular file, too large, not HDF5, truncated or
+            corrupted, not ours, written by a newer schema, or with datasets missing or
+            inconsistent. The file is never modified.
     """
     source = Path(path)
-    where = f"cannot open session {source}"
-    if not source.is_file():
+    where = f"cannot open session {Path(shown_as) if shown_as is not None else source}"
+    if not source.exists():
         raise SessionError(f"{where}: no such file")
-    if isolated:
-        _probe_in_child(source, where)
+    if not source.is_file():
+        raise SessionError(f"{where}: not a regular file (a FIFO, a device or a folder)")
+    if not isolated:
+        return _read_here(source, where)
+    try:
+        with snapshot(source) as copy:
+            _probe_in_child(copy, where, shown=str(shown_as or source))
+            return _read_here(copy, where)
+    except SnapshotRefused as exc:
+        raise SessionError(f"{where}: {exc}") from None
+    except OSError as exc:
+        raise SessionError(f"{where}: {exc.strerror or exc}") from None
+
+
+def _read_here(source: Path, where: str) -> Session:
+    """:func:`load_session`'s read in this process: the seal, the structure, the data."""
     import h5py
 
     try:
@@ -222,9 +248,10 @@ PROBE_TIMEOUT_S = 60.0
 _PROBE_REFUSED = 3  # the child's exit status for "refused, with the reason on stdout"
 
 
-def _probe_in_child(source: Path, where: str) -> None:
-    """Read ``source`` whole in a child process; a crash, a hang or a refusal there is a
-    SessionError here (the child's own refusal message when it gave one)."""
+def _probe_in_child(source: Path, where: str, shown: str) -> None:
+    """Read ``source`` whole in a child process (its messages naming the file ``shown``); a
+    crash, a hang or a refusal there is a SessionError here (the child's own refusal message
+    when it gave one)."""
     import signal
     import subprocess
     import sys
@@ -233,7 +260,7 @@ def _probe_in_child(source: Path, where: str) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "inspector.records.session", str(source)],
+            [sys.executable, "-m", "inspector.records.session", str(source), shown],
             capture_output=True,
             timeout=PROBE_TIMEOUT_S,
             cwd=root,
@@ -260,9 +287,10 @@ def _probe_in_child(source: Path, where: str) -> None:
 
 
 def _probe_main(argv: list[str]) -> int:
-    """``python -m inspector.records.session FILE``: :func:`load_session` in this process."""
+    """``python -m inspector.records.session FILE [SHOWN_AS]``: :func:`load_session` in this
+    process, its messages naming the file ``SHOWN_AS``."""
     try:
-        load_session(argv[0], isolated=False)
+        load_session(argv[0], isolated=False, shown_as=argv[1] if len(argv) > 1 else None)
     except SessionError as exc:
         print(exc)
         return _PROBE_REFUSED

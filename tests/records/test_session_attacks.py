@@ -152,3 +152,48 @@ def test_an_unreadable_autosave_is_set_aside_and_not_offered_again(tmp_path) -> 
     assert not bad.exists()
     assert moved.read_bytes() == b"not a session"  # kept for the user, under another name
     assert autosave.recovery_candidate(None, cache) is None
+
+
+def test_a_file_swapped_in_after_the_childs_read_is_never_read(
+    saved, model_results, tmp_path, monkeypatch
+) -> None:
+    # The child reads a private copy; this process reads the same copy. A crafted file put at
+    # the path once the child is done (here: a session of other values) changes nothing.
+    expected = load_session(saved, isolated=False)
+    crafted = tmp_path / "crafted.h5"
+    other = Session.from_check(model_results["float32"])
+    other.x = other.x * 2.0
+    save_session(crafted, other)
+    probe = session._probe_in_child
+    seen: list[str] = []
+
+    def probe_then_swap(copy, where, shown):
+        seen.append(str(copy))
+        probe(copy, where, shown)
+        os.replace(crafted, saved)  # the swap, between the two reads
+
+    monkeypatch.setattr(session, "_probe_in_child", probe_then_swap)
+    loaded = load_session(saved)
+    np.testing.assert_array_equal(loaded.x, expected.x)
+    assert len(seen) == 1
+    assert seen[0] != str(saved)  # the child read the copy ...
+    assert not os.path.exists(seen[0])  # ... removed once both reads are done
+    np.testing.assert_array_equal(load_session(saved, isolated=False).x, other.x)
+
+
+def test_session_size_at_the_bound_opens_and_one_byte_past_is_refused(saved, monkeypatch) -> None:
+    from inspector.records import session_snapshot
+
+    size = saved.stat().st_size
+    monkeypatch.setattr(session_snapshot, "MAX_SESSION_BYTES", size)
+    load_session(saved)
+    monkeypatch.setattr(session_snapshot, "MAX_SESSION_BYTES", size - 1)
+    with pytest.raises(SessionError, match=rf"{size} bytes, more than the {size - 1} a session"):
+        load_session(saved)
+
+
+def test_a_fifo_named_like_a_session_is_refused_by_its_type(tmp_path) -> None:
+    fifo = tmp_path / "s.h5"
+    os.mkfifo(fifo)
+    with pytest.raises(SessionError, match=r"not a regular file \(a FIFO, a device or a folder\)"):
+        load_session(fifo)
