@@ -22,11 +22,22 @@ def write_seal(path: Path, schema_version: int) -> None:
     """Write the seal of the HDF5 file at ``path`` into its (reserved) user block."""
     with path.open("r+b") as stream:
         size, digest = _payload_sha256(stream)
-        header = SEAL_MAGIC + (
-            f"schema_version={schema_version}\npayload_bytes={size}\npayload_sha256={digest}\n"
-        ).encode("ascii")
         stream.seek(0)
-        stream.write(header.ljust(USERBLOCK_SIZE, b"\0"))
+        stream.write(_header(schema_version, size, digest))
+
+
+def sealed(image: bytes, schema_version: int) -> bytes:
+    """``image`` (an HDF5 file written with the user block) with its seal in that block."""
+    payload = memoryview(image)[USERBLOCK_SIZE:]
+    digest = hashlib.sha256(payload).hexdigest()
+    return _header(schema_version, len(payload), digest) + bytes(payload)
+
+
+def _header(schema_version: int, size: int, digest: str) -> bytes:
+    header = SEAL_MAGIC + (
+        f"schema_version={schema_version}\npayload_bytes={size}\npayload_sha256={digest}\n"
+    ).encode("ascii")
+    return header.ljust(USERBLOCK_SIZE, b"\0")
 
 
 def read_seal(path: Path) -> dict[str, str] | None:

@@ -59,7 +59,7 @@ from inspector.records.seal import (
     Seal,
     payload_problem,
     read_seal,
-    write_seal,
+    sealed,
 )
 from inspector.records.session_data import (
     KillTable,
@@ -130,18 +130,13 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
     version = SCHEMA_VERSION
 
     def write(temp: Path) -> None:
-        import h5py
-
-        with h5py.File(temp, "w", userblock_size=USERBLOCK_SIZE) as root:
-            root.attrs["format"] = SESSION_FORMAT
-            root.attrs["schema_version"] = version
-            root.attrs["created"] = now()
-            root.attrs["tool"] = TOOL
-            write_layout(root, session)
-            root.flush()
-        write_seal(temp, version)
+        # Plain writes of bytes only: a disk that fills, a file-size limit, a failing device
+        # is an OSError here, never inside HDF5's own write path.
+        with temp.open("wb") as stream:
+            stream.write(image)
 
     try:
+        image = _session_image(session, version)
         with file_size_errors():
             atomic_write(target, write)
     except (OSError, ValueError, TypeError, RuntimeError) as exc:
@@ -153,6 +148,22 @@ def save_session(path: str | os.PathLike[str], session: Session) -> None:
             reason = os.strerror(int(found.group(1)))
         previous = "; the previous file is unchanged" if target.exists() else ""
         raise SessionError(f"cannot save session to {target}: {reason}{previous}") from None
+
+
+def _session_image(session: Session, version: int) -> bytes:
+    """The sealed file's bytes, built in memory: HDF5 never writes to the disk itself."""
+    import io
+
+    import h5py
+
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w", userblock_size=USERBLOCK_SIZE) as root:
+        root.attrs["format"] = SESSION_FORMAT
+        root.attrs["schema_version"] = version
+        root.attrs["created"] = now()
+        root.attrs["tool"] = TOOL
+        write_layout(root, session)
+    return sealed(buffer.getvalue(), version)
 
 
 def load_session(
