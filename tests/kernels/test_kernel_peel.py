@@ -55,6 +55,9 @@ LAYOUTS = {
     "split_tile": lambda width: LaunchConfig(
         False, block_for(width) // 2, 4, block2=block_for(width) // 2
     ),
+    "split_tile_early_weight": lambda width: LaunchConfig(
+        False, block_for(width) // 2, 4, w_early=True, block2=block_for(width) // 2
+    ),
     "loop": lambda width: LaunchConfig(True, 256, 4, unroll=False),
     "persistent_loop": lambda width: LaunchConfig(True, 256, 4, programs=3),
 }
