@@ -57,6 +57,7 @@ from kernels.bench.plot import LAUNCH_BOUND_BYTES, write_plot
 from kernels.bench.report import (
     CSV_FIELDS,
     MAX_REPORT_BYTES,
+    MAX_ROW_SAMPLES,
     SCHEMA_VERSION,
     build_report,
     markdown_table,
@@ -130,6 +131,7 @@ __all__ = [
     "MAX_LOOP_CALLS",
     "MAX_REPORT_BYTES",
     "MAX_ROWS",
+    "MAX_ROW_SAMPLES",
     "MAX_SAMPLES",
     "MIN_GRAPH_LAUNCHES",
     "MIN_LOOP_CALLS",

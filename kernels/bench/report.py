@@ -297,6 +297,12 @@ _OPTIONAL_ROW_NUMBERS = (
 )
 
 
+# Sample lists a row may carry: each a list of at most MAX_ROW_SAMPLES finite numbers >= 0 (a
+# session keeps them as float arrays, so anything else would make every later save fail).
+_ROW_SAMPLES = ("samples_us", "loop_samples_us", "round_medians_us", "loop_round_medians_us")
+MAX_ROW_SAMPLES = 100_000
+
+
 def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a ``results.json`` back: schema version, and every result row's fields and numbers.
 
@@ -342,6 +348,22 @@ def _check_row(row: object, where: str) -> None:
             raise ValueError(f"{where}.{field} must be a finite number >= 0; got {value!r}")
         if field in _OK_ROW_NUMBERS and row["status"] == "ok" and value <= 0:
             raise ValueError(f"{where}.{field} must be > 0 in an ok row; got {value!r}")
+    for field in _ROW_SAMPLES:
+        _check_samples(row.get(field), f"{where}.{field}")
+
+
+def _check_samples(values: object, where: str) -> None:
+    if values is None:
+        return
+    if not isinstance(values, list) or len(values) > MAX_ROW_SAMPLES:
+        shown = f"{len(values)} items" if isinstance(values, list) else repr(values)[:40]
+        raise ValueError(
+            f"{where} must be a list of at most {MAX_ROW_SAMPLES} finite numbers >= 0; got {shown}"
+        )
+    for index, value in enumerate(values):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{where}[{index}] must be a finite number >= 0; got {value!r}")
 
 
 def markdown_table(results: list[dict[str, Any]], *, dtypes: Sequence[str] | None = None) -> str:

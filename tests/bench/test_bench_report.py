@@ -167,6 +167,17 @@ def test_json_writes_nan_as_null(tmp_path):
         ({"gbps": None}, r"results\[1\]\.gbps must be a finite number >= 0; got None"),
         ({"median_us": 0.0}, r"results\[1\]\.median_us must be > 0 in an ok row; got 0\.0"),
         ({"pct_of_copy": "99%"}, r"results\[1\]\.pct_of_copy must be a finite number"),
+        (
+            {"samples_us": "fast"},
+            r"results\[1\]\.samples_us must be a list of at most 100000 finite numbers >= 0; "
+            r"got 'fast'",
+        ),
+        (
+            {"loop_samples_us": [1.0, "x"]},
+            r"results\[1\]\.loop_samples_us\[1\] must be a finite number >= 0; got 'x'",
+        ),
+        ({"round_medians_us": [float("nan")]}, r"round_medians_us\[0\] must be a finite"),
+        ({"samples_us": [1.0] * 100_001}, r"samples_us must be a list of at most 100000 .*100001"),
     ],
 )
 def test_read_json_names_the_row_and_field_it_refuses(tmp_path, change, message):
@@ -176,6 +187,14 @@ def test_read_json_names_the_row_and_field_it_refuses(tmp_path, change, message)
     bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": rows}, path)
     with pytest.raises(ValueError, match=message):
         bench.read_json(path)
+
+
+def test_sample_lists_at_their_bound_are_read(tmp_path):
+    rows = _results()
+    rows[1] = {**rows[1], "samples_us": [0.0, 2.5] + [1.0] * (bench.MAX_ROW_SAMPLES - 2)}
+    path = tmp_path / "results.json"
+    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": rows}, path)
+    assert len(bench.read_json(path)["results"][1]["samples_us"]) == bench.MAX_ROW_SAMPLES
 
 
 def test_read_json_refuses_a_file_past_its_size_bound_and_non_utf8(tmp_path, monkeypatch):
