@@ -304,3 +304,21 @@ def test_opening_a_session_of_a_user_kernel_offers_to_load_it(
     assert asked == [f"{TUTORIAL}:rms_norm"]
     loaded = window.state.kernel
     assert (loaded is not None and loaded.path == TUTORIAL) is answer
+
+
+def test_run_kernel_on_the_bundled_kernel_shows_its_exact_rrms(qtbot, window) -> None:
+    # Run kernel asks the bundled kernel for its rstd output: the row table gets the exact
+    # rrms beside the inferred one, and the stepper's rsqrt line names it. A user kernel has
+    # no such output (test above: inferred only).
+    _small_input(window)
+    _run(qtbot, window, window.run_kernel)
+    run = window.state.kernel_run
+    assert run.rstd is not None
+    model = window.row_table.model
+    names = model.column_names
+    at = names.index("rrms kernel (inferred)")
+    assert names[at + 1] == "rrms kernel (rstd, exact)"
+    np.testing.assert_array_equal(model.column_values("rrms kernel (rstd, exact)"), run.rstd)
+    np.testing.assert_allclose(run.rstd, window.state.reference.rrms, rtol=1e-6)
+    assert window.stepper.go_to_key("rsqrt")
+    assert "its own rrms (rstd output, exact)" in window.stepper.kernel_line.text()
