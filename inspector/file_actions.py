@@ -291,7 +291,16 @@ class SessionFiles(QObject):
             json_text = (Path(folder) / receipt.JSON_NAME).read_text(encoding="utf-8")
             csv_text = (Path(folder) / receipt.CSV_NAME).read_text(encoding="utf-8")
             session = state.session or state.to_session()
-            session.record_receipts(json_text, csv_text, passed=state.check_result.passed)
+            if state.recorded_check is state.check_result:
+                # History kept this check's receipt when it ended: the written pair (with its
+                # export check) takes its place there, not a second entry.
+                kept = state.check_result.receipt_texts
+                for record in session.receipt_history:
+                    if kept is not None and record.json_text == kept[0]:
+                        record.json_text, record.csv_text = json_text, csv_text
+                session.receipt_json, session.receipt_csv = json_text, csv_text
+            else:
+                session.record_receipts(json_text, csv_text, passed=state.check_result.passed)
             state.set_session(session)
             state.mark_dirty()
         except Exception as exc:  # the files are written; keeping them in the session is a bonus

@@ -189,16 +189,36 @@ def user_kernel_job(problem: Problem, spec: Any, reference_y: np.ndarray) -> Job
     return job
 
 
+def receipt_texts(result: Any) -> tuple[str, str] | None:
+    """The receipt of a check as (JSON, CSV) text, schema-checked; None when it fails the schema
+    (Export receipts then says why)."""
+    from inspector.records import receipt
+
+    try:
+        built = receipt.build_receipt(result)
+        receipt.validate_receipt(built)
+    except receipt.ReceiptError:
+        return None
+    return receipt.receipt_json_text(built), receipt.receipt_csv_text(built)
+
+
 def check_job(problem: Problem, config: Any) -> Job:
-    """A job draining ``pipeline.check_steps`` (progress, then the ``CheckResult``, its kernel
-    run with its inferred rrms)."""
+    """A job draining ``pipeline.check_steps`` (progress, then the ``CheckResult`` with its
+    kernel run's inferred rrms and its receipt texts, so History can keep a counterexample the
+    moment the check finds it)."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         from inspector import pipeline
 
+        last: Progress = (0, 1, "")
         for item in pipeline.check_steps(problem, config):
-            if isinstance(item, pipeline.CheckResult) and item.kernel is not None:
-                item = dataclasses.replace(item, kernel=with_inferred(item.kernel))
+            if isinstance(item, pipeline.CheckResult):
+                if item.kernel is not None:
+                    item = dataclasses.replace(item, kernel=with_inferred(item.kernel))
+                yield (last[1], last[1], "building the receipt")
+                item = dataclasses.replace(item, receipt_texts=receipt_texts(item))
+            elif is_progress(item):
+                last = item
             yield item
 
     return job

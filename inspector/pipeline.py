@@ -129,6 +129,8 @@ class CheckResult:
     kernel_source: dict[str, str] = field(default_factory=lambda: {"kind": "bundled"})
     # Where a failing kernel output parts from the reference (oracle.diagnose), else empty.
     diagnosis: tuple[str, ...] = ()
+    # Its receipt (JSON, CSV texts), built by the window's job off the GUI thread.
+    receipt_texts: tuple[str, str] | None = None
 
     @property
     def passed(self) -> bool:

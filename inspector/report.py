@@ -9,11 +9,13 @@ failure below, so the log is a superset of what the CLI says about the result.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 PASSED_COLOR = "rgb(102,187,106)"
 FAILED_COLOR = "rgb(239,83,80)"
 STALE_COLOR = "rgb(255,167,38)"
+GREY_COLOR = "rgb(138,147,163)"
 
 
 def fixture_summary(kill_matrix: Any) -> str:
@@ -81,12 +83,20 @@ def check_log_lines(result: Any) -> list[str]:
     ]
 
 
-def check_verdict_html(result: Any) -> str:
-    """The rich-text verdict under the Run buttons after a check."""
-    color = PASSED_COLOR if result.passed else FAILED_COLOR
+def clock() -> str:
+    """The local time, HH:MM:SS (what the window stamps its results with)."""
+    return time.strftime("%H:%M:%S")
+
+
+def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str:
+    """The rich-text verdict under the Run buttons after a check (taken at ``at``); ``muted``:
+    grey, for a verdict a newer run superseded."""
+    color = GREY_COLOR if muted else PASSED_COLOR if result.passed else FAILED_COLOR
     headline = result.headline
+    when = f" at {at}" if at else ""
     text = (
-        f"<b style='color:{color}'>check {verdict_word(result.passed)}</b> ({result.mode}) · "
+        f"<b style='color:{color}'>check {verdict_word(result.passed)}</b>{when} "
+        f"({result.mode}) · "
         f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
     )
     if result.failures:
@@ -122,6 +132,18 @@ def saved_verdict_html(results: Any, provenance: Any = None) -> str:
     return (
         f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "
         f"({results.mode}, {results.device}) · run the check again to refresh"
+    )
+
+
+def interrupted_verdict_html(how: str, earlier: str | None) -> str:
+    """The verdict after a check that did not finish (``how``: "cancelled", "failed: ...");
+    ``earlier``, the previous check's verdict of this input, greyed beneath, or None."""
+    text = f"<b style='color:{STALE_COLOR}'>check {how}</b> at {clock()}: no new verdict"
+    if earlier is None:
+        return text + " (no earlier check of this input)"
+    return (
+        text + f"<br><span style='color:{GREY_COLOR}'>previous check of this input, "
+        f"superseded: {earlier}</span>"
     )
 
 

@@ -9,6 +9,7 @@ the title) is tested without a window (tests/inspector_core/test_state.py).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,12 +149,16 @@ class InspectionState:
         self._receipts: tuple[Any, ...] = ((), None)
         self._session_path: str | None = None
         self._dirty = False
+        #: When each result was taken (HH:MM:SS, local): the views' provenance lines.
+        self.stamps: dict[str, str] = {}
+        self.recorded_check: CheckResult | None = None  # the check whose receipts History holds
 
     def _hold(self, name: str, value: Any, fresh: bool) -> bool:
         """Hold ``value`` as the state ``name`` and emit its event, unless it is stale."""
         if not fresh:
             return False
         setattr(self, f"_{name}", value)
+        self.stamps[name] = time.strftime("%H:%M:%S")
         getattr(self.events, name).emit(value)
         return True
 
@@ -217,10 +222,15 @@ class InspectionState:
         return self._mutant
 
     def set_mutant(self, name: str | None) -> bool:
-        """Switch ``name`` on (None: all off); False, and no event, when it already is."""
+        """Switch ``name`` on (None: all off); False, and no event, when it already is.
+
+        A Run kernel of another mutant is dropped: it is not the output of what is switched on.
+        """
         if name == self._mutant:
             return False
         self._mutant = name
+        if self._kernel_run is not None and self._kernel_run.mutant != name:
+            self._kernel_run = None  # it showed another mutant's output: superseded
         self.events.mutant.emit(name)
         return True
 
@@ -288,14 +298,18 @@ class InspectionState:
 
     def set_check_result(self, result: CheckResult) -> bool:
         """Hold a check (and its compiler output); False (ignored) for an older problem, or
-        when its kernel is not the loaded one."""
+        when its kernel is not the loaded one. An earlier Run kernel is dropped: the views show
+        the newer evidence, the check's."""
         source = getattr(result, "kernel_source", None)
         same_kernel = (
             result.kernel is None
             or source is None
             or source == kernel_choice.kernel_source(self._kernel)
         )
-        if not self._hold("check_result", result, result.problem is self._problem and same_kernel):
+        fresh = result.problem is self._problem and same_kernel
+        if fresh:
+            self._kernel_run = None  # the check is newer evidence than an earlier Run kernel
+        if not self._hold("check_result", result, fresh):
             return False
         if result.compile:
             self.set_compile_info(result.compile, "from the check")

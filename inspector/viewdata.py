@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector import oob_view
 from oracle import compare as cmp
 from oracle.scalar import ScalarResult
 from oracle.spec import Problem
@@ -60,39 +61,28 @@ def lane_counts(tiled: TiledResult) -> LaneCounts:
     )
 
 
-def oob_cells(
-    tiled: TiledResult, addresses: tuple[int, ...] | list[int], stride: int = 0
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Map output-buffer addresses to (row, lane) cells of the grid.
-
-    Args:
-        stride: the addresses' frame (row * stride + lane); 0 is the problem's row stride. A
-            user kernel's output has a guard of one tile between rows, so its frame is wider.
-
-    Returns:
-        rows, lanes of the addresses that fall inside the grid, and the count outside it.
-    """
-    rows_total = tiled.lanes.shape[0]
-    stride = stride or tiled.row_stride
-    addr = np.asarray(list(addresses), dtype=np.int64)
-    if addr.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, 0
-    rows = addr // stride
-    lanes = addr % stride
-    inside = (addr >= 0) & (rows < rows_total) & (lanes < tiled.block)
-    return rows[inside], lanes[inside], int((~inside).sum())
+def oob_writes(
+    tiled: TiledResult, extra_oob: tuple[int, ...] | list[int] = (), extra_stride: int = 0
+) -> oob_view.OobWrites:
+    """The lane model's gap writes and ``extra_oob`` (the kernel's stores, in the frame
+    ``extra_stride``; 0: the problem's row stride), each placed on the lane that wrote it
+    (:mod:`inspector.oob_view`)."""
+    rows, block = tiled.lanes.shape
+    grid = {"rows": rows, "width": tiled.width, "block": block}
+    model = oob_view.place_writes(tiled.gap_writes, stride=tiled.row_stride, **grid)
+    kernel = oob_view.place_writes(extra_oob, stride=extra_stride or tiled.row_stride, **grid)
+    return oob_view.merge(model, kernel)
 
 
 def lane_states(
     tiled: TiledResult, extra_oob: tuple[int, ...] | list[int] = (), extra_stride: int = 0
-) -> tuple[np.ndarray, int]:
-    """(rows, block) int8 state per lane, and the count of OOB writes not on the grid.
+) -> tuple[np.ndarray, oob_view.OobWrites]:
+    """(rows, block) int8 state per lane, and every out-of-bounds write (:func:`oob_writes`).
 
     Args:
         tiled: the lane model's result (its gap writes are marked).
         extra_oob: more output addresses written out of bounds (e.g. from the real kernel).
-        extra_stride: the frame of ``extra_oob`` (:func:`oob_cells`).
+        extra_stride: the frame of ``extra_oob``.
     """
     rows, block = tiled.lanes.shape
     states = np.where(tiled.mask[None, :], VALID, MASKED).astype(np.int8)
@@ -100,12 +90,9 @@ def lane_states(
     # A masked lane whose square reached the tree: poison got in.
     leaked = (~tiled.mask[None, :]) & (tiled.squares != 0)
     states[leaked] = POISON_IN
-    outside = 0
-    for addresses, stride in ((tiled.gap_writes, 0), (extra_oob, extra_stride)):
-        oob_rows, oob_lanes, off_grid = oob_cells(tiled, addresses, stride)
-        states[oob_rows, oob_lanes] = OOB_WRITE
-        outside += off_grid
-    return states, outside
+    writes = oob_writes(tiled, extra_oob, extra_stride)
+    states[writes.rows, writes.lanes] = OOB_WRITE
+    return states, writes
 
 
 def downsample_factors(rows: int, block: int, max_cells: int = MAX_CELLS) -> tuple[int, int]:
@@ -131,20 +118,47 @@ def _block_max(array: np.ndarray, row_step: int, lane_step: int) -> np.ndarray:
     return shaped.max(axis=(1, 3))
 
 
+#: The margin row's background (writes no tile reaches are drawn on it in the OOB colour).
+MARGIN_COLOR = (28, 30, 36, 255)
+
+
 @dataclass(frozen=True)
 class LaneImage:
-    """What the grid draws: an RGBA image plus how it maps back to lanes."""
+    """What the grid draws: an RGBA image plus how it maps back to lanes.
 
-    rgba: np.ndarray  # (image_rows, image_lanes, 4) uint8
-    states: np.ndarray  # full resolution (rows, block)
+    Attributes:
+        rgba: (image_rows, image_lanes, 4) uint8; one more row under the tiles when some write
+            reached no tile (the margin).
+        states: the full-resolution (rows, block) lane states.
+        row_step, lane_step: the downsampling (1: every lane).
+        value_limit: the colour map's span, +-value_limit (per row: the largest one).
+        writes: every out-of-bounds write and where it is drawn.
+        per_row: whether each row is scaled to its own largest magnitude.
+    """
+
+    rgba: np.ndarray
+    states: np.ndarray
     row_step: int
     lane_step: int
-    value_limit: float  # colormap spans [-value_limit, value_limit]
-    oob_outside: int
+    value_limit: float
+    writes: oob_view.OobWrites
+    per_row: bool = False
 
     @property
     def downsampled(self) -> bool:
         return self.row_step > 1 or self.lane_step > 1
+
+    @property
+    def margin(self) -> bool:
+        """Whether the image has the margin row (writes that no tile reaches)."""
+        return self.writes.margin.size > 0
+
+
+def _limits(values: np.ndarray, per_row: bool) -> np.ndarray:
+    """The colour span of each row (one span for all rows unless ``per_row``)."""
+    magnitude = np.where(np.isfinite(values), np.abs(values), 0.0)
+    limits = magnitude.max(axis=1, keepdims=True) if per_row else magnitude.max(keepdims=True)
+    return np.where(limits > 0, limits, 1.0)
 
 
 def lane_image(
@@ -153,6 +167,7 @@ def lane_image(
     extra_oob: tuple[int, ...] | list[int] = (),
     max_cells: int = MAX_CELLS,
     extra_stride: int = 0,
+    per_row: bool = False,
 ) -> LaneImage:
     """Colour every lane: valid values on ``lut`` (symmetric about 0), other states fixed.
 
@@ -160,17 +175,17 @@ def lane_image(
         tiled: the lane model's result.
         lut: (n, 4) uint8 colour table for values from -limit to +limit.
         extra_oob: output addresses written out of bounds by the kernel.
-        extra_stride: their frame (:func:`oob_cells`; 0: the problem's row stride).
+        extra_stride: their frame (0: the problem's row stride).
         max_cells: downsample above this many cells (the worst state of a block wins; values
             are taken at the block's largest magnitude).
+        per_row: scale each row to its own largest magnitude (small rows stay visible).
     """
-    states, outside = lane_states(tiled, extra_oob, extra_stride)
+    states, writes = lane_states(tiled, extra_oob, extra_stride)
     rows, block = states.shape
     row_step, lane_step = downsample_factors(rows, block, max_cells)
     values = np.where(tiled.mask[None, :], tiled.lanes, 0.0).astype(np.float64)
-    finite = np.isfinite(values)
-    limit = float(np.abs(values[finite]).max()) if finite.any() else 1.0
-    limit = limit if limit > 0 else 1.0
+    limits = _limits(values, per_row)
+    values = values / limits
     if row_step > 1 or lane_step > 1:
         shown_states = _block_max(states, row_step, lane_step)
         magnitude = _block_max(np.abs(values), row_step, lane_step)
@@ -179,12 +194,36 @@ def lane_image(
     else:
         shown_states = states
         shown_values = values
-    scaled = (np.clip(shown_values / limit, -1.0, 1.0) + 1.0) / 2.0
+    scaled = (np.clip(shown_values, -1.0, 1.0) + 1.0) / 2.0
     index = np.nan_to_num(scaled * (len(lut) - 1)).astype(np.int64)
     rgba = lut[index].astype(np.uint8)
     for state, color in STATE_COLORS.items():
         rgba[shown_states == state] = color
-    return LaneImage(rgba, states, row_step, lane_step, limit, outside)
+    if writes.margin.size:
+        margin = np.empty((1, rgba.shape[1], 4), dtype=np.uint8)
+        margin[:] = MARGIN_COLOR
+        margin[0, writes.margin_lanes // lane_step] = STATE_COLORS[OOB_WRITE]
+        rgba = np.concatenate([rgba, margin])
+    return LaneImage(rgba, states, row_step, lane_step, float(limits.max()), writes, per_row)
+
+
+def _write_lines(problem: Problem, stored: list[tuple[int, int]]) -> list[str]:
+    """ "stored out of bounds at ..." lines for the writes drawn on one cell."""
+    lines = []
+    for address, frame in stored[:4]:
+        where = oob_view.where_text(address, rows=problem.rows, width=problem.width, stride=frame)
+        lines.append(f"out-of-bounds WRITE: stored to address {address} ({where})")
+    if len(stored) > 4:
+        lines.append(f"... and {len(stored) - 4} more write(s) on this cell")
+    return lines
+
+
+def margin_hover_text(problem: Problem, writes: oob_view.OobWrites, lanes: range) -> str:
+    """The tooltip of the margin row's cell over ``lanes``: the writes no tile reaches."""
+    stored = [write for lane in lanes for write in writes.in_margin(lane)]
+    if not stored:
+        return f"margin: out-of-bounds writes no tile reaches ({writes.margin.size} in all)"
+    return "\n".join(["margin: a write no program's tile reaches", *_write_lines(problem, stored)])
 
 
 def hover_text(
@@ -195,23 +234,32 @@ def hover_text(
     lane: int,
     expected_y: np.ndarray | None = None,
     kernel_y: np.ndarray | None = None,
+    writes: oob_view.OobWrites | None = None,
 ) -> str:
     """The tooltip for one lane: row, lane, address, x, x², w, the kernel's y, the expected y
-    (the scalar reference's), the error, and the lane's state.
+    (the scalar reference's), the error, the lane's state and the out-of-bounds writes drawn
+    on it.
 
     Args:
         expected_y: the scalar reference's output (None: not computed).
         kernel_y: the loaded kernel's output on this problem (None: not run).
+        writes: the out-of-bounds writes on the grid (None: none).
     """
     address = row * problem.row_stride + lane
     value = float(tiled.lanes[row, lane])
     square = float(tiled.squares[row, lane])
     state = STATE_NAMES[int(states[row, lane])]
+    stored = _write_lines(problem, writes.at(row, lane)) if writes is not None else []
     if lane >= tiled.width:
-        return (
-            f"row {row}, lane {lane} (tail)\naddress {address} (not loaded: lane >= width "
-            f"{tiled.width})\nholds poison {tiled.poison:g}\nsquare in tree = {square:.7g}\n"
-            f"{state}"
+        return "\n".join(
+            [
+                f"row {row}, lane {lane} (tail)",
+                f"address {address} (not loaded: lane >= width {tiled.width})",
+                f"holds poison {tiled.poison:g}",
+                f"square in tree = {square:.7g}",
+                *stored,
+                state if not stored else "masked tail lane that STORED: out-of-bounds write",
+            ]
         )
     lines = [
         f"row {row}, lane {lane}",
@@ -231,7 +279,7 @@ def hover_text(
         error = abs(float(kernel_y[row, lane]) - expected)
         rel = error / abs(expected) if expected else error
         lines.append(f"error = {error:.3g} (relative {rel:.3g})")
-    return "\n".join([*lines, state])
+    return "\n".join([*lines, *stored, state])
 
 
 @dataclass(frozen=True)
@@ -503,3 +551,14 @@ def normalize_compile_info(info: Any) -> dict[str, Any]:
             texts[stage] = info[stage]
     info["texts"] = texts
     return info
+
+
+def worst_row(kernel_rel: np.ndarray | None, model_rel: np.ndarray | None) -> int | None:
+    """The row with the largest relative error: the kernel's when it ran, else the lane model's
+    (NaN counts as worst: a row that became NaN is the first one to look at); None: no rows."""
+    errors = kernel_rel if kernel_rel is not None else model_rel
+    if errors is None or len(errors) == 0:
+        return None
+    values = np.asarray(errors, dtype=np.float64)
+    values = np.where(np.isnan(values), np.inf, values)
+    return int(np.argmax(values))

@@ -31,12 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector import jobs, kernel_choice, kernelview, report, viewdata
+from inspector import evidence, jobs, kernel_choice, report
 from inspector.file_actions import AUTOSAVE_MS, SessionFiles
 from inspector.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
 from inspector.menus import build_menus
 from inspector.models import kill_matrix_from_table
 from inspector.mutation_actions import MutationActions
+from inspector.presenter import EvidenceViews
 from inspector.records.provenance import kernel_provenance
 from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
 from inspector.widgets.bench_view import BenchView, bench_available
@@ -44,12 +45,13 @@ from inspector.widgets.compiler_view import CompilerView
 from inspector.widgets.divergence import DivergencePanel
 from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
+from inspector.widgets.kill_map import KillMatrixView
 from inspector.widgets.lane_grid import LaneGrid
 from inspector.widgets.mutants import MutantPanel
 from inspector.widgets.mutation_view import MutationView
 from inspector.widgets.status_bar import environment_labels
 from inspector.widgets.stepper import ReductionStepper
-from inspector.widgets.tables import KillMatrixView, RowTable
+from inspector.widgets.tables import RowTable
 from inspector.worker import JobRunner
 
 
@@ -120,6 +122,7 @@ class InspectorWindow(QMainWindow):
         self.divergence = DivergencePanel()
         self.summary = QPlainTextEdit(objectName="summary")
         self.summary.setReadOnly(True)
+        self.views = EvidenceViews(self.state, self.grid, self.stepper, self.row_table)
 
         self.run_check_button = QPushButton("Run check", objectName="run_check")
         self.run_check_button.setToolTip(
@@ -212,6 +215,7 @@ class InspectorWindow(QMainWindow):
         self.input_panel.edited.connect(self.state.mark_dirty)
         self.mutant_panel.mutant_changed.connect(self.state.set_mutant)
         self.grid.row_selected.connect(self.select_row)
+        self.grid.worst_requested.connect(self.views.select_worst_row)
         self.row_table.row_selected.connect(self.select_row)
         self.stepper.step_changed.connect(self._on_step)
         self.compiler_view.compile_requested.connect(self.request_compile)
@@ -300,42 +304,8 @@ class InspectorWindow(QMainWindow):
         )
 
     def refresh_views(self) -> None:
-        """Grid, stepper and row table from the held analysis (when it is of this problem)."""
-        state = self.state
-        if not state.analysis_current:
-            return  # the analysis of this problem is still running; it refreshes on arrival
-        analysis, problem = state.analysis, state.problem
-        model, reference = analysis.model, analysis.reference
-        output = state.kernel_output()
-        kernel_oob = output.oob_addresses if output is not None else ()
-        # The worker's grid image of this model holds no kernel stores.
-        image = analysis.image if not kernel_oob else None
-        stride = output.oob_stride if output is not None else 0
-        self.grid.set_data(problem, model, kernel_oob, image=image, oob_stride=stride)
-        self.grid.set_outputs(reference.y, output.y if output is not None else None)
-        row = min(self.grid.selected_row, problem.rows - 1)
-        self.stepper.set_steps(self._steps(row), row)
-        self.grid.set_span(self.stepper.active_lanes())
-        columns = state.kernel_columns()
-        table = viewdata.row_columns(
-            problem, reference, model, columns.row_max_abs, columns.row_max_rel, analysis.errors
-        )
-        inferred = kernelview.kernel_columns(problem, reference, state)
-        self.row_table.set_columns(kernelview.with_inferred(table, inferred), columns.note)
-        self.row_table.select_row(row)
-
-    def _steps(self, row: int) -> list[viewdata.ReductionStep]:
-        """The stepper's steps of ``row``: the lane model's, the kernel's values beside."""
-        state = self.state
-        steps = viewdata.reduction_steps(state.problem, state.tiled, row, state.reference)
-        return kernelview.annotate_steps(
-            steps,
-            state.problem,
-            state.reference,
-            row,
-            state.kernel_output(),
-            state.kernel_inferred(),
-        )
+        """Grid, stepper and row table from the held analysis (:class:`EvidenceViews`)."""
+        self.views.refresh()
 
     def _on_kernel_run(self, event: Event) -> None:
         run = event.value
@@ -348,11 +318,12 @@ class InspectorWindow(QMainWindow):
         matrices = [result.model_matrix]
         if result.kernel_matrix is not None:
             matrices.append(result.kernel_matrix)
-        self.kill_view.set_matrices(matrices)
+        self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
         self.kill_view.highlight_mutant(self.state.mutant)
         self.refresh_views()
-        self.verdict.setText(report.check_verdict_html(result))
+        self.verdict.setText(report.check_verdict_html(result, self.state.stamps["check_result"]))
         self.summary.setPlainText("\n".join(report.check_log_lines(result)))
+        evidence.record_check_receipts(self.state, result)
 
     def _on_session_results(self, event: Event) -> None:
         if event.value is not None:
@@ -365,7 +336,7 @@ class InspectorWindow(QMainWindow):
         matrices = [kill_matrix_from_table(results.model_matrix)]
         if results.kernel_matrix is not None and self.state.saved_results_current():
             matrices.append(kill_matrix_from_table(results.kernel_matrix))
-        self.kill_view.set_matrices(matrices)
+        self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
         self.refresh_views()
         session = self.state.session
         provenance = kernel_provenance(
@@ -395,14 +366,7 @@ class InspectorWindow(QMainWindow):
     # ================================================================ user actions
     def select_row(self, row: int) -> None:
         """Select a row everywhere: grid highlight, stepper, table."""
-        state = self.state
-        if not state.analysis_current:
-            return
-        row = min(max(int(row), 0), state.problem.rows - 1)
-        self.grid.select_row(row)
-        self.stepper.set_steps(self._steps(row), row)
-        self.grid.set_span(self.stepper.active_lanes())
-        self.row_table.select_row(row)
+        self.views.select_row(row)
 
     def _on_step(self, _index: int) -> None:
         self.grid.set_span(self.stepper.active_lanes())
@@ -514,10 +478,11 @@ class InspectorWindow(QMainWindow):
             QTimer.singleShot(0, self.analyze)
 
     def _on_finished(self, name: str) -> None:
+        # Empty and neutral: the verdict line says how a check went, never the progress bar.
         state = self._job_state.pop(name, "finished")
         self.progress.setRange(0, 1)
-        self.progress.setValue(1 if state == "done" else 0)
-        self.progress.setFormat(f"{name}: {state}")
+        self.progress.setValue(0)
+        self.progress.setFormat(f"idle (last: {name} {state} at {report.clock()})")
 
     def _on_progress(self, name: str, step: int, total: int, label: str) -> None:
         self.progress.setRange(0, max(total, 1))
@@ -533,12 +498,30 @@ class InspectorWindow(QMainWindow):
             return
         if cancelled:
             self.status_line.setText(f"{name}: cancelled.")
+            if name == "check":
+                self.verdict.setText(self._interrupted_verdict("cancelled"))
             return
         if "OutOfMemoryError" in message or "out of memory" in message.lower():
             message += " (the device ran out of memory: try fewer rows or a narrower width)"
         self.status_line.setText(f"{name} failed: {message}")
         self.summary.appendPlainText(f"{name} failed: {message}\n{self.runner.last_details}")
-        self.verdict.setText(report.failed_verdict_html(name, message))
+        self.verdict.setText(
+            self._interrupted_verdict(f"failed: {message}")
+            if name == "check"
+            else report.failed_verdict_html(name, message)
+        )
+
+    def _interrupted_verdict(self, how: str) -> str:
+        """The verdict line after a check that did not finish: it says so, and shows the
+        previous check's verdict greyed (when there is one of this input)."""
+        state = self.state
+        previous = state.check_result if state.check_current else None
+        earlier = (
+            report.check_verdict_html(previous, state.stamps.get("check_result", "?"), muted=True)
+            if previous is not None
+            else None
+        )
+        return report.interrupted_verdict_html(how, earlier)
 
     def _on_result(self, name: str, result: Any) -> None:
         self._job_state[name] = "done"

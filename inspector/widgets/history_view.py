@@ -62,7 +62,7 @@ class HistoryView(QWidget):
         self.summary.setText(
             f"{len(records)} receipt(s) kept: {passes} first pass, {counter} counterexample(s)"
             if records
-            else "No receipts in this session yet (File → Export receipts… keeps them)."
+            else "No receipts in this session yet (a check keeps its receipt here when it ends)."
         )
         if entries:
             self.a_combo.setCurrentIndex(0)

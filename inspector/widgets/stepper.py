@@ -75,6 +75,10 @@ class ReductionStepper(QWidget):
         self.last_button = QPushButton("▶|", objectName="step_last")
         self.last_button.setToolTip("Last step")
         self.position = QLabel(objectName="step_position")
+        # Which run the steps' kernel values come from (the window's provenance line).
+        self.source = QLabel(objectName="step_source")
+        self.source.setWordWrap(True)
+        self.source.setProperty("role", "provenance")
         self.title = QLabel(objectName="step_title")
         self.title.setProperty("role", "heading")
         self.detail = QLabel(objectName="step_detail")
@@ -141,6 +145,7 @@ class ReductionStepper(QWidget):
         buttons.addWidget(self.position, 1)
         right = QVBoxLayout()
         right.addLayout(buttons)
+        right.addWidget(self.source)
         right.addWidget(self.title)
         right.addWidget(self.detail)
         right.addWidget(self.scalars)
@@ -179,6 +184,10 @@ class ReductionStepper(QWidget):
     @property
     def current(self) -> ReductionStep | None:
         return self._steps[self._index] if self._steps else None
+
+    def set_source(self, text: str) -> None:
+        """Say which run the steps show (the lane model's mutant, the kernel run's origin)."""
+        self.source.setText(text)
 
     def set_steps(self, steps: list[ReductionStep], row: int, keep_position: bool = True) -> None:
         """Show a new row's (or a recomputed) reduction; stays on the same step if asked."""

@@ -1,5 +1,5 @@
-"""Row-intermediate table and kill-matrix view: ``QTableView``s over the models in
-:mod:`inspector.models`, sortable (numpy argsort behind a proxy), copyable as TSV."""
+"""Row-intermediate table: a ``QTableView`` over :class:`~inspector.models.RowTableModel`,
+sortable (numpy argsort behind a proxy), coloured against the tolerance, copyable as TSV."""
 
 from __future__ import annotations
 
@@ -11,22 +11,19 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     Qt,
-    QTransposeProxyModel,
     Signal,
 )
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
     QLabel,
     QPushButton,
     QTableView,
     QWidget,
 )
 
-from inspector.models import KillMatrixModel, RowTableModel, rows_as_tsv
+from inspector.models import RowTableModel, rows_as_tsv
 from inspector.widgets.layout import toolbar_over
-from oracle.matrix import KillMatrix
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -188,82 +185,3 @@ class RowTable(QWidget):
             self.view.selectRow(index.row())
             self.view.scrollTo(index)
             self.view.blockSignals(False)
-
-
-class KillMatrixView(QWidget):
-    """Mutants x fixtures: which fixture kills which mutant, model and kernel."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.model = KillMatrixModel(self)
-        self.transpose = QTransposeProxyModel(self)
-        self.transpose.setSourceModel(self.model)
-        self.view = QTableView(objectName="kill_matrix")
-        self.view.setModel(self.transpose)
-        self.view.verticalHeader().setDefaultSectionSize(22)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectColumns)
-        self.fixtures_as_rows = QCheckBox("fixtures as rows", objectName="kill_transpose")
-        self.fixtures_as_rows.setChecked(True)
-        self.summary = QLabel("Run the check to fill the kill matrix.", objectName="kill_summary")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        toolbar_over(self, [self.summary, self.fixtures_as_rows], self.view)
-        self.fixtures_as_rows.toggled.connect(self._set_transposed)
-        self._matrices: list[KillMatrix] = []
-        self._highlight: str | None = None
-
-    def _set_transposed(self, on: bool) -> None:
-        self.view.setModel(self.transpose if on else self.model)
-        self.view.setSelectionBehavior(
-            QAbstractItemView.SelectionBehavior.SelectColumns
-            if on
-            else QAbstractItemView.SelectionBehavior.SelectRows
-        )
-        self.highlight_mutant(self._highlight)
-
-    def set_matrices(self, matrices: list[KillMatrix]) -> None:
-        self._matrices = list(matrices)
-        self.model.set_matrices(self._matrices)
-        self.view.resizeColumnsToContents()
-        parts = []
-        for matrix in self._matrices:
-            survivors = matrix.survivors
-            failing = matrix.baseline_failures
-            killed = len(matrix.mutants) - len(survivors)
-            color = "rgb(102,187,106)" if matrix.passed else "rgb(239,83,80)"
-            total = len(matrix.mutants)
-            text = f"<b style='color:{color}'>{matrix.target}</b>: " + (
-                f"{killed}/{total} killed" if total else "no built-in mutants (fixtures only)"
-            )
-            if survivors:
-                text += f", SURVIVED: {', '.join(survivors)}"
-            if failing:
-                text += f", baseline FAIL on {', '.join(failing)}"
-            parts.append(text)
-        self.summary.setText(" · ".join(parts) or "No kill matrix yet.")
-        self.highlight_mutant(self._highlight)
-
-    def highlight_mutant(self, mutant: str | None) -> None:
-        """Select the toggled mutant's line(s) so the toggle and the matrix agree."""
-        self._highlight = mutant
-        self.view.clearSelection()
-        if not mutant:
-            return
-        labels = self.model.row_labels()
-        for row, label in enumerate(labels):
-            if label.endswith(f": {mutant}"):
-                if self.fixtures_as_rows.isChecked():
-                    self.view.selectColumn(row)
-                else:
-                    self.view.selectRow(row)
-                break
-
-    def selected_labels(self) -> list[str]:
-        labels = self.model.row_labels()
-        if self.fixtures_as_rows.isChecked():
-            indexes = self.view.selectionModel().selectedColumns()
-        else:
-            indexes = self.view.selectionModel().selectedRows()
-        return [
-            labels[i.column() if self.fixtures_as_rows.isChecked() else i.row()] for i in indexes
-        ]

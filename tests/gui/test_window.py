@@ -153,7 +153,7 @@ def test_grid_hover_text_and_row_selection(qtbot, window) -> None:
     tail = window.grid.describe(0, problem.block - 1)
     assert "tail" in tail
     assert "poison" in tail
-    assert window.grid.cell_at(lane + 0.5, row + 0.2) == (row, lane)
+    assert window.grid.cell_at(lane + 0.2, row + 0.2) == (row, lane)
     assert window.grid.cell_at(-1, 0) is None
     with qtbot.waitSignal(window.grid.row_selected):
         window.grid.select_row(2)

@@ -185,7 +185,27 @@ def test_window_check_can_be_cancelled(qtbot, window) -> None:
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
     assert window.state.check_result is None
     assert "cancelled" in window.status_line.text()
+    assert "check cancelled</b> at " in window.verdict.text()
+    assert "no earlier check of this input" in window.verdict.text()
     assert window.run_check_button.isEnabled()
+
+
+def test_a_cancelled_check_greys_the_verdict_it_did_not_replace(qtbot, window) -> None:
+    window.kernel_in_check.setChecked(False)
+    with qtbot.waitSignal(window.runner.result, timeout=30000):
+        assert window.run_check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
+    stamp = window.state.stamps["check_result"]
+    window.kernel_in_check.setChecked(True)
+    with qtbot.waitSignal(window.runner.failed, timeout=30000):
+        window.run_check()
+        qtbot.waitSignal(window.runner.progress, timeout=10000).wait()
+        window.cancel_button.click()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
+    text = window.verdict.text()
+    assert text.index("check cancelled") < text.index("previous check of this input, superseded")
+    assert f"check PASSED</b> at {stamp}" in text
+    assert "rgb(102,187,106)" not in text  # the earlier pass is grey, not green
 
 
 def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
@@ -199,7 +219,21 @@ def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
     from inspector import viewdata
 
     assert (states == viewdata.OOB_WRITE).any()
-    assert "OOB writes <b>0</b>" not in window.grid.counts.text()
+    count = len(set(outcome.oob_addresses))
+    assert f"out-of-bounds writes <b>{count}</b>" in window.grid.counts.text()
+    assert "kernel: Run kernel mutant unmasked_store" in window.grid.source.text()
+    # A check after it is newer evidence: its verdict never sits beside the mutant's stores.
+    window.kernel_in_check.setChecked(False)
+    with qtbot.waitSignal(window.runner.result, timeout=60000):
+        assert window.run_check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
+    assert "check PASSED</b>" in window.verdict.text()
+    assert "out-of-bounds writes <b>0</b>" in window.grid.counts.text()
+    assert window.grid.source.text().endswith("kernel: not run on this input")
+    assert "(mutant unmasked_store)" not in window.row_table.note.text()
+    # The progress bar is empty once a job ends: only the verdict says how it went.
+    assert window.progress.value() == 0
+    assert window.progress.format().startswith("idle (last: check done at ")
     # Faithful kernel: agrees, no OOB writes, kernel columns filled.
     window.mutant_panel.set_current(None)
     with qtbot.waitSignal(window.runner.result, timeout=60000) as blocker:

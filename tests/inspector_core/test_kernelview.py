@@ -172,7 +172,8 @@ def test_out_of_bounds_stores_land_on_the_grid_in_their_own_frame(analysed) -> N
     _, analysis = analysed
     model = analysis.model
     # Frame 198 (70 + a guard of 128 per row): row 2 lane 100 is on the grid, lane 150 is not.
-    states, outside = viewdata.lane_states(model, (2 * 198 + 100, 2 * 198 + 150), 198)
+    states, writes = viewdata.lane_states(model, (2 * 198 + 100, 2 * 198 + 150), 198)
     assert states[2, 100] == viewdata.OOB_WRITE
     assert (states == viewdata.OOB_WRITE).sum() == 1
-    assert outside == 1
+    assert writes.margin.tolist() == [2 * 198 + 150]
+    assert writes.count == 2

@@ -1,0 +1,119 @@
+"""The views read at a glance: the kill matrix heat map fits a 1920x1080 screen whatever the
+faithful row says, the grid's ticks are whole lanes, its zoom resets, its worst-row button and
+per-row scale work, and every view names the run it shows."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from inspector import pipeline, viewdata
+from inspector.widgets.kill_map import CELL_MIN, KillMatrixView
+from inspector.widgets.lane_grid import IntegerAxis
+from oracle import fixtures
+
+
+@pytest.fixture(scope="module")
+def check_result():
+    problem = fixtures.get("padded_row_stride").build()
+    return pipeline.run_check(problem, pipeline.CheckConfig(run_kernel=False))
+
+
+def _failing(matrix):
+    """The matrix with its faithful implementation failing every fixture."""
+    baseline = tuple(dataclasses.replace(o, passed=False) for o in matrix.baseline)
+    return dataclasses.replace(matrix, baseline=baseline)
+
+
+def test_the_heat_map_fits_a_full_hd_screen_and_a_failing_faithful_row_does_not_widen_it(
+    qtbot, check_result
+) -> None:
+    view = KillMatrixView()
+    qtbot.addWidget(view)
+    view.resize(1400, 600)  # the tab's share of a 1920x1080 window
+    matrix = check_result.model_matrix
+    view.set_matrices([matrix, matrix], "from the check at 12:00:00")
+    hint = view.heat_map.sizeHint()
+    assert hint.width() <= 1400
+    assert hint.height() <= 600
+    assert view.heat_map._cell >= CELL_MIN
+    view.set_matrices([_failing(matrix), matrix])
+    assert view.heat_map.sizeHint() == hint
+    assert "faithful FAILS" in view.summary.text()
+    rows = view.model.row_labels()
+    assert view.model.verdict(0).startswith("FAIL")
+    assert len(rows) == 2 * (1 + len(matrix.mutants))
+
+
+def test_heat_map_cells_tell_their_state_in_the_tooltip_and_copy_as_text(
+    qtbot, check_result
+) -> None:
+    view = KillMatrixView()
+    qtbot.addWidget(view)
+    view.resize(1400, 600)
+    matrix = check_result.model_matrix
+    view.set_matrices([matrix])
+    heat = view.heat_map
+    fixture = heat.model.fixtures[0]
+    from PySide6.QtCore import QPoint
+
+    first_cell = QPoint(heat._label_width() + 2, heat._header_height() + 2)
+    assert heat.cell_at(first_cell) == (0, 0)
+    assert heat.tooltip_at(first_cell).startswith(f"model: faithful on {fixture}: pass")
+    assert heat.tooltip_at(QPoint(0, 0)) == ""
+    text = view.copy_to_clipboard()
+    lines = text.splitlines()
+    assert lines[0].split("\t")[0] == "implementation"
+    assert lines[1].split("\t")[-1] == "all fixtures behave"
+    assert len(lines) == 1 + 1 + len(matrix.mutants)
+    view.highlight_mutant("missing_weight")
+    assert view.selected_labels() == ["model: missing_weight"]
+
+
+def test_lane_axes_tick_whole_lanes_only() -> None:
+    axis = IntegerAxis("bottom")
+    for low, high, size in ((0, 3, 600), (0, 1.2, 900), (0, 4096, 800)):
+        levels = axis.tickSpacing(low, high, size)
+        assert levels
+        assert all(spacing >= 1 and float(spacing).is_integer() for spacing, _ in levels)
+    assert axis.tickStrings([0.0, 1.0, 2.0], 1.0, 1.0) == ["0", "1", "2"]
+
+
+def test_the_grid_zoom_resets_and_worst_row_selects_the_largest_error(qtbot, window) -> None:
+    grid = window.grid
+    problem = window.state.problem
+    grid.plot.getPlotItem().getViewBox().setRange(xRange=(10, 12), yRange=(0, 0.5), padding=0)
+    grid.reset_button.click()
+    (left, right), (top, bottom) = grid.view_range()
+    assert left <= -0.5
+    assert right >= problem.block - 0.5
+    assert top <= -0.5
+    assert bottom >= problem.rows - 0.5
+    worst = window.views.worst_row()
+    expected = viewdata.worst_row(None, window.state.analysis.errors[1])
+    assert worst == expected
+    grid.worst_button.click()
+    assert grid.selected_row == expected
+    assert window.stepper.row == expected
+
+
+def test_per_row_scale_redraws_the_grid_and_says_so(qtbot, window) -> None:
+    grid = window.grid
+    before = grid.image.rgba.copy()
+    grid.per_row.setChecked(True)
+    assert grid.image.per_row
+    assert "colours scaled per row" in grid.counts.text()
+    assert not np.array_equal(before, grid.image.rgba)
+    grid.per_row.setChecked(False)
+    assert not grid.image.per_row
+
+
+def test_every_evidence_view_names_the_run_it_shows(qtbot, window) -> None:
+    assert window.grid.source.text().startswith("showing: faithful lane model · kernel: ")
+    assert window.stepper.source.text() == window.grid.source.text()
+    window.mutant_panel.set_current("missing_weight")
+    qtbot.waitUntil(lambda: "mutant missing_weight" in window.grid.source.text(), timeout=5000)
+    assert "lane model with mutant missing_weight" in window.stepper.source.text()
+    assert window.row_table.note.text().startswith("tiled columns show mutant missing_weight")
