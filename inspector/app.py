@@ -32,18 +32,40 @@ def _ensure_app(offscreen: bool) -> QApplication:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("RMSNorm Kernel Inspector")
         app.setOrganizationName("rmsnorm-inspector")
+        hints = app.styleHints()
+        if hasattr(hints, "colorSchemeChanged"):  # the desktop switched light/dark: follow it
+            hints.colorSchemeChanged.connect(lambda *_: apply_style(app))
     apply_style(app)
     return app
 
 
+def color_scheme(app: QApplication) -> str:
+    """ "light" or "dark": the desktop's scheme (Qt >= 6.5), dark when it says neither.
+
+    ``RMSNORM_INSPECTOR_THEME=light|dark`` overrides it (screenshots, tests).
+    """
+    forced = os.environ.get("RMSNORM_INSPECTOR_THEME", "").strip().lower()
+    if forced in ("light", "dark"):
+        return forced
+    from PySide6.QtCore import Qt
+
+    hints = app.styleHints()
+    scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    return "light" if scheme == Qt.ColorScheme.Light else "dark"
+
+
 def apply_style(app: QApplication) -> None:
-    """Load ``resources/style.qss`` (missing file: Qt's default look)."""
+    """Load ``resources/style.qss`` in the desktop's colour scheme (missing file: Qt's look)."""
     import pyqtgraph as pg
 
-    pg.setConfigOptions(antialias=True, foreground=(210, 214, 222))
+    from inspector.theme import plot_foreground, themed_qss
+
+    scheme = color_scheme(app)
+    pg.setConfigOptions(antialias=True, foreground=plot_foreground(scheme))
     qss = RESOURCES / "style.qss"
     if qss.is_file():
-        app.setStyleSheet(qss.read_text(encoding="utf-8"))
+        app.setStyleSheet(themed_qss(qss.read_text(encoding="utf-8"), scheme))
+    app.setProperty("color_scheme", scheme)
     icon = RESOURCES / "icons" / "app.svg"
     if icon.is_file():
         from PySide6.QtGui import QIcon

@@ -100,6 +100,27 @@ def _add_check_run_options(check: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def _add_window_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the window command (no subcommand)."""
+    parser.add_argument("--session", metavar="FILE.h5", help="session file to open in the window")
+    parser.add_argument(
+        "--kernel", metavar="FILE.py:FN", help="open the window with your kernel loaded"
+    )
+    parser.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="build the window offscreen with the demo (or --session) session, save a PNG, exit",
+    )
+    parser.add_argument(
+        "--info",
+        action="store_true",
+        help="print versions, device, the settings file and the autosave folder, exit",
+    )
+    parser.add_argument(
+        "--reset", action="store_true", help="forget the window's settings (recent files), exit"
+    )
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The whole command line (the README quotes its --help texts)."""
     prog = prog or _prog()
@@ -119,6 +140,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
             commands:
               {prog} [--session FILE.h5] [--kernel FILE.py:FN]   open the window
               {prog} --screenshot OUT.png [--session F]  render the window to a PNG, exit 0
+              {prog} --info | --reset                     versions and paths | forget settings
               {prog} check [input options] --out DIR     headless proof + receipts
               {prog} check --kernel FILE.py:FN ... --out DIR   the same for your own kernel
               {prog} bench [--shapes ...] [--kernel FILE.py:FN] --out DIR   device benchmark (CUDA)
@@ -131,15 +153,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
             """
         ),
     )
-    parser.add_argument("--session", metavar="FILE.h5", help="session file to open in the window")
-    parser.add_argument(
-        "--kernel", metavar="FILE.py:FN", help="open the window with your kernel loaded"
-    )
-    parser.add_argument(
-        "--screenshot",
-        metavar="OUT.png",
-        help="build the window offscreen with the demo (or --session) session, save a PNG, exit",
-    )
+    _add_window_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="{check,bench,verify,diff}")
 
     check = _command(
@@ -545,8 +559,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_verify_command(args)
         if args.command == "diff":
             return run_diff_command(args)
+        from inspector.app_info import info_lines, reset_settings
         from inspector.cli_window import check_window_args, run_window
 
+        if args.info:
+            print("\n".join(info_lines()))
+            return EXIT_OK
+        if args.reset:
+            print(f"settings reset: {reset_settings()}")
+            return EXIT_OK
         try:
             check_window_args(args.session, args.screenshot, args.kernel)
         except ValueError as exc:  # a missing file, a --kernel that names no kernel

@@ -1,16 +1,20 @@
 """``python main.py [--session FILE.h5] [--kernel FILE.py:FUNCTION] [--screenshot OUT.png]``:
-the window, or a PNG of it. Qt is imported here and nowhere else on the command line.
+the window, or a PNG of it (``--info`` and ``--reset``: :mod:`inspector.app_info`). Qt is
+imported on this path and nowhere else on the command line.
 
 Usage problems (a missing session or screenshot folder, a ``--kernel`` that names no file or no
 identifier) raise ``ValueError`` with one line; ``inspector.cli`` prints it and exits 2. Whether
 the kernel file really loads is answered by the window itself (in a child process, off the
-GUI thread), or before the PNG is drawn.
+GUI thread), or before the PNG is drawn. A window with no display to open on is one line and
+exit 2, never Qt's abort.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from inspector.app_info import display_problem
 
 EXIT_USAGE = 2
 
@@ -31,6 +35,11 @@ def check_window_args(session: str | None, screenshot: str | None, kernel: str |
 
 def run_window(session: str | None, screenshot: str | None, kernel: str | None = None) -> int:
     """The window (or a screenshot of it), with ``kernel`` loaded when given."""
+    if screenshot is None:
+        problem = display_problem()
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         from inspector.app import run_app
 

@@ -72,3 +72,17 @@ def record_check_receipts(state: InspectionState, result: Any) -> bool:
     state.recorded_check = result
     state.set_session(session)
     return True
+
+
+def interrupted_verdict(state: InspectionState, how: str) -> str:
+    """The verdict line after a check that did not finish (``how``: "cancelled", "failed: ..."):
+    it says so, with the previous check of this input beneath it, greyed (when there is one)."""
+    from inspector import report
+
+    previous = state.check_result if state.check_current else None
+    earlier = (
+        report.check_verdict_html(previous, state.stamps.get("check_result", "?"), muted=True)
+        if previous is not None
+        else None
+    )
+    return report.interrupted_verdict_html(how, earlier)

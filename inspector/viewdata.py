@@ -31,12 +31,37 @@ STATE_NAMES = {
     OOB_WRITE: "out-of-bounds write",
 }
 
-# RGBA per non-value state; valid lanes take the colormap.
+# RGBA per non-value state; valid lanes take the colormap. Okabe and Ito's reddish purple and
+# orange (told apart with the common colour blindnesses); the grid also marks each with a glyph.
 STATE_COLORS = {
     MASKED: (70, 74, 84, 255),
-    POISON_IN: (236, 64, 220, 255),
-    OOB_WRITE: (255, 196, 0, 255),
+    POISON_IN: (204, 121, 167, 255),
+    OOB_WRITE: (230, 159, 0, 255),
 }
+#: The glyph drawn over a lane in each state (masked lanes are plain grey).
+STATE_GLYPHS = {POISON_IN: "o", OOB_WRITE: "x"}
+#: Most glyphs drawn (a bigger, downsampled grid shows colours only, and says so).
+MAX_GLYPHS = 20000
+
+
+def glyph_cells(image: LaneImage) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """(lanes, rows) of the cells that get each state's glyph, margin writes included; empty
+    when the image is downsampled or has more than :data:`MAX_GLYPHS` of them."""
+    if image.downsampled:
+        return {}
+    cells = {}
+    for state in STATE_GLYPHS:
+        rows, lanes = np.nonzero(image.states == state)
+        cells[state] = (lanes, rows)
+    margin = image.writes.margin_lanes
+    if margin.size:
+        lanes, rows = cells[OOB_WRITE]
+        margin_row = np.full(margin.size, image.states.shape[0])
+        cells[OOB_WRITE] = (np.concatenate([lanes, margin]), np.concatenate([rows, margin_row]))
+    if sum(lanes.size for lanes, _ in cells.values()) > MAX_GLYPHS:
+        return {}
+    return cells
+
 
 #: Largest image drawn at full resolution; bigger grids are downsampled (never frozen).
 MAX_CELLS = 1 << 20

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -34,12 +35,13 @@ from PySide6.QtWidgets import (
 from inspector import evidence, jobs, kernel_choice, report
 from inspector.file_actions import AUTOSAVE_MS, SessionFiles
 from inspector.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
-from inspector.menus import build_menus
+from inspector.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.models import kill_matrix_from_table
 from inspector.mutation_actions import MutationActions
 from inspector.presenter import EvidenceViews
 from inspector.records.provenance import kernel_provenance
 from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
+from inspector.widgets.accessibility import name_controls
 from inspector.widgets.bench_view import BenchView, bench_available
 from inspector.widgets.compiler_view import CompilerView
 from inspector.widgets.divergence import DivergencePanel
@@ -78,7 +80,7 @@ class InspectorWindow(QMainWindow):
         super().__init__()
         self.setObjectName("inspector_window")
         self.setWindowTitle("RMSNorm Kernel Inspector")
-        self.resize(1500, 940)
+        fit_to_screen(self)
         self.settings = settings or QSettings("rmsnorm-inspector", "inspector")
         self.state = InspectionState()
         self.runner = JobRunner(self)
@@ -94,6 +96,7 @@ class InspectorWindow(QMainWindow):
         self.mutation_actions = MutationActions(self, self.mutation_view)
         self._wire()
         self.kernels = KernelActions(self)
+        name_controls(self)
         # Everything alive now leaves the cyclic collector's generations: a full collection in
         # the worker would otherwise walk it all holding the GIL (~100 ms pauses here).
         gc.freeze()
@@ -165,21 +168,26 @@ class InspectorWindow(QMainWindow):
         run_layout.addWidget(self.bench_button)
         run_layout.addWidget(self.progress)
         run_layout.addWidget(self.verdict)
-        run_layout.addWidget(self.divergence)
 
         input_box = QGroupBox("Input")
         QVBoxLayout(input_box).addWidget(self.input_panel)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.addWidget(input_box)
-        left_layout.addWidget(self.mutant_panel)
-        left_layout.addWidget(run_box)
-        left_layout.addStretch(1)
-        scroll = self.left_scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
+        inputs = QWidget()
+        inputs_layout = QVBoxLayout(inputs)
+        inputs_layout.addWidget(input_box)
+        inputs_layout.addWidget(self.mutant_panel)
+        inputs_layout.addWidget(self.divergence)
+        inputs_layout.addStretch(1)
+        self.left_scroll = QScrollArea()
+        self.left_scroll.setWidget(inputs)
+        self.left_scroll.setWidgetResizable(True)
+        self.left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # The Run box (buttons, verdict) sits under the scrolled inputs: always on screen.
+        scroll = QWidget(objectName="left_column")
         scroll.setMinimumWidth(440)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left_layout = QVBoxLayout(scroll)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.left_scroll, 1)
+        left_layout.addWidget(run_box)
 
         self.tabs = QTabWidget(objectName="views")
         self.tabs.addTab(self.stepper, "Reduction stepper")
@@ -200,14 +208,16 @@ class InspectorWindow(QMainWindow):
         main.addWidget(scroll)
         main.addWidget(right)
         main.setStretchFactor(1, 1)
-        main.setSizes([450, 1050])
+        main.setSizes([450, max(self.width() - 450, 600)])
         self.setCentralWidget(main)
 
         self.status_line = QLabel("Ready.", objectName="status_line")
         self.device_label, self.versions_label = environment_labels(self.env)
-        self.statusBar().addWidget(self.status_line, 1)
-        self.statusBar().addPermanentWidget(self.device_label)
-        self.statusBar().addPermanentWidget(self.versions_label)
+        self.status_line.setMinimumWidth(0)
+        self.status_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.statusBar().addWidget(self.status_line, 3)
+        self.statusBar().addPermanentWidget(self.device_label, 2)
+        self.statusBar().addPermanentWidget(self.versions_label, 2)
 
     def _wire(self) -> None:
         menus, files, runner = self.menus, self.files, self.runner
@@ -235,6 +245,15 @@ class InspectorWindow(QMainWindow):
             (menus.save_as, files.save_session_as),
             (menus.export, files.export_receipts),
             (menus.quit, self.close),
+            (menus.step_first, lambda: self.stepper.go_to(0)),
+            (menus.step_back, self.stepper.step_back),
+            (menus.step_forward, self.stepper.step_forward),
+            (menus.step_last, lambda: self.stepper.go_to(len(self.stepper.steps) - 1)),
+            (menus.play, self.stepper.play_button.toggle),
+            (menus.worst_row, self.views.select_worst_row),
+            (menus.reset_zoom, self.grid.reset_zoom),
+            (menus.shortcuts, lambda: show_shortcuts(self)),
+            (menus.about, lambda: show_about(self)),
         ):
             action.triggered.connect(slot)
         runner.progress.connect(self._on_progress)
@@ -499,29 +518,17 @@ class InspectorWindow(QMainWindow):
         if cancelled:
             self.status_line.setText(f"{name}: cancelled.")
             if name == "check":
-                self.verdict.setText(self._interrupted_verdict("cancelled"))
+                self.verdict.setText(evidence.interrupted_verdict(self.state, "cancelled"))
             return
         if "OutOfMemoryError" in message or "out of memory" in message.lower():
             message += " (the device ran out of memory: try fewer rows or a narrower width)"
         self.status_line.setText(f"{name} failed: {message}")
         self.summary.appendPlainText(f"{name} failed: {message}\n{self.runner.last_details}")
         self.verdict.setText(
-            self._interrupted_verdict(f"failed: {message}")
+            evidence.interrupted_verdict(self.state, f"failed: {message}")
             if name == "check"
             else report.failed_verdict_html(name, message)
         )
-
-    def _interrupted_verdict(self, how: str) -> str:
-        """The verdict line after a check that did not finish: it says so, and shows the
-        previous check's verdict greyed (when there is one of this input)."""
-        state = self.state
-        previous = state.check_result if state.check_current else None
-        earlier = (
-            report.check_verdict_html(previous, state.stamps.get("check_result", "?"), muted=True)
-            if previous is not None
-            else None
-        )
-        return report.interrupted_verdict_html(how, earlier)
 
     def _on_result(self, name: str, result: Any) -> None:
         self._job_state[name] = "done"

@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QGraphicsRectItem,
     QLabel,
@@ -132,7 +133,24 @@ class LaneGrid(QWidget):
             self.width_line, text="width", position=0.92, color=(230, 230, 230)
         )
         item.addItem(self.width_line)
-        self.row_box = _outline(item, (255, 255, 255), 10)
+        # A glyph per poison and out-of-bounds lane: the states differ by more than colour.
+        self.glyphs = {
+            state: pg.ScatterPlotItem(
+                symbol=glyph,
+                size=7,
+                pen=pg.mkPen((20, 20, 20), width=1.2),
+                brush=None,
+                pxMode=True,
+            )
+            for state, glyph in viewdata.STATE_GLYPHS.items()
+        }
+        for glyph_item in self.glyphs.values():
+            glyph_item.setZValue(5)
+            item.addItem(glyph_item)
+        light = QApplication.instance() is not None and (
+            QApplication.instance().property("color_scheme") == "light"
+        )
+        self.row_box = _outline(item, (20, 24, 32) if light else (255, 255, 255), 10)
         self.span_box = _outline(item, (0, 229, 255), 11)
         self.lane_box = _outline(item, (255, 64, 64), 12)
         self.lane_box.setVisible(False)
@@ -144,10 +162,11 @@ class LaneGrid(QWidget):
             "valid lanes: value on a blue–white–red map (0 is white) &nbsp; "
             + " &nbsp; ".join(
                 _swatch(viewdata.STATE_COLORS[state], viewdata.STATE_NAMES[state])
+                + (f" ({viewdata.STATE_GLYPHS[state]})" if state in viewdata.STATE_GLYPHS else "")
                 for state in (viewdata.MASKED, viewdata.POISON_IN, viewdata.OOB_WRITE)
             )
             + " (on the lane that stored; the margin row: stores no tile reaches)"
-            + " &nbsp; <span style='color: white'>□</span> selected row"
+            + f" &nbsp; <span style='color: {'black' if light else 'white'}'>□</span> selected row"
             + " &nbsp; <span style='color: rgb(0,229,255)'>□</span> lanes of the current step"
             + " &nbsp; <span style='color: rgb(255,64,64)'>□</span> first divergence"
         )
@@ -245,6 +264,10 @@ class LaneGrid(QWidget):
             left_axis.setTicks([ticks, []])
         else:
             left_axis.setTicks(None)
+        cells = viewdata.glyph_cells(image)
+        for state, glyph_item in self.glyphs.items():
+            glyph_lanes, glyph_rows = cells.get(state, ((), ()))
+            glyph_item.setData(x=list(map(float, glyph_lanes)), y=list(map(float, glyph_rows)))
         self.width_line.setValue(tiled.width - 0.5)
         self.width_line.setVisible(tiled.width < block)
         self.selected_row = min(self.selected_row, rows - 1)
@@ -260,7 +283,7 @@ class LaneGrid(QWidget):
         counts = viewdata.lane_counts(tiled)
         oob = image.writes.count
         leaked = int((image.states == viewdata.POISON_IN).sum())
-        bad = "color: rgb(255,196,0)"
+        bad = "color: rgb(230,159,0)"
         text = (
             f"width <b>{counts.width}</b> · tile <b>{counts.block}</b> · valid "
             f"<b>{counts.valid}</b> · masked <b>{counts.masked}</b> · row stride "
@@ -270,7 +293,7 @@ class LaneGrid(QWidget):
             + "</span>"
         )
         if leaked:
-            text += f" · <span style='color: rgb(236,64,220)'>poison lanes reduced {leaked}</span>"
+            text += f" · <span style='color: rgb(204,121,167)'>poison lanes reduced {leaked}</span>"
         if tiled.mutant:
             text += f" · mutant <b>{tiled.mutant}</b>"
         if image.per_row:

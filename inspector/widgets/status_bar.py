@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QSizePolicy
+
+
+def shrinkable(label: QLabel) -> QLabel:
+    """Let ``label`` be narrower than its text (the status bar must never set the window's
+    minimum width; the full text stays in the tooltip)."""
+    label.setMinimumWidth(0)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    if not label.toolTip():
+        label.setToolTip(label.text())
+    return label
 
 
 def environment_labels(env: dict[str, Any]) -> tuple[QLabel, QLabel]:
@@ -21,4 +31,5 @@ def environment_labels(env: dict[str, Any]) -> tuple[QLabel, QLabel]:
         objectName="versions_label",
     )
     versions_label.setToolTip("\n".join(f"{k}: {v}" for k, v in versions.items()))
-    return device_label, versions_label
+    device_label.setToolTip(f"device: {device}\n{env.get('reason', '')}".strip())
+    return shrinkable(device_label), shrinkable(versions_label)

@@ -130,6 +130,11 @@ def _record_rows(shapes: str, dtype: str, impl: str) -> list[dict]:
 def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
+    from PySide6.QtCore import QRect
+
+    from inspector.menus import fit_to_screen
+
+    fit_to_screen(window, QRect(0, 0, 1920, 1080))  # the offscreen screen is 800 x 800
     monkeypatch.setattr(dialogs, "choose_open_file", lambda *a: str(RECORD))
     window.files.open_bench_record_dialog()
     view = window.bench_view
