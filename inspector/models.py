@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from inspector.viewdata import RowColumn
+from inspector.viewdata import OUTSIDE, WITHIN, RowColumn
 from oracle.matrix import FixtureOutcome, KillMatrix
 
 Index = QModelIndex | QPersistentModelIndex
@@ -21,6 +21,8 @@ Index = QModelIndex | QPersistentModelIndex
 KILLED_COLOR = QColor(46, 125, 50)
 SURVIVED_COLOR = QColor(198, 40, 40)
 NEUTRAL_COLOR = QColor(96, 104, 118)
+#: Error cells against the tolerance: Okabe-Ito bluish green (within) and vermillion (outside).
+TOLERANCE_COLORS = {"within": QColor(0, 158, 115, 45), "outside": QColor(213, 94, 0, 140)}
 
 
 def format_number(value: float, kind: str) -> str:
@@ -41,12 +43,27 @@ class RowTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._columns: list[RowColumn] = []
         self._rows = 0
+        self._flags: dict[int, np.ndarray] = {}
 
-    def set_columns(self, columns: list[RowColumn]) -> None:
+    def set_columns(
+        self, columns: list[RowColumn], flags: dict[str, np.ndarray] | None = None
+    ) -> None:
+        """Show ``columns``; ``flags`` (``viewdata.tolerance_flags``) colour the error cells."""
         self.beginResetModel()
         self._columns = list(columns)
         self._rows = len(columns[0].values) if columns else 0
+        named = flags or {}
+        self._flags = {
+            i: named[column.name] for i, column in enumerate(columns) if column.name in named
+        }
         self.endResetModel()
+
+    def tolerance_state(self, row: int, column: int) -> str:
+        """ "within" / "outside" the tolerance, or "" (not an error cell, or not run)."""
+        flags = self._flags.get(column)
+        if flags is None:
+            return ""
+        return {WITHIN: "within", OUTSIDE: "outside"}.get(int(flags[row]), "")
 
     def column_values(self, name: str) -> np.ndarray:
         """The raw array behind a column (tests and copy use it)."""
@@ -77,8 +94,13 @@ class RowTableModel(QAbstractTableModel):
             return -math.inf if math.isnan(number) else number
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            state = self.tolerance_state(index.row(), index.column())
+            return QBrush(TOLERANCE_COLORS[state]) if state else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{column.name}: {float(value)!r}\n{column.tooltip}"
+            state = self.tolerance_state(index.row(), index.column())
+            verdict = f"\n{state.upper()} the tolerance" if state else ""
+            return f"{column.name}: {float(value)!r}{verdict}\n{column.tooltip}"
         return None
 
     def headerData(

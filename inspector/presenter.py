@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspector import evidence, kernelview, viewdata
+from oracle import compare as cmp
 
 if TYPE_CHECKING:
     from inspector.state import InspectionState
@@ -57,7 +58,9 @@ class EvidenceViews:
             problem, reference, model, columns.row_max_abs, columns.row_max_rel, analysis.errors
         )
         inferred = kernelview.kernel_columns(problem, reference, state)
-        self.row_table.set_columns(kernelview.with_inferred(table, inferred), columns.note)
+        table = kernelview.with_inferred(table, inferred)
+        flags = viewdata.tolerance_flags(table, cmp.TOLERANCES[problem.dtype])
+        self.row_table.set_columns(table, columns.note, flags)
         self.row_table.select_row(row)
 
     def steps(self, row: int) -> list[viewdata.ReductionStep]:

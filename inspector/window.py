@@ -37,10 +37,11 @@ from inspector.file_actions import AUTOSAVE_MS, SessionFiles
 from inspector.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
 from inspector.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.models import kill_matrix_from_table
+from inspector.mutant_effect import mutant_effect
 from inspector.mutation_actions import MutationActions
 from inspector.presenter import EvidenceViews
 from inspector.records.provenance import kernel_provenance
-from inspector.state import DEMO_FIXTURE, KERNEL_ONLY_MUTANTS, Event, InspectionState
+from inspector.state import DEMO_FIXTURE, Event, InspectionState
 from inspector.widgets.accessibility import name_controls
 from inspector.widgets.bench_view import BenchView, bench_available
 from inspector.widgets.compiler_view import CompilerView
@@ -307,15 +308,18 @@ class InspectorWindow(QMainWindow):
         self.mutant_panel.set_current(mutant)
         self.kill_view.highlight_mutant(mutant)
         self.state.mark_dirty()
-        if mutant in KERNEL_ONLY_MUTANTS:
-            self.status_line.setText(
-                f"{mutant} is a kernel-only mutant: press 'Run kernel' to see it."
-            )
         self.analyze()
+        self._show_mutant_effect()
+
+    def _show_mutant_effect(self) -> None:
+        state = self.state
+        errors = state.analysis.errors if state.analysis_current else None
+        self.mutant_panel.set_effect(mutant_effect(state.problem, state.mutant, errors))
 
     def _on_analysis(self, event: Event) -> None:
         analysis = event.value
         self.refresh_views()
+        self._show_mutant_effect()
         problem = analysis.problem
         tail = f", mutant {analysis.mutant}" if analysis.mutant else ""
         self.status_line.setText(

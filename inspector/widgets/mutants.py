@@ -31,6 +31,12 @@ class MutantPanel(QGroupBox):
             box.toggled.connect(lambda on, n=name: self._on_toggled(n, on))
             layout.addWidget(box)
             self.switches[name] = box
+        # What the switched-on mutant changes on this input, or why it cannot show here.
+        self.effect = QLabel(objectName="mutant_effect")
+        self.effect.setWordWrap(True)
+        self.effect.setProperty("role", "kernel")
+        self.effect.setVisible(False)
+        layout.addWidget(self.effect)
         self.note = QLabel(NOTE)
         self.note.setWordWrap(True)
         self.note.setProperty("role", "hint")
@@ -49,6 +55,11 @@ class MutantPanel(QGroupBox):
         if name != self._current:
             self._current = name
             self.mutant_changed.emit(name)
+
+    def set_effect(self, text: str) -> None:
+        """Say what the switched-on mutant changes here ("" hides the line)."""
+        self.effect.setText(text)
+        self.effect.setVisible(bool(text))
 
     def set_user_kernel(self, name: str | None) -> None:
         """A user's kernel ``name`` is loaded (None: the bundled one): the seven hand-made

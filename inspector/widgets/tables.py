@@ -127,16 +127,19 @@ class RowTable(QWidget):
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        # Any cells can be selected and copied; clicking a cell selects its row everywhere.
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setAlternatingRowColors(True)
         self.view.verticalHeader().setVisible(False)
         # Sized once per reset from the first rows: ResizeToContents would measure all 4096
         # rows on every selection change and freeze the window.
         self.view.horizontalHeader().setResizeContentsPrecision(64)
         self.view.verticalHeader().setDefaultSectionSize(22)
-        self.copy_button = QPushButton("Copy rows", objectName="copy_rows")
+        self.copy_button = QPushButton("Copy", objectName="copy_rows")
         self.copy_button.setToolTip(
-            "Copy the selected rows (all rows if none) as tab-separated text"
+            "Copy the selected cells (every row and column they span; the whole table if none) "
+            "as tab-separated text, exact values (Ctrl+C)"
         )
         self.note = QLabel(objectName="row_note")
         self.note.setWordWrap(True)
@@ -145,29 +148,34 @@ class RowTable(QWidget):
         QShortcut(QKeySequence.StandardKey.Copy, self.view, activated=self.copy_to_clipboard)
         self.view.clicked.connect(self._on_clicked)
 
-    def set_columns(self, columns: list, note: str = "") -> None:
+    def set_columns(self, columns: list, note: str = "", flags: dict | None = None) -> None:
+        """Show ``columns`` under ``note``; ``flags`` colour the error cells (tolerance)."""
         first = self.model.columnCount() == 0
-        self.model.set_columns(columns)
+        self.model.set_columns(columns, flags)
         self.note.setText(note)
         if first or self.model.rowCount() <= 64:
             self.view.resizeColumnsToContents()
 
     def selected_source_rows(self) -> list[int]:
-        rows = {
-            self.proxy.mapToSource(index).row()
-            for index in self.view.selectionModel().selectedRows()
-        }
-        return sorted(rows)
+        """The rows any selected cell is in (source order)."""
+        indexes = self.view.selectionModel().selectedIndexes()
+        return sorted({self.proxy.mapToSource(index).row() for index in indexes})
+
+    def selected_columns(self) -> list[int]:
+        """The columns any selected cell is in."""
+        return sorted({index.column() for index in self.view.selectionModel().selectedIndexes()})
 
     def tsv(self) -> str:
-        """Selected rows (in view order), or every row, as TSV with a header."""
-        selected = self.selected_source_rows()
+        """The selection (every row and column a selected cell is in, in view order), or the
+        whole table, as TSV with a header."""
+        selected = set(self.selected_source_rows())
         order = [
             self.proxy.mapToSource(self.proxy.index(r, 0)).row()
             for r in range(self.proxy.rowCount())
         ]
         rows = [r for r in order if not selected or r in selected]
-        return rows_as_tsv(self.model, rows, list(range(self.model.columnCount())))
+        columns = self.selected_columns() or list(range(self.model.columnCount()))
+        return rows_as_tsv(self.model, rows, columns)
 
     def copy_to_clipboard(self) -> str:
         text = self.tsv()

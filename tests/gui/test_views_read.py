@@ -117,3 +117,45 @@ def test_every_evidence_view_names_the_run_it_shows(qtbot, window) -> None:
     qtbot.waitUntil(lambda: "mutant missing_weight" in window.grid.source.text(), timeout=5000)
     assert "lane model with mutant missing_weight" in window.stepper.source.text()
     assert window.row_table.note.text().startswith("tiled columns show mutant missing_weight")
+
+
+def test_error_cells_are_coloured_against_the_tolerance(qtbot, window) -> None:
+    from PySide6.QtCore import Qt
+
+    state = window.state
+    model = window.row_table.model
+    faithful = pipeline.run_and_judge_kernel(state.problem, state.reference.y)
+    assert state.set_kernel_run(faithful)
+    column = model.column_names.index("kernel max rel")
+    rows = range(state.problem.rows)
+    assert [model.tolerance_state(r, column) for r in rows] == ["within"] * len(rows)
+    state.set_mutant("sum_instead_of_mean")
+    wrong = pipeline.run_and_judge_kernel(
+        state.problem, state.reference.y, mutant="sum_instead_of_mean"
+    )
+    assert state.set_kernel_run(wrong)
+    assert [model.tolerance_state(r, column) for r in rows] == ["outside"] * len(rows)
+    tip = model.data(model.index(0, column), Qt.ItemDataRole.ToolTipRole)
+    assert "OUTSIDE the tolerance" in tip
+    assert model.data(model.index(0, column), Qt.ItemDataRole.BackgroundRole) is not None
+    assert model.tolerance_state(0, model.column_names.index("row")) == ""
+
+
+def test_copy_takes_any_selection_of_cells(qtbot, window) -> None:
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+    table = window.row_table
+    proxy = table.proxy
+    names = table.model.column_names
+    first, second = names.index("rrms scalar"), names.index("rrms tiled")
+    selection = QItemSelection(proxy.index(0, first), proxy.index(1, second))
+    table.view.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    lines = table.copy_to_clipboard().splitlines()
+    assert lines[0].split("\t") == names[first : second + 1]
+    assert len(lines) == 3
+    rrms = table.model.column_values("rrms scalar")
+    assert lines[2].split("\t")[0] == repr(float(rrms[1]))
+    table.view.clearSelection()
+    everything = table.tsv().splitlines()
+    assert len(everything) == 1 + window.state.problem.rows
+    assert everything[0].split("\t") == names
