@@ -97,11 +97,15 @@ def build_window(session_path: str | None = None) -> InspectorWindow:
 
 
 def render_screenshot(window: InspectorWindow, path: str, *, run_check: bool = True) -> None:
-    """Fill the views (model-side check, synchronously) and save the window as a PNG."""
+    """Fill the views (model-side check, synchronously) and save the window, sized as on a
+    1920 x 1080 desktop, as a PNG."""
+    from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QApplication
 
     from inspector import pipeline
+    from inspector.menus import fit_to_screen
 
+    fit_to_screen(window, QRect(0, 0, 1920, 1080))  # as on a full-HD desktop, whatever screen
     window.show()
     QApplication.processEvents()
     problem = window.state.problem
