@@ -13,7 +13,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from inspector.viewdata import OUTSIDE, WITHIN, RowColumn
+from inspector.row_verdicts import OUTSIDE, WITHIN
+from inspector.viewdata import RowColumn
 from oracle.matrix import FixtureOutcome, KillMatrix
 
 Index = QModelIndex | QPersistentModelIndex
@@ -48,7 +49,7 @@ class RowTableModel(QAbstractTableModel):
     def set_columns(
         self, columns: list[RowColumn], flags: dict[str, np.ndarray] | None = None
     ) -> None:
-        """Show ``columns``; ``flags`` (``viewdata.tolerance_flags``) colour the error cells."""
+        """Show ``columns``; ``flags`` (``row_verdicts.tolerance_flags``) colour the error cells."""
         self.beginResetModel()
         self._columns = list(columns)
         self._rows = len(columns[0].values) if columns else 0

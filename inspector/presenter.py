@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector import evidence, kernelview, viewdata
+from inspector import evidence, kernelview, row_verdicts, viewdata
 from oracle import compare as cmp
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class EvidenceViews:
         )
         inferred = kernelview.kernel_columns(problem, reference, state)
         table = kernelview.with_inferred(table, inferred)
-        flags = viewdata.tolerance_flags(table, cmp.TOLERANCES[problem.dtype])
+        flags = row_verdicts.tolerance_flags(table, cmp.TOLERANCES[problem.dtype])
         self.row_table.set_columns(table, columns.note, flags)
         self.row_table.select_row(row)
 
@@ -94,7 +94,7 @@ class EvidenceViews:
         if not state.analysis_current or state.analysis is None:
             return None
         kernel_rel = state.kernel_columns().row_max_rel
-        return viewdata.worst_row(kernel_rel, state.analysis.errors[1])
+        return row_verdicts.worst_row(kernel_rel, state.analysis.errors[1])
 
     def select_worst_row(self) -> int | None:
         """Select :meth:`worst_row` everywhere; returns it."""

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from inspector import pipeline, viewdata
+from inspector import pipeline, row_verdicts
 from inspector.widgets.kill_map import CELL_MIN, KillMatrixView
 from inspector.widgets.lane_grid import IntegerAxis
 from oracle import fixtures
@@ -92,7 +92,7 @@ def test_the_grid_zoom_resets_and_worst_row_selects_the_largest_error(qtbot, win
     assert top <= -0.5
     assert bottom >= problem.rows - 0.5
     worst = window.views.worst_row()
-    expected = viewdata.worst_row(None, window.state.analysis.errors[1])
+    expected = row_verdicts.worst_row(None, window.state.analysis.errors[1])
     assert worst == expected
     grid.worst_button.click()
     assert grid.selected_row == expected

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector import oob_view, viewdata
+from inspector import oob_view, row_verdicts, viewdata
 from oracle import scalar, tiled
 from oracle.spec import make_problem
 
@@ -111,6 +111,6 @@ def test_a_per_row_scale_shows_a_small_row_beside_a_large_one() -> None:
 
 
 def test_the_worst_row_is_the_kernels_and_a_nan_row_is_worst() -> None:
-    assert viewdata.worst_row(np.array([0.1, np.nan, 0.5]), np.array([9.0, 0, 0])) == 1
-    assert viewdata.worst_row(None, np.array([0.0, 3.0, 1.0])) == 1
-    assert viewdata.worst_row(None, None) is None
+    assert row_verdicts.worst_row(np.array([0.1, np.nan, 0.5]), np.array([9.0, 0, 0])) == 1
+    assert row_verdicts.worst_row(None, np.array([0.0, 3.0, 1.0])) == 1
+    assert row_verdicts.worst_row(None, None) is None
