@@ -65,11 +65,14 @@ def mutant_effect(
     if not mutant or problem is None:
         return ""
     if mutant in KERNEL_ONLY:
-        return (
-            f"{mutant} is in the real kernel only (the lane model cannot store out of bounds): "
+        where = (
             "press Run kernel; its stores show on the grid as out-of-bounds writes (x)"
-            + ("" if problem.width < problem.block else ", and only where a tile has a tail")
+            if problem.width < problem.block
+            else f"width {problem.width} fills its tile, so it stores nothing extra here: load "
+            "non_power_of_two_tail and press Run kernel"
         )
+        only = "is in the real kernel only (the lane model cannot store out of bounds)"
+        return f"{mutant} {only}: {where}"
     if model_errors is None:
         return f"{mutant}: analysing…"
     tolerance = cmp.TOLERANCES[problem.dtype]

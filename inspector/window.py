@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -52,7 +51,7 @@ from inspector.widgets.kill_map import KillMatrixView
 from inspector.widgets.lane_grid import LaneGrid
 from inspector.widgets.mutants import MutantPanel
 from inspector.widgets.mutation_view import MutationView
-from inspector.widgets.status_bar import environment_labels
+from inspector.widgets.status_bar import environment_labels, shrinkable
 from inspector.widgets.stepper import ReductionStepper
 from inspector.widgets.tables import RowTable
 from inspector.worker import JobRunner
@@ -183,9 +182,9 @@ class InspectorWindow(QMainWindow):
         self.left_scroll.setWidgetResizable(True)
         self.left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # The Run box (buttons, verdict) sits under the scrolled inputs: always on screen.
-        scroll = QWidget(objectName="left_column")
-        scroll.setMinimumWidth(440)
-        left_layout = QVBoxLayout(scroll)
+        left_column = QWidget(objectName="left_column")
+        left_column.setMinimumWidth(440)
+        left_layout = QVBoxLayout(left_column)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.left_scroll, 1)
         left_layout.addWidget(run_box)
@@ -206,7 +205,7 @@ class InspectorWindow(QMainWindow):
         right.setStretchFactor(0, 2)
         right.setStretchFactor(1, 3)
         main = QSplitter(Qt.Orientation.Horizontal)
-        main.addWidget(scroll)
+        main.addWidget(left_column)
         main.addWidget(right)
         main.setStretchFactor(1, 1)
         main.setSizes([450, max(self.width() - 450, 600)])
@@ -214,8 +213,7 @@ class InspectorWindow(QMainWindow):
 
         self.status_line = QLabel("Ready.", objectName="status_line")
         self.device_label, self.versions_label = environment_labels(self.env)
-        self.status_line.setMinimumWidth(0)
-        self.status_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        shrinkable(self.status_line)
         self.statusBar().addWidget(self.status_line, 3)
         self.statusBar().addPermanentWidget(self.device_label, 2)
         self.statusBar().addPermanentWidget(self.versions_label, 2)

@@ -55,6 +55,10 @@ def test_on_the_demo_input_a_visible_mutant_names_its_worst_row(mutant) -> None:
 
 def test_the_kernel_only_mutant_points_at_run_kernel_and_nothing_is_said_when_off() -> None:
     problem = fixtures.get("padded_row_stride").build()
-    assert "press Run kernel" in mutant_effect(problem, "unmasked_store", None)
+    assert "press Run kernel; its stores show" in mutant_effect(problem, "unmasked_store", None)
+    full = make_problem(np.ones((2, 64)), np.ones(64), eps=1e-6, dtype="float32")
+    assert "fills its tile, so it stores nothing extra here: load non_power_of_two_tail" in (
+        mutant_effect(full, "unmasked_store", None)
+    )
     assert mutant_effect(problem, None, None) == ""
     assert mutant_effect(problem, "missing_weight", None) == "missing_weight: analysing…"
