@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from inspector.jobs import MAX_KEPT_RECEIPT_VALUES
+
 if TYPE_CHECKING:
     from inspector.state import InspectionState
 
@@ -48,6 +50,14 @@ def check_caption(state: InspectionState) -> str:
     if state.session_results is not None:
         return "from the check saved in the session file"
     return ""
+
+
+#: The check log's line when History did not keep a check's receipt on its own.
+NOT_KEPT = (
+    f"History: this check's receipt was not kept on its own (an input over "
+    f"{MAX_KEPT_RECEIPT_VALUES} values, or a receipt outside its schema); File → Export "
+    "receipts writes it and keeps it"
+)
 
 
 def receipt_reason(result: Any) -> str:

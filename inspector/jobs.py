@@ -189,10 +189,19 @@ def user_kernel_job(problem: Problem, spec: Any, reference_y: np.ndarray) -> Job
     return job
 
 
+#: Largest input (values) whose receipt History keeps on its own when a check ends: a receipt
+#: holds every value of x (~20 bytes each), and each counterexample is kept in the session.
+MAX_KEPT_RECEIPT_VALUES = 1 << 18
+
+
 def receipt_texts(result: Any) -> tuple[str, str] | None:
     """The receipt of a check as (JSON, CSV) text, schema-checked; None when it fails the schema
-    (Export receipts then says why)."""
+    (Export receipts then says why) or the input has more than ``MAX_KEPT_RECEIPT_VALUES``
+    values (Export receipts keeps it)."""
     from inspector.records import receipt
+
+    if result.problem.rows * result.problem.width > MAX_KEPT_RECEIPT_VALUES:
+        return None
 
     try:
         built = receipt.build_receipt(result)

@@ -344,7 +344,8 @@ class InspectorWindow(QMainWindow):
         self.refresh_views()
         self.verdict.setText(report.check_verdict_html(result, self.state.stamps["check_result"]))
         self.summary.setPlainText("\n".join(report.check_log_lines(result)))
-        evidence.record_check_receipts(self.state, result)
+        if not evidence.record_check_receipts(self.state, result):
+            self.summary.appendPlainText(evidence.NOT_KEPT)
 
     def _on_session_results(self, event: Event) -> None:
         if event.value is not None:

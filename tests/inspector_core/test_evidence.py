@@ -98,3 +98,16 @@ def test_a_check_without_receipt_texts_records_nothing(checked) -> None:
     state, _, result = checked
     assert not evidence.record_check_receipts(state, result)
     assert state.session is None
+
+
+def test_history_keeps_a_receipt_on_its_own_up_to_its_value_bound(
+    checked, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, problem, result = checked
+    values = problem.rows * problem.width
+    monkeypatch.setattr(jobs, "MAX_KEPT_RECEIPT_VALUES", values)
+    assert jobs.receipt_texts(result) is not None  # at the bound: kept
+    monkeypatch.setattr(jobs, "MAX_KEPT_RECEIPT_VALUES", values - 1)
+    assert jobs.receipt_texts(result) is None  # one value past it: Export receipts keeps it
+    assert "Export receipts" in evidence.NOT_KEPT
+    assert str(1 << 18) in evidence.NOT_KEPT
