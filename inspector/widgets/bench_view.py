@@ -8,7 +8,10 @@ Benchmark button disabled: the interpreter makes no timing claims. Results come 
 an H200), whose device and time the summary names. The shape-set and dtype pickers choose which
 rows are drawn; the metric picker switches between GB/s, % of the copy's GB/s, the device
 time per call and the eager-loop time per call (host included: what a user calling the function
-in a Python loop pays), the two times on a log axis.
+in a Python loop pays), the two times on a log axis. "auto" plots µs per call for the
+launch-bound set (there the time, not the bandwidth, is what a user weighs) and GB/s otherwise.
+The legend sits above the plot (never over a curve); hovering a point gives its numbers; the
+table beside the plot holds every shown row with both figures, device and eager loop.
 """
 
 from __future__ import annotations
@@ -18,23 +21,44 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolTip,
+    QWidget,
+)
 
 from inspector.widgets.layout import toolbar_over
 
 INTERPRETER_NOTE = "interpreter mode — no timing claims"
 SHAPE_SETS = ("launch_bound", "tails", "llm", "narrow", "wide", "heldout", "all")
-METRICS = ("GB/s", "% of copy", "device µs", "loop µs")
+METRICS = ("auto", "GB/s", "% of copy", "device µs", "loop µs")
+#: The shape sets whose shapes are launch-bound: "auto" plots them in µs per call.
+LAUNCH_BOUND_SETS = ("launch_bound",)
+TABLE_COLUMNS = (
+    "shape",
+    "impl",
+    "status",
+    "device µs",
+    "device p20–p80",
+    "loop µs",
+    "loop p20–p80",
+    "GB/s",
+    "% of copy",
+)
+#: Hover picks the nearest point within this many pixels.
+HOVER_PIXELS = 12
 # The time metrics: (median field, p20 field, p80 field, axis label).
 TIME_METRICS = {
     "device µs": ("median_us", "p20_us", "p80_us", "device µs per call (bars p20–p80)"),
     "loop µs": ("loop_us", "loop_p20_us", "loop_p80_us", "eager-loop µs per call, host incl."),
 }
-# Space above the highest median or bar, as a fraction of the drawn span, per row of the legend
-# (LEGEND_COLUMNS entries a row), so the curves near 100% of copy are not drawn behind it.
-LEGEND_HEADROOM = 0.15
-LEGEND_COLUMNS = 5
 PALETTE = {
     "copy": (200, 200, 200),
     "ours": (110, 170, 255),
@@ -83,11 +107,25 @@ class BenchView(QWidget):
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "shape (rows × width)")
         item.showGrid(x=True, y=True, alpha=0.2)
-        # One row, on a translucent box: curves at 95-105% of copy run along the top edge,
-        # where a column of five entries hid both the curves and its own labels.
-        item.addLegend(
-            offset=(10, 5), colCount=LEGEND_COLUMNS, brush=pg.mkBrush(250, 250, 250, 170)
-        )
+        # The legend is a line above the plot: inside it, it hid the curves near 100% of copy.
+        self.legend = QLabel(objectName="bench_legend")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        self.table = QTableWidget(0, len(TABLE_COLUMNS), objectName="bench_table")
+        self.table.setHorizontalHeaderLabels(list(TABLE_COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSortingEnabled(True)
+        self.table.setAccessibleName("Benchmark rows: device and eager-loop time per call")
+        body = QSplitter(objectName="bench_body")
+        body.addWidget(self.plot)
+        body.addWidget(self.table)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 2)
+        self.hover_text = ""
+        self._points: list[tuple[str, int, float, dict[str, Any]]] = []  # impl, x, drawn y, row
+        self._shape_names: list[str] = []
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         toolbar_over(
             self,
             [
@@ -99,8 +137,8 @@ class BenchView(QWidget):
                 self.metric_combo,
                 self.open_button,
             ],
-            self.plot,
-            above_body=[self.summary],
+            body,
+            above_body=[self.summary, self.legend],
             body_stretch=1,
         )
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -146,6 +184,16 @@ class BenchView(QWidget):
                     combo.blockSignals(False)
         self._draw()
 
+    def shown_metric(self) -> str:
+        """The metric drawn: the picker's, with "auto" resolved (µs per call for launch-bound
+        shapes, GB/s otherwise)."""
+        picked = self.metric_combo.currentText()
+        if picked != "auto":
+            return picked
+        rows = self.visible()
+        launch = rows and all(row.get("set") in LAUNCH_BOUND_SETS for row in rows)
+        return "device µs" if launch else "GB/s"
+
     def visible(self) -> list[dict[str, Any]]:
         """The rows of the picked shape set ("all": every set) and dtype."""
         shapes, dtype = self.shape_combo.currentText(), self.dtype_combo.currentText()
@@ -157,7 +205,7 @@ class BenchView(QWidget):
 
     def _draw(self) -> None:
         rows_shown = self.visible()
-        metric = self.metric_combo.currentText()
+        metric = self.shown_metric()
         shapes: list[tuple[int, int]] = []
         for row in rows_shown:
             key = (int(row.get("rows", 0)), int(row.get("width", 0)))
@@ -176,6 +224,7 @@ class BenchView(QWidget):
         logarithmic = metric in TIME_METRICS
         item.setLogMode(y=logarithmic)
         extent: list[float] = []  # lowest and highest drawn point of each curve, bars included
+        self._points = []
         for impl, rows in by_impl.items():
             x = np.array([index[(int(r["rows"]), int(r["width"]))] for r in rows], dtype=float)
             y, low, high = _points(rows, metric)
@@ -185,6 +234,10 @@ class BenchView(QWidget):
             # A log axis draws log10 of the curve's values; the bars are drawn as given.
             drawn = (np.log10(y), np.log10(low), np.log10(high)) if logarithmic else (y, low, high)
             extent += [float(np.min(drawn[1])), float(np.max(drawn[2]))]
+            self._points += [
+                (impl, int(xi), float(yi), row)
+                for xi, yi, row in zip(x, drawn[0], rows, strict=True)
+            ]
             # A shape this implementation has no number for breaks its line (NaN, not joined).
             line = np.full(len(shapes), np.nan)
             line[x.astype(int)] = y
@@ -195,9 +248,12 @@ class BenchView(QWidget):
                 top=(drawn[2] - drawn[0])[order],
                 bottom=(drawn[0] - drawn[1])[order],
             )
-        self._set_y_range(item, extent, math.ceil(len(self.curves) / LEGEND_COLUMNS))
+        self._set_y_range(item, extent)
         item.setLabel("left", _axis_label(metric))
         labels = [(i, f"{r}×{w}") for (r, w), i in index.items()]
+        self._shape_names = [name for _, name in labels]
+        self.legend.setText(_legend_html(list(by_impl)))
+        self._fill_table(rows_shown)
         # Up to 10 shapes every name fits under the plot; beyond that every k-th one is a major
         # tick (about 8 names) and the rest minor ones, which the axis draws only when there is
         # room (22 names on one line overlapped into an unreadable band).
@@ -228,21 +284,52 @@ class BenchView(QWidget):
         self.plot.addItem(self.bars[impl])
 
     @staticmethod
-    def _set_y_range(item: pg.PlotItem, extent: list[float], legend_rows: int = 1) -> None:
-        """Fit the y axis to the drawn points (``extent``: medians and bar ends), with
-        headroom on top for the legend.
-
-        The legend's rows run across the top of the plot, and the curves that matter (95-105%
-        of copy) run right there: the headroom (LEGEND_HEADROOM of the data's span per legend
-        row) keeps them below it instead of behind it.
-        """
+    def _set_y_range(item: pg.PlotItem, extent: list[float]) -> None:
+        """Fit the y axis to the drawn points (``extent``: medians and bar ends)."""
         if not extent:
             item.enableAutoRange(axis="y")
             return
         low, high = min(extent), max(extent)
         span = max(high - low, 1e-9 * max(abs(high), 1.0))
-        headroom = LEGEND_HEADROOM * max(1, legend_rows) * span
-        item.setYRange(low - 0.04 * span, high + headroom, padding=0)
+        item.setYRange(low - 0.04 * span, high + 0.04 * span, padding=0)
+
+    def _fill_table(self, rows: list[dict[str, Any]]) -> None:
+        """Every shown row, both figures (device and eager loop), sortable by any column."""
+        table = self.table
+        table.setSortingEnabled(False)
+        table.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, value in enumerate(table_cells(row)):
+                cell = QTableWidgetItem()
+                cell.setData(Qt.ItemDataRole.DisplayRole, value)
+                table.setItem(i, j, cell)
+        table.setSortingEnabled(True)
+        table.resizeColumnsToContents()
+
+    def point_text(self, impl: str, shape_index: int) -> str:
+        """The hover text of ``impl``'s point at shape ``shape_index`` ("" when none)."""
+        for name, x, _, row in self._points:
+            if name == impl and x == shape_index:
+                return point_text(row)
+        return ""
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        view = self.plot.getPlotItem().getViewBox()
+        if not self._points or not view.sceneBoundingRect().contains(scene_pos):
+            return
+        best, best_distance = None, float(HOVER_PIXELS)
+        for point in self._points:
+            where = view.mapViewToScene(QPointF(point[1], point[2]))
+            distance = math.hypot(where.x() - scene_pos.x(), where.y() - scene_pos.y())
+            if distance <= best_distance:
+                best, best_distance = point, distance
+        if best is None:
+            self.hover_text = ""
+            QToolTip.hideText()
+            return
+        self.hover_text = point_text(best[3])
+        global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
+        QToolTip.showText(global_pos, self.hover_text, self.plot)
 
     def _summary(
         self, rows_shown: list[dict[str, Any]], by_impl: dict[str, list[dict[str, Any]]]
@@ -314,3 +401,64 @@ def _axis_label(metric: str) -> str:
     if metric == "% of copy":
         return "% of copy GB/s (median; bars: p20–p80 of time)"
     return "GB/s (median; bars: p20–p80 of time)"
+
+
+def _number(value: Any, digits: int = 4) -> Any:
+    """A table cell's value: a rounded float (sorts as a number), or "" when missing."""
+    if value is None:
+        return ""
+    try:
+        return round(float(value), digits)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _spread(row: dict[str, Any], low: str, high: str) -> str:
+    if row.get(low) is None or row.get(high) is None:
+        return ""
+    return f"{float(row[low]):.3g}–{float(row[high]):.3g}"
+
+
+def table_cells(row: dict[str, Any]) -> list[Any]:
+    """One benchmark row as the table's cells (:data:`TABLE_COLUMNS`)."""
+    return [
+        f"{row.get('rows')}×{row.get('width')}",
+        str(row.get("impl", "")),
+        str(row.get("status", "")),
+        _number(row.get("median_us")),
+        _spread(row, "p20_us", "p80_us"),
+        _number(row.get("loop_us")),
+        _spread(row, "loop_p20_us", "loop_p80_us"),
+        _number(row.get("gbps"), 1),
+        _number(row.get("pct_of_copy"), 1),
+    ]
+
+
+def point_text(row: dict[str, Any]) -> str:
+    """What hovering a point says: the implementation, the shape and both figures."""
+    lines = [f"{row.get('impl')} · {row.get('rows')}×{row.get('width')} {row.get('dtype', '')}"]
+    if row.get("median_us") is not None:
+        lines.append(
+            f"device {float(row['median_us']):.3g} µs per call "
+            f"(p20–p80 {_spread(row, 'p20_us', 'p80_us') or '?'})"
+        )
+    if row.get("loop_us") is not None:
+        lines.append(
+            f"eager loop {float(row['loop_us']):.3g} µs per call, host included "
+            f"(p20–p80 {_spread(row, 'loop_p20_us', 'loop_p80_us') or '?'})"
+        )
+    if row.get("gbps") is not None:
+        pct = row.get("pct_of_copy")
+        share = f", {float(pct):.1f}% of copy" if pct is not None else ""
+        lines.append(f"{float(row['gbps']):.1f} GB/s{share}")
+    return "\n".join(lines)
+
+
+def _legend_html(impls: list[str]) -> str:
+    """The legend line: a coloured line sample and the name of each drawn implementation."""
+    parts = []
+    for impl in impls:
+        r, g, b = PALETTE.get(impl, (180, 180, 180))
+        sample = "- - -" if impl == "copy" else "━━"
+        parts.append(f"<span style='color: rgb({r},{g},{b})'><b>{sample}</b></span> {impl}")
+    return " &nbsp; ".join(parts)

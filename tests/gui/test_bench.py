@@ -166,14 +166,26 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     view.metric_combo.setCurrentText("% of copy")
     np.testing.assert_allclose(view.plotted("ours")[1], [r["pct_of_copy"] for r in ours])
     np.testing.assert_allclose(view.plotted("copy")[1], [100.0, 100.0, 100.0])
-    # The y axis leaves room above the highest point for the legend (two rows for six curves
-    # here): the curves at ~100% of copy are drawn below its lower edge, not behind it.
+    # The legend is a line above the plot, naming every drawn implementation; the y axis
+    # holds every point (nothing is drawn behind a legend).
     item = view.plot.getPlotItem()
-    drawn = np.concatenate([view.plotted(impl)[1] for impl in view.curves])
-    assert item.viewRange()[1][0] < drawn.min()
-    box = item.legend.mapRectToItem(item.vb, item.legend.boundingRect())
-    legend_lower_edge = item.vb.mapToView(box.bottomLeft()).y()
-    assert legend_lower_edge > drawn.max()
+    drawn = np.concatenate(
+        [view.plotted(impl)[1] for impl in view.curves if view.plotted(impl)[1].size]
+    )
+    low, high = item.viewRange()[1]
+    assert low < drawn.min()
+    assert high > drawn.max()
+    legend = view.legend.text()
+    shown = [impl for impl in view.curves if view.plotted(impl)[1].size]
+    assert len(shown) == 6
+    for impl in shown:
+        assert f"</span> {impl}" in legend
+    assert item.legend is None
+    # The table beside the plot: every shown row, with both figures.
+    assert view.table.rowCount() == 18
+    header = [view.table.horizontalHeaderItem(c).text() for c in range(view.table.columnCount())]
+    assert header[3] == "device µs"
+    assert header[5] == "loop µs"
     # Saved and reopened: the rows and where they were measured.
     path = tmp_path / "record.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
@@ -241,6 +253,43 @@ def test_a_record_with_odd_metadata_and_an_unlisted_shape_set_still_shows(
     assert view.shape_combo.currentText() == "all"  # "sweep" is not a set the picker lists
     np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
     window.state.dirty = False
+
+
+def test_auto_plots_launch_bound_shapes_in_us_and_the_rest_in_gbps(qtbot) -> None:
+    view = BenchView()
+    qtbot.addWidget(view)
+    rows = _rows()
+    launch = [{**r, "set": "launch_bound", "rows": 1} for r in rows]
+    view.set_records(rows + launch)
+    assert view.metric_combo.currentText() == "auto"
+    view.shape_combo.setCurrentText("llm")
+    assert view.shown_metric() == "GB/s"
+    np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
+    view.shape_combo.setCurrentText("launch_bound")
+    assert view.shown_metric() == "device µs"
+    assert view.plot.getPlotItem().ctrl.logYCheck.isChecked()
+    np.testing.assert_allclose(
+        view.plotted("ours")[1], [r["median_us"] for r in launch if r["impl"] == "ours"]
+    )
+    view.shape_combo.setCurrentText("all")  # launch-bound and bandwidth-bound mixed: GB/s
+    assert view.shown_metric() == "GB/s"
+
+
+def test_hover_and_table_give_both_figures_of_a_point(qtbot) -> None:
+    view = BenchView()
+    qtbot.addWidget(view)
+    rows = _rows()
+    view.set_records(rows)
+    ours = next(r for r in rows if r["impl"] == "ours")
+    text = view.point_text("ours", 0)
+    assert text.splitlines()[0] == "ours · 4096×1024 bfloat16"
+    assert f"device {ours['median_us']:.3g} µs per call" in text
+    assert f"eager loop {ours['loop_us']:.3g} µs per call, host included" in text
+    assert "90.0% of copy" in text
+    assert view.point_text("liger", 0) == ""  # a wrong result is not a point
+    assert view.table.rowCount() == len(rows)  # the wrong row is listed in the table
+    statuses = {view.table.item(i, 2).text() for i in range(view.table.rowCount())}
+    assert statuses == {"ok", "wrong"}
 
 
 def test_a_shape_without_a_number_breaks_the_line(qtbot) -> None:
