@@ -59,39 +59,42 @@ def show_info(parent: QWidget | None, title: str, message: str) -> None:
     QMessageBox.information(parent, title, message)
 
 
+def _ask_yes_no(parent: QWidget | None, title: str, text: str, *, default_yes: bool) -> bool:
+    """A Yes / No question; True for Yes (``default_yes``: what Enter answers)."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(
+        parent, title, text, buttons.Yes | buttons.No, buttons.Yes if default_yes else buttons.No
+    )
+    return answer == buttons.Yes
+
+
 def ask_recover(parent: QWidget | None, path: str) -> bool:
     """An autosave newer than the saved file exists: open it?"""
-    answer = QMessageBox.question(
+    return _ask_yes_no(
         parent,
         "Recover unsaved work",
         f"Unsaved work from an earlier run was autosaved to\n{path}\n\nOpen it?",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-        QMessageBox.StandardButton.Yes,
+        default_yes=True,
     )
-    return answer == QMessageBox.StandardButton.Yes
 
 
 def ask_overwrite_changed(parent: QWidget | None, path: str) -> bool:
     """The session file changed on disk since this window opened or saved it: overwrite?"""
-    answer = QMessageBox.question(
+    return _ask_yes_no(
         parent,
         "Session changed on disk",
         f"{path}\nchanged on disk since this window opened or saved it (another window or "
         "run wrote it).\n\nOverwrite it with this window's session?",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-        QMessageBox.StandardButton.No,
+        default_yes=False,
     )
-    return answer == QMessageBox.StandardButton.Yes
 
 
 def ask_load_kernel(parent: QWidget | None, text: str) -> bool:
     """A session's receipt names a user kernel that is here, unchanged: load it?"""
-    answer = QMessageBox.question(
+    return _ask_yes_no(
         parent,
         "Load the session's kernel",
         f"This session's receipt is of the kernel\n{text}\n(found unchanged on disk).\n\n"
         "Load it? It runs in a child process, like any kernel you open.",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-        QMessageBox.StandardButton.No,
+        default_yes=False,
     )
-    return answer == QMessageBox.StandardButton.Yes

@@ -20,6 +20,11 @@ from inspector.widgets import dialogs
 from inspector.widgets.accessibility import unnamed_controls
 
 ROOT = Path(__file__).resolve().parents[2]
+# The questions as written (the GUI tests' autouse fixture replaces them while a test runs).
+QUESTIONS = {
+    name: getattr(dialogs, name)
+    for name in ("ask_recover", "ask_overwrite_changed", "ask_load_kernel")
+}
 
 
 @pytest.mark.parametrize("screen", [(1366, 768), (1920, 1080), (2560, 1440)])
@@ -160,3 +165,24 @@ def test_info_prints_versions_and_paths_and_reset_forgets_the_settings(tmp_path)
     assert reset.returncode == 0, reset.stderr
     assert reset.stdout.strip() == f"settings reset: {settings_file}"
     assert "recent_files" not in settings_file.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("ask", "default_yes"),
+    [("ask_recover", True), ("ask_overwrite_changed", False), ("ask_load_kernel", False)],
+)
+def test_each_question_asks_yes_or_no_with_its_default(
+    monkeypatch: pytest.MonkeyPatch, ask, default_yes
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    buttons = QMessageBox.StandardButton
+    seen: list[tuple] = []
+
+    def question(parent, title, text, offered, default):
+        seen.append((offered, default))
+        return buttons.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    assert QUESTIONS[ask](None, "/tmp/x.h5") is True
+    assert seen == [(buttons.Yes | buttons.No, buttons.Yes if default_yes else buttons.No)]
