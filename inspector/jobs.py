@@ -45,7 +45,7 @@ def failure_text(exc: BaseException) -> str:
     """One line for a failed job: "cancelled", or the exception's type and message."""
     if isinstance(exc, Cancelled):
         return "cancelled"
-    return f"{type(exc).__name__}: {exc}"
+    return f"{getattr(exc, 'type_name', type(exc).__name__)}: {exc}"
 
 
 @functools.lru_cache(maxsize=1)

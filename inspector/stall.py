@@ -1,8 +1,8 @@
 """Event-loop stall meter: how long the GUI thread could not repaint or take input.
 
-A measurement for ``scripts/measure_scale.py`` (the figures in docs/SCALE.md), not a test
-assertion: stall times depend on the machine's load. The GUI tests assert structure instead
-(the job runs on the worker thread while the GUI thread answers).
+A measurement for ``scripts/measure_scale.py`` (docs/SCALE.md) and ``scripts/measure_stall.py``
+(README), not a test assertion: stall times depend on the machine's load. The GUI tests assert
+structure instead (the heavy job runs in another process while the GUI thread answers).
 """
 
 from __future__ import annotations
@@ -20,16 +20,24 @@ class GapMeter:
         self.timer.timeout.connect(self._tick)
         self.last = 0
         self.max_gap_ms = 0
+        self.gaps_ms: list[int] = []  # every pause longer than LONG_MS
+
+    #: A pause longer than this is kept in ``gaps_ms`` (a user notices ~50 ms).
+    LONG_MS = 50
 
     def start(self) -> None:
         self.clock.start()
         self.last = 0
         self.max_gap_ms = 0
+        self.gaps_ms = []
         self.timer.start()
 
     def _tick(self) -> None:
         now = self.clock.elapsed()
-        self.max_gap_ms = max(self.max_gap_ms, now - self.last)
+        gap = now - self.last
+        self.max_gap_ms = max(self.max_gap_ms, gap)
+        if gap > self.LONG_MS:
+            self.gaps_ms.append(int(gap))
         self.last = now
 
     def stop(self) -> int:

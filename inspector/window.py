@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from inspector import evidence, jobs, kernel_choice, report
 from inspector.file_actions import AUTOSAVE_MS, SessionFiles
+from inspector.job_host import heavy, prewarm
 from inspector.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
 from inspector.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.models import kill_matrix_from_table
@@ -85,6 +86,8 @@ class InspectorWindow(QMainWindow):
         self.state = InspectionState()
         self.runner = JobRunner(self)
         self.env = jobs.kernel_environment()
+        if self.env["available"]:
+            prewarm()  # the job process imports torch and Triton while the window opens
         self._pending_analysis = False
         self._analysis_scheduled = False
         self._closed = False
@@ -453,7 +456,7 @@ class InspectorWindow(QMainWindow):
         )
         # The log is replaced when the new result arrives, not now: a run that fails or is
         # cancelled leaves the earlier check's log in place (the failure is appended to it).
-        return self.runner.start("check", jobs.check_job(problem, config))
+        return self.runner.start("check", heavy("inspector.jobs:check_job", problem, config))
 
     def run_kernel(self) -> bool:
         """The loaded kernel once on the worker: the bundled one with the switched-on mutant,
@@ -466,7 +469,7 @@ class InspectorWindow(QMainWindow):
                 return False
             job = jobs.user_kernel_job(state.problem, state.kernel, state.reference.y)
         else:
-            job = jobs.kernel_job(state.problem, state.mutant, state.reference.y)
+            job = heavy("inspector.jobs:kernel_job", state.problem, state.mutant, state.reference.y)
         return self.runner.start("kernel", job)
 
     def run_benchmark(self) -> bool:
@@ -476,7 +479,8 @@ class InspectorWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.bench_view)
         return self.runner.start(
             "bench",
-            jobs.bench_job(
+            heavy(
+                "inspector.jobs:bench_job",
                 self.bench_view.shape_combo.currentText(),
                 [self.bench_view.dtype_combo.currentText()],
             ),
@@ -490,7 +494,7 @@ class InspectorWindow(QMainWindow):
         key = (problem.dtype, problem.width, target or None)
         if self.state.show_cached_compile(key):
             return True
-        return self.runner.start("compile", jobs.compile_job(*key))
+        return self.runner.start("compile", heavy("inspector.jobs:compile_job", *key))
 
     # ================================================================ job results
     def _on_busy(self, busy: bool) -> None:

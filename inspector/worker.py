@@ -61,8 +61,9 @@ class Worker(QObject):
         outcome: Any = None
         have_outcome = False
         last_emit = 0.0
+        items = iter(self._job(self.cancel_event))
         try:
-            for item in self._job(self.cancel_event):
+            for item in items:
                 if self.cancel_event.is_set():
                     raise Cancelled
                 # Hand the GIL over between steps: a waiting GUI thread runs now, not after the
@@ -84,9 +85,15 @@ class Worker(QObject):
         except Cancelled as exc:
             self.failed.emit(exc)
         except Exception as exc:  # any failure is reported, never raised into Qt
-            self.details = traceback.format_exc()
+            # A job run in a host process carries the traceback from where it was raised.
+            self.details = getattr(exc, "child_traceback", None) or traceback.format_exc()
             self.failed.emit(exc)
         finally:
+            # A job stopped early (a cancel) is closed now, not whenever it is collected: a
+            # job in a host process then stops it there before the next job may start.
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
             self.finished.emit()
 
 

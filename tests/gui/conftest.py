@@ -55,6 +55,15 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture
+def jobs_on_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heavy jobs on the worker thread, not in a host process: for tests that inject a fault
+    by patching the job's code in this process (the host would never see the patch)."""
+    from inspector import job_host
+
+    monkeypatch.setenv(job_host.PLACEMENT_VAR, "thread")
+
+
+@pytest.fixture
 def settings(tmp_path) -> QSettings:
     return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
 

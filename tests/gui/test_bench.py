@@ -75,6 +75,7 @@ def test_bench_view_draws_both_times_per_call_on_a_log_axis(qtbot, metric, field
     np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
 
 
+@pytest.mark.usefixtures("jobs_on_thread")
 def test_benchmark_in_the_window_and_in_the_session(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:

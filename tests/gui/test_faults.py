@@ -18,6 +18,10 @@ import torch
 
 from inspector import jobs, pipeline
 
+# Each fault is injected by patching the job's code in this process, so the jobs run on the
+# worker thread here; a fault of the host process itself: tests/gui/test_worker.py.
+pytestmark = pytest.mark.usefixtures("jobs_on_thread")
+
 
 def _run_model_check(qtbot, window):
     window.kernel_in_check.setChecked(False)

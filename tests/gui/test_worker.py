@@ -4,10 +4,10 @@ without Qt in tests/inspector_core/test_jobs.py."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
-from PySide6.QtCore import QTimer
 
 from inspector import jobs, pipeline
 from inspector.worker import JobRunner, Worker
@@ -93,69 +93,36 @@ def test_shutdown_drops_late_results(qtbot) -> None:
     assert not runner.busy
 
 
-def test_window_check_with_kernel_runs_on_the_worker_while_the_gui_answers(
-    qtbot, window, monkeypatch: pytest.MonkeyPatch
+def test_window_check_with_kernel_runs_in_a_child_process_while_the_gui_answers(
+    qtbot, window
 ) -> None:
-    """The real kernel (interpreter on a CPU) + model matrices + compile, off the GUI thread.
+    """The real kernel (interpreter on a CPU) + model matrices + compile, out of the window's
+    process, so none of it can hold the window's interpreter lock.
 
-    Asserted by structure and order, never by a duration: every step of the check runs on one
-    thread that is not the GUI thread, and at the start of each stage the job waits until the
-    GUI thread has answered (a timer event handled there; from the second stage on, with the
-    job's progress already shown in the window's status line), so the window kept processing
-    events through the whole run.
+    Asserted by structure, never by a duration: the job the window started is a host-process
+    job that ran in another process, and the job's progress reached the window's status line
+    while it ran (so the GUI thread handled the queued signals mid-job).
     """
-    gui_thread = threading.get_ident()
-    job_threads: set[int] = set()
-    order: list[tuple[str, str]] = []
-    asked, answered = threading.Event(), threading.Event()
-    real_steps = pipeline.check_steps
+    from inspector.job_host import ChildJob
 
-    def observed_steps(problem, config=None):
-        stage = None
-        for item in real_steps(problem, config):
-            job_threads.add(threading.get_ident())
-            if isinstance(item, tuple) and item[2].split(":", 1)[0] != stage:
-                stage = item[2].split(":", 1)[0]
-                order.append(("job", stage))
-                answered.clear()
-                asked.set()
-                if not answered.wait(60):
-                    order.append(("job", "no answer from the GUI thread"))
-            yield item
-        order.append(("job", "finished"))
-
-    def answer() -> None:
-        first = len(order) == 1
-        if not asked.is_set() or not (first or window.status_line.text().startswith("check: ")):
-            return  # no question yet, or the window has not shown the job's progress yet
-        asked.clear()
-        order.append(("gui", "first stage" if first else window.status_line.text()))
-        answered.set()
-
-    monkeypatch.setattr(pipeline, "check_steps", observed_steps)
-    ticker = QTimer()
-    ticker.setInterval(5)
-    ticker.timeout.connect(answer)
-    ticker.start()
+    seen: list[str] = []
+    window.runner.progress.connect(lambda name, step, total, label: seen.append(label))
     window.kernel_in_check.setChecked(True)
     with qtbot.waitSignal(window.runner.result, timeout=120000) as blocker:
         assert window.run_check()
         assert not window.run_check_button.isEnabled()
         assert window.cancel_button.isEnabled()
-    ticker.stop()
+        job = window.runner._worker._job
     name, result = blocker.args
     assert name == "check"
+    assert isinstance(job, ChildJob)
+    assert job.pid is not None
+    assert job.pid != os.getpid()
     assert window.state.check_result is result
     assert result.kernel is not None
-    assert len(job_threads) == 1
-    assert gui_thread not in job_threads
-    assert order[0] == ("job", "scalar reference")
-    assert order[-1] == ("job", "finished")
-    # Every stage the job began was answered by the GUI thread before the job went on.
-    starts = [i for i, (who, _) in enumerate(order[:-1]) if who == "job"]
-    assert all(order[i + 1][0] == "gui" for i in starts), order
-    assert len(order) == 2 * len(starts) + 1, order
-    assert any(stage.startswith("kernel") for who, stage in order if who == "job"), order
+    assert result.problem is window.state.problem  # the window's own input, not a copy
+    assert any(label.startswith("kernel") for label in seen), seen
+    assert seen.index(next(label for label in seen if label.startswith("kernel"))) > 0
     qtbot.waitUntil(lambda: window.run_check_button.isEnabled(), timeout=5000)
     # The views show the result: kill matrices (model + kernel), kernel columns, compile tabs.
     labels = window.kill_view.model.row_labels()
@@ -257,6 +224,7 @@ def test_compile_on_the_worker_is_cached(qtbot, window, target) -> None:
     assert "cached" in window.compiler_view.facts.text()
 
 
+@pytest.mark.usefixtures("jobs_on_thread")
 def test_a_failing_job_is_shown_and_the_window_stays_usable(
     qtbot, window, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -283,3 +251,25 @@ def test_a_failing_job_is_shown_and_the_window_stays_usable(
     window.kernel_in_check.setChecked(False)
     with qtbot.waitSignal(window.runner.result, timeout=30000):
         assert window.run_check()
+
+
+def test_a_crash_of_the_job_process_fails_only_that_job(qtbot, window) -> None:
+    """A kernel run whose process dies (as memory corrupted by an unmasked store under the
+    interpreter would make it) is a failed run in the window; the window, its earlier results
+    and the next job (in a fresh process) are unharmed."""
+    from inspector.job_host import ChildJob
+
+    tiled_before = window.state.tiled
+    crash = ChildJob("tests.inspector_core.host_jobs:crash_job", ())
+    with qtbot.waitSignal(window.runner.failed, timeout=60000) as blocker:
+        assert window.runner.start("kernel", crash)
+    assert "SIGSEGV" in jobs.failure_text(blocker.args[1])
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
+    assert "SIGSEGV" in window.summary.toPlainText()
+    assert window.state.tiled is tiled_before
+    window.kernel_in_check.setChecked(False)
+    with qtbot.waitSignal(window.runner.result, timeout=60000) as blocker:
+        assert window.run_check()
+        job = window.runner._worker._job
+    assert blocker.args[1].passed
+    assert job.pid != crash.pid
