@@ -40,12 +40,17 @@ class MenuActions:
     reset_zoom: QAction
     shortcuts: QAction
     about: QAction
+    file_menu: QMenu
+    run_menu: QMenu
 
 
 def build_menus(window: QMainWindow) -> MenuActions:
     """Add the File and Run menus to ``window``'s menu bar; returns their actions."""
     standard = QKeySequence.StandardKey
+    # Menus are kept here, never looked up again through QAction.menu(): on PySide 6.9 the
+    # wrapper that call returns owns the menu, and dropping it deletes the menu.
     file_menu = window.menuBar().addMenu("&File")
+    run_menu = QMenu("&Run", window)
     actions = MenuActions(
         new=QAction("&New", window, shortcut=standard.New),
         open=QAction("&Open…", window, shortcut=standard.Open),
@@ -71,6 +76,8 @@ def build_menus(window: QMainWindow) -> MenuActions:
         reset_zoom=QAction("&Reset the grid's zoom", window, shortcut="Ctrl+0"),
         shortcuts=QAction("&Keyboard shortcuts", window, shortcut=standard.HelpContents),
         about=QAction("&About (versions and paths)", window),
+        file_menu=file_menu,
+        run_menu=run_menu,
     )
     actions.open_kernel.setToolTip("Prove your own FILE.py:FUNCTION (run in a child process)")
     actions.divergence.setToolTip(
@@ -91,7 +98,7 @@ def build_menus(window: QMainWindow) -> MenuActions:
     file_menu.addAction(actions.export)
     file_menu.addSeparator()
     file_menu.addAction(actions.quit)
-    run_menu = window.menuBar().addMenu("&Run")
+    window.menuBar().addMenu(run_menu)
     for action in (actions.check, actions.kernel, actions.divergence, actions.cancel):
         run_menu.addAction(action)
     view_menu = window.menuBar().addMenu("&View")
@@ -115,10 +122,9 @@ def build_menus(window: QMainWindow) -> MenuActions:
 def shortcut_lines(window: QMainWindow) -> list[str]:
     """Every menu action that has a shortcut, "Shortcut  Menu → Action", menu by menu."""
     lines = []
-    for menu_action in window.menuBar().actions():
-        menu = menu_action.menu()
-        if menu is None:
-            continue
+    bar = window.menuBar().actions()
+    tops = [m for m in window.findChildren(QMenu) if m.menuAction() in bar]
+    for menu in sorted(tops, key=lambda m: bar.index(m.menuAction())):
         title = menu.title().replace("&", "")
         for action in menu.actions():
             keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)

@@ -30,13 +30,6 @@ from inspector.widgets.mutation_view import MutationView
 JOB_NAME = "mutate"
 
 
-def _menu(window: QMainWindow, title: str) -> Any:
-    for action in window.menuBar().actions():
-        if action.text().replace("&", "") == title and action.menu() is not None:
-            return action.menu()
-    return window.menuBar().addMenu(title)
-
-
 class MutationActions(QObject):
     """Owns the two actions and routes a report (opened or computed) to the view."""
 
@@ -46,10 +39,9 @@ class MutationActions(QObject):
         self.view = view
         self.open_action = QAction("Open &mutation report…", window)
         self.run_action = QAction("Run &mutate", window)
-        file_menu = _menu(window, "File")
-        quit_action = next((a for a in file_menu.actions() if a.text() == "&Quit"), None)
-        file_menu.insertAction(quit_action, self.open_action)
-        _menu(window, "Run").addAction(self.run_action)
+        menus = window.menus
+        menus.file_menu.insertAction(menus.quit, self.open_action)
+        menus.run_menu.addAction(self.run_action)
         self.open_action.triggered.connect(self.open_report_dialog)
         self.run_action.triggered.connect(self.run_mutate)
         view.open_requested.connect(self.open_report_dialog)
