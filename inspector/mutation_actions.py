@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow
 
-from inspector import jobs
+from inspector.job_host import heavy
 from inspector.mutation_report import (
     MutationReport,
     ReportError,
@@ -85,13 +85,13 @@ class MutationActions(QObject):
             tabs.setCurrentWidget(self.view)
 
     def run_mutate(self) -> bool:
-        """``mutate`` on the loaded kernel (or the bundled one) on the worker."""
+        """``mutate`` on the loaded kernel (or the bundled one), in the job process."""
         runner = getattr(self.window, "runner", None)
         if runner is None or runner.busy:
             return False
         spec = self.window.state.kernel
         kernel = None if spec is None else f"{spec.path}:{spec.function}"
-        return bool(runner.start(JOB_NAME, jobs.mutate_job(kernel, workers=2)))
+        return bool(runner.start(JOB_NAME, heavy("inspector.jobs:mutate_job", kernel, 2)))
 
     def on_result(self, result: dict[str, Any]) -> None:
         """A finished ``mutate`` job's report (its own output: parsed like any file)."""

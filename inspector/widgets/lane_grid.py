@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import viewdata
+from inspector.cell_summary import block_hover_text
 from inspector.widgets.layout import toolbar_over
 from oracle.spec import Problem
 from oracle.tiled import TiledResult
@@ -387,7 +388,8 @@ class LaneGrid(QWidget):
         return None
 
     def describe(self, row: int, lane: int) -> str:
-        """Hover text for one lane, or for the margin row's cell (what the tooltip shows)."""
+        """Hover text for one lane (on a downsampled grid: its whole cell first), or for the
+        margin row's cell (what the tooltip shows)."""
         if self._problem is None or self._tiled is None or self._image is None:
             return ""
         if row >= self._tiled.lanes.shape[0]:
@@ -396,12 +398,13 @@ class LaneGrid(QWidget):
             return viewdata.margin_hover_text(
                 self._problem, self._image.writes, range(first, first + step)
             )
-        return viewdata.hover_text(
+        return block_hover_text(
             self._problem,
             self._tiled,
             self._image.states,
             row,
             lane,
+            (self._image.row_step, self._image.lane_step),
             expected_y=self._expected_y,
             kernel_y=self._kernel_y,
             writes=self._image.writes,

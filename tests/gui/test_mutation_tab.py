@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from inspector.widgets import dialogs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +72,7 @@ def test_a_malformed_report_is_refused_with_a_message(window, monkeypatch, tmp_p
     assert "huge.json" in errors[1]
 
 
+@pytest.mark.usefixtures("jobs_on_thread")  # the report is faked by a patch in this process
 def test_run_mutate_runs_on_the_worker_and_shows_its_report(qtbot, window, monkeypatch) -> None:
     import inspector.cli_mutate as cli_mutate
 

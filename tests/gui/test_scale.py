@@ -39,6 +39,10 @@ def test_largest_problem_checks_saves_and_reopens(
     assert image.downsampled
     assert image.rgba.shape[0] * image.rgba.shape[1] <= 1 << 20  # what is drawn
     assert "downsampled" in window.grid.counts.text()
+    # The hover names the whole cell under the cursor, then the lane.
+    hover = window.grid.describe(rows - 1, 0)
+    assert hover.startswith(f"cell: rows {rows - image.row_step}-{rows - 1}, lanes 0-")
+    assert f"row {rows - 1}, lane 0" in hover.split("under the cursor:")[1]
     assert window.row_table.model.rowCount() == rows
 
     window.kernel_in_check.setChecked(False)

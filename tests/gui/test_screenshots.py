@@ -43,7 +43,8 @@ def to_array(image: QImage) -> np.ndarray:
     image = image.convertToFormat(QImage.Format.Format_RGBA8888)
     height, width = image.height(), image.width()
     data = np.frombuffer(image.constBits(), np.uint8, count=image.sizeInBytes())
-    return data.reshape(height, image.bytesPerLine())[:, : width * 4].reshape(height, width, 4).copy()
+    rows = data.reshape(height, image.bytesPerLine())[:, : width * 4]
+    return rows.reshape(height, width, 4).copy()
 
 
 def difference(actual: np.ndarray, expected: np.ndarray) -> tuple[str, np.ndarray | None]:
