@@ -300,8 +300,10 @@ class BenchView(QWidget):
         table.setRowCount(len(rows))
         for i, row in enumerate(rows):
             for j, value in enumerate(table_cells(row)):
-                cell = QTableWidgetItem()
+                cell = _SortedItem()
                 cell.setData(Qt.ItemDataRole.DisplayRole, value)
+                if j == 0:  # "8×4096" sorts by its size, not as text
+                    cell.setData(_SORT_ROLE, shape_key(row))
                 table.setItem(i, j, cell)
         table.setSortingEnabled(True)
         table.resizeColumnsToContents()
@@ -417,6 +419,28 @@ def _spread(row: dict[str, Any], low: str, high: str) -> str:
     if row.get(low) is None or row.get(high) is None:
         return ""
     return f"{float(row[low]):.3g}–{float(row[high]):.3g}"
+
+
+_SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _SortedItem(QTableWidgetItem):
+    """A cell that sorts by its sort key where it has one (else as Qt sorts its text)."""
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        mine, theirs = self.data(_SORT_ROLE), other.data(_SORT_ROLE)
+        if mine is not None and theirs is not None:
+            return tuple(mine) < tuple(theirs)
+        return super().__lt__(other)
+
+
+def shape_key(row: dict[str, Any]) -> list[int]:
+    """A shape's place in a sorted table: by elements, then rows (a row without one: first)."""
+    try:
+        rows, width = int(row.get("rows")), int(row.get("width"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return [-1, -1]
+    return [rows * width, rows]
 
 
 def table_cells(row: dict[str, Any]) -> list[Any]:

@@ -303,3 +303,19 @@ def test_a_shape_without_a_number_breaks_the_line(qtbot) -> None:
     assert len(x) == 3
     assert np.isnan(y).sum() == 1  # ours at 4096x8192: not joined across
     np.testing.assert_allclose(view.plotted("ours")[1], [3600.0, 3780.0])
+
+
+def test_the_table_sorts_shapes_by_size_not_as_text(qtbot) -> None:
+    """As text "512×4096" would sort before "64×4096" and "8×4096" last."""
+    from PySide6.QtCore import Qt
+
+    view = BenchView()
+    qtbot.addWidget(view)
+    base = {"dtype": "bfloat16", "impl": "ours", "status": "ok", "median_us": 2.0}
+    shapes = [(512, 4096), (8, 4096), (64, 4096), (8, 65536), (1, 4096)]
+    view.set_records([{**base, "rows": r, "width": w} for r, w in shapes])
+    view.table.sortItems(0, Qt.SortOrder.AscendingOrder)
+    column = [view.table.item(i, 0).text() for i in range(view.table.rowCount())]
+    assert column == ["1×4096", "8×4096", "64×4096", "8×65536", "512×4096"]
+    view.table.sortItems(0, Qt.SortOrder.DescendingOrder)
+    assert view.table.item(0, 0).text() == "512×4096"
