@@ -7,7 +7,20 @@ structure instead (the heavy job runs in another process while the GUI thread an
 
 from __future__ import annotations
 
-from PySide6.QtCore import QElapsedTimer, QTimer
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+
+def wait_until(loop: QEventLoop, done: Callable[[], bool], timeout_s: float) -> None:
+    """Turn ``loop`` until ``done()``; TimeoutError after ``timeout_s`` (a measurement's stage)."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError("stage did not finish in time")
+        loop.processEvents()
+        time.sleep(0.002)
 
 
 class GapMeter:

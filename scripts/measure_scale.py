@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from inspector.stall import GapMeter  # noqa: E402
+from inspector.stall import GapMeter, wait_until  # noqa: E402
 
 DEFAULT_SHAPES = ((4096, 1024), (64, 65536))
 
@@ -52,15 +52,6 @@ def _rss_mib() -> float:
         return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
     except OSError:  # not Linux: the peak is what we have
         return float("nan")
-
-
-def _wait(loop: QEventLoop, done: Callable[[], bool], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        if time.monotonic() > deadline:
-            raise TimeoutError("stage did not finish in time")
-        loop.processEvents()
-        time.sleep(0.002)
 
 
 def measure_shape(
@@ -81,7 +72,7 @@ def measure_shape(
         meter.start()
         started = time.perf_counter()
         action()
-        _wait(loop, done, timeout_s)
+        wait_until(loop, done, timeout_s)
         seconds = time.perf_counter() - started
         # Let queued repaints run, so their cost is charged to this stage.
         for _ in range(3):

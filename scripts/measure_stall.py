@@ -39,18 +39,9 @@ from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from inspector import job_host  # noqa: E402
-from inspector.stall import GapMeter  # noqa: E402
+from inspector.stall import GapMeter, wait_until  # noqa: E402
 
 SPIN = "while True: pass"
-
-
-def _wait(loop: QEventLoop, done: Callable[[], bool], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        if time.monotonic() > deadline:
-            raise TimeoutError("stage did not finish in time")
-        loop.processEvents()
-        time.sleep(0.002)
 
 
 def measure_placement(placement: str, args: argparse.Namespace, record: dict) -> None:
@@ -70,14 +61,14 @@ def measure_placement(placement: str, args: argparse.Namespace, record: dict) ->
     window = InspectorWindow(demo=True, settings=settings, autosave_dir=str(folder), autosave_ms=0)
     window.resize(1920, 1080)
     window.show()
-    _wait(loop, lambda: not window.runner.busy, args.timeout)
+    wait_until(loop, lambda: not window.runner.busy, args.timeout)
 
     def stage(name: str, action: Callable[[], bool], done: Callable[[], bool]) -> None:
         meter.start()
         started = time.perf_counter()
         if not action():
             raise RuntimeError(f"{name} did not start")
-        _wait(loop, lambda: not window.runner.busy and done(), args.timeout)
+        wait_until(loop, lambda: not window.runner.busy and done(), args.timeout)
         seconds = time.perf_counter() - started
         for _ in range(3):  # queued repaints are charged to this stage
             loop.processEvents()
