@@ -251,7 +251,30 @@ def test_every_layout_the_rule_reaches_agrees_with_torch(config: LaunchConfig) -
     _forced_parity(rows, width, dtype, config, pad=3, out_pad=19, seed=width)
 
 
-def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
+@pytest.mark.parametrize(("pad", "out_pad"), [(0, 1), (1, 0)], ids=["out-odd", "x-odd"])
+@pytest.mark.parametrize(
+    "config",
+    sorted(RULE_LAYOUTS, key=lambda c: RULE_LAYOUTS[c]),
+    ids=lambda c: str(RULE_LAYOUTS[c]),
+)
+def test_every_layout_with_an_output_row_stride_unlike_the_inputs(
+    config: LaunchConfig, pad: int, out_pad: int
+) -> None:
+    # One side's rows start one element apart from a vector boundary, the other's do not: the
+    # vector width must come from both strides (a width taken from one side alone would
+    # address the other side's rows at the wrong place from row 1 on).
+    _, width, itemsize = RULE_LAYOUTS[config]
+    rows = min(2 * config.rows_per_program + 1, 5)
+    dtype = "float32" if itemsize == 4 else "bfloat16"
+    # Strides that disagree modulo the vector also unpeel a row: a split body then launches as
+    # the whole power-of-two tile (layout.settled), which is the layout expected here.
+    expected = layout.settled(config, width, 0)
+    _forced_parity(
+        rows, width, dtype, config, pad=pad, out_pad=out_pad, seed=width + pad, launches=expected
+    )
+
+
+def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0, launches=None):
     generator = torch.Generator().manual_seed(seed)
     storage = torch.randn(rows, width + pad, generator=generator).to(TORCH_DTYPES[dtype]) * 3
     x = storage[:, :width]
@@ -260,7 +283,7 @@ def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0):
     out = out_storage[:, :width]
     checked = kernels.validate(x, weight, 1e-5, out)
     launched = launcher.launch(checked.x2d, weight, out, checked.eps, config=config)
-    assert launched == config
+    assert launched == (config if launches is None else launches)
     assert_close(out, torch_reference(x, weight, 1e-5), dtype, kernels.MODE, str(config))
     assert torch.all(out_storage[:, width:] == 7.0)  # padding of out untouched
 
@@ -329,6 +352,10 @@ def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
         (5125, 5125, 5125, 2, 1),
         (4096, 4104, 4096, 2, 8),
         (4096, 4100, 4096, 2, 4),
+        (4096, 4096, 4100, 2, 4),  # the output's stride alone narrows it
+        (4096, 4096, 4097, 2, 1),
+        (1024, 1024, 1026, 4, 2),
+        (1024, 1026, 1024, 4, 2),
     ],
 )
 def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, itemsize, vec):
