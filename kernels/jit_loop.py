@@ -413,8 +413,11 @@ def rms_norm_loop_kernel(
         block_step = tl.num_programs(0).to(tl.int64)
         blocks = (rows + ROWS - 1) // ROWS
         for block in range(first_block, blocks, block_step):
+            # The cast keeps the row index int64 where the loop's counter is not (the Triton
+            # interpreter hands a Python int): rows * stride can pass 2**31 elements.
             _loop_row(
-                x_ptr, w_ptr, y_ptr, block * ROWS, rows, width, x_row_stride, y_row_stride,
+                x_ptr, w_ptr, y_ptr, tl.cast(block, tl.int64) * ROWS, rows, width,
+                x_row_stride, y_row_stride,
                 eps, CHUNK, NUM_CHUNKS, ROWS, UNROLL, EVEN, ROW_MASK, STREAM_STORE, PEEL, MUTANT,
                 rstd_ptr, STORE_RSTD,
             )  # fmt: skip
