@@ -181,6 +181,8 @@ class Host:
             start_new_session=os.name == "posix",
         )
         self.pid = self.process.pid
+        #: Sent the warm-up job (:meth:`Pool.prewarm`) whose frames the next job reads first.
+        self.warming = False
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._args: tuple[Any, ...] = ()  # the running job's arguments (see write_frame)
         self._reader = threading.Thread(target=self._read_all, name=f"host-{self.pid}", daemon=True)
@@ -341,7 +343,7 @@ class Pool:
         except (OSError, ValueError):
             host.kill()
             return
-        host.warming = True  # type: ignore[attr-defined]
+        host.warming = True
         self.release(host)
 
     def close_all(self) -> None:
@@ -372,8 +374,8 @@ class ChildJob:
         host = POOL.acquire()
         self.pid = host.pid
         try:
-            if getattr(host, "warming", False):
-                host.warming = False  # type: ignore[attr-defined]
+            if host.warming:
+                host.warming = False
                 yield (0, 1, "starting the job process (torch + triton)")
                 yield from _drain(host.stream(cancel))
             yield from host.run(self.path, self.args, cancel)
