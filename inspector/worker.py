@@ -61,8 +61,9 @@ class Worker(QObject):
         outcome: Any = None
         have_outcome = False
         last_emit = 0.0
-        items = iter(self._job(self.cancel_event))
+        items: Any = None
         try:
+            items = iter(self._job(self.cancel_event))  # a job may fail as it is called
             for item in items:
                 if self.cancel_event.is_set():
                     raise Cancelled

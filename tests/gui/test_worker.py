@@ -30,6 +30,20 @@ def test_worker_reports_failure_and_always_finishes(qtbot) -> None:
     assert "Traceback" in worker.details
 
 
+def test_a_job_that_fails_as_it_is_called_is_reported_and_finishes(qtbot) -> None:
+    def refuses(cancel):  # not a generator: it raises before yielding anything
+        raise RuntimeError("no host process could be started")
+
+    worker = Worker(refuses, "refuses")
+    seen: list[BaseException] = []
+    worker.failed.connect(seen.append)
+    with qtbot.waitSignal(worker.finished, timeout=1000):
+        worker.run()
+    assert [jobs.failure_text(exc) for exc in seen] == [
+        "RuntimeError: no host process could be started"
+    ]
+
+
 def test_runner_result_on_a_real_thread(qtbot) -> None:
     runner = JobRunner()
     problem = fixtures.get("multiple_rows").build()
