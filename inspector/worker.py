@@ -6,8 +6,11 @@ emits; it never touches a widget. Cancel is cooperative: the event is checked be
 never ``QThread.terminate()``. A failure travels as the exception object itself (the window
 formats it, ``jobs.failure_text``); a cancel as a :class:`~inspector.jobs.Cancelled`.
 
-Wiring follows superqt's ``new_worker_qthread``: ``thread.started -> worker.run``,
-``worker.finished -> thread.quit``, and ``deleteLater`` on both when the thread finishes.
+Wiring follows superqt's ``new_worker_qthread`` (``thread.started -> worker.run``,
+``worker.finished -> thread.quit``, ``deleteLater`` on the thread) with one difference: the
+worker is a Python-made object, so Python alone deletes it, and only once its thread has fully
+ended. A ``deleteLater`` on it would let the finishing thread delete it while the GUI thread's
+garbage collector frees the same wrapper: a double delete, a crash or a deadlock at random.
 :class:`JobRunner` is what a window owns: it starts one job at a time, forwards the signals,
 drops results of jobs it has cancelled or forgotten ("late results"), and on shutdown asks the
 job to stop and waits for its thread.
@@ -95,6 +98,8 @@ class Worker(QObject):
             close = getattr(items, "close", None)
             if close is not None:
                 close()
+            # The job's inputs are not kept alive by a worker that waits to be collected.
+            self._job = items = None
             self.finished.emit()
 
 
@@ -102,7 +107,8 @@ def start_worker(worker: Worker, parent: QObject | None = None) -> QThread:
     """Move ``worker`` to a new QThread wired superqt-style, start it, return the thread.
 
     Give a ``parent`` (the owner living in the GUI thread) so the thread's lifetime is Qt's,
-    not Python's garbage collector's: ``deleteLater`` then deletes it exactly once.
+    not Python's garbage collector's: ``deleteLater`` then deletes it exactly once. The caller
+    keeps ``worker`` referenced until :func:`thread_done` says the thread has ended.
     """
     thread = QThread(parent)
     thread.setObjectName(f"worker:{worker.name}")
@@ -111,10 +117,21 @@ def start_worker(worker: Worker, parent: QObject | None = None) -> QThread:
     # Direct: QThread.quit is thread-safe, and a queued quit would never arrive while the GUI
     # thread blocks in QThread.wait() during shutdown.
     worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
-    worker.finished.connect(worker.deleteLater)
     thread.finished.connect(thread.deleteLater)
     thread.start()
     return thread
+
+
+def thread_done(thread: QThread) -> bool:
+    """Whether ``thread`` has ended for good, its last posted events handled.
+
+    Not ``isFinished()``: that is already true while ``finished`` is being emitted, before the
+    thread has handled its deferred deletes. A deleted thread has ended (its destructor waits).
+    """
+    try:
+        return thread.wait(0)
+    except RuntimeError:  # deleted on the C++ side
+        return True
 
 
 class _Relay(QObject):
@@ -190,6 +207,7 @@ class JobRunner(QObject):
         """Start ``job`` unless one is running; returns whether it started."""
         if self._worker is not None:
             return False
+        self._prune_threads()
         self._generation += 1
         relay = _Relay(self, self._generation, name)
         worker = Worker(job, name)
@@ -213,14 +231,7 @@ class JobRunner(QObject):
 
     @Slot()
     def _prune_threads(self) -> None:
-        alive = []
-        for entry in self._threads:
-            try:
-                if not entry[0].isFinished():
-                    alive.append(entry)
-            except RuntimeError:  # deleted on the C++ side already
-                pass
-        self._threads = alive
+        self._threads = [entry for entry in self._threads if not thread_done(entry[0])]
 
     def cancel(self) -> None:
         """Ask the running job to stop; its ``failed(name, Cancelled())`` still arrives."""

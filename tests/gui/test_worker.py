@@ -5,7 +5,10 @@ without Qt in tests/inspector_core/test_jobs.py."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,8 @@ from inspector import jobs, pipeline
 from inspector.worker import JobRunner, Worker
 from oracle import fixtures, scalar
 from oracle.mutants import MODEL_MUTANTS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_worker_reports_failure_and_always_finishes(qtbot) -> None:
@@ -85,6 +90,21 @@ def test_runner_cancel_between_steps(qtbot) -> None:
     qtbot.waitUntil(lambda: not runner.busy, timeout=5000)
     assert results == []
     assert runner.wait(5000)
+
+
+def test_many_short_jobs_while_garbage_is_collected_never_crash() -> None:
+    """The worker is deleted by Python alone, after its thread has ended: with a deleteLater
+    on it as well, the finishing thread and the GUI thread's collector both delete it, which
+    crashed within the first few of these jobs."""
+    jobs = 300
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.gui.worker_churn", str(jobs)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, f"ok {jobs}"), done.stderr[-3000:]
 
 
 def test_shutdown_drops_late_results(qtbot) -> None:
