@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from inspector import run_findings
 from oracle import compare as cmp
-from oracle import diagnose, fixtures, matrix, scalar, tiled, traffic
+from oracle import fixtures, matrix, scalar, tiled, traffic
 from oracle.mutants import MODEL_MUTANTS
 from oracle.spec import Problem
 
@@ -101,6 +102,12 @@ class KernelRun:
     inferred: Any = None
     # The bundled kernel's own per-row rrms (its rstd output), when the run asked for it.
     rstd: np.ndarray | None = None
+    # Each row's max |y - exact y| and its a-priori bound (oracle.error_bound; None for a
+    # user's kernel), the additions per square the bound assumes, a truncating output rounding.
+    row_exact_error: np.ndarray | None = None
+    row_error_bound: np.ndarray | None = None
+    bound_adds: int | None = None
+    bound_truncating: bool = False
 
 
 @dataclass(frozen=True)
@@ -387,45 +394,16 @@ def _steps(
         yield (step, total, "kernel on the input")
         try:
             if user is not None:
-                kernel_run = run_and_judge_user_kernel(user, problem, reference.y)
+                kernel_run = run_and_judge_user_kernel(
+                    user, problem, reference.y, reference.y_exact
+                )
             else:
                 kernel_run = run_and_judge_kernel(
-                    problem, reference.y, poison=config.poison, device=config.device
-                )
-            if not kernel_run.comparison.passed:
-                failures.append("kernel vs scalar reference: " + kernel_run.comparison.describe())
-                diagnosis = tuple(
-                    diagnose.diagnose(
-                        problem.x,
-                        problem.weight,
-                        kernel_run.y,
-                        reference.y,
-                        reference.rrms,
-                        problem.eps,
-                        problem.block,
-                    )
-                )
-            if not kernel_run.torch_comparison.passed:
-                failures.append(
-                    "kernel vs torch float64 rms_norm: " + kernel_run.torch_comparison.describe()
-                )
-            if kernel_run.oob_writes:
-                failures.append(
-                    f"kernel stored {len(kernel_run.oob_writes)} element(s) out of bounds"
-                    + diagnose.describe_stores(
-                        kernel_run.oob_addresses,
-                        kernel_run.oob_row_stride or problem.row_stride,
-                        problem.rows,
-                        problem.width,
-                    )
-                )
-            if kernel_run.input_writes:
-                failures.append(
-                    f"kernel stored {len(kernel_run.input_writes)} element(s) into its input x"
-                    + diagnose.describe_stores(
-                        kernel_run.input_writes, problem.row_stride, problem.rows, problem.width
-                    )
-                )
+                    problem, reference.y, poison=config.poison, device=config.device,
+                    y_exact=reference.y_exact,
+                )  # fmt: skip
+            found, diagnosis = run_findings.kernel_run_findings(kernel_run, problem, reference)
+            failures += found
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
         step += 1
@@ -508,6 +486,7 @@ def run_and_judge_kernel(
     poison: float = tiled.POISON,
     device: str = "auto",
     rstd: bool = False,
+    y_exact: np.ndarray | None = None,
 ) -> KernelRun:
     """Run the kernel once (:func:`run_kernel_on`) and judge its output.
 
@@ -518,6 +497,7 @@ def run_and_judge_kernel(
         poison: value of the guard regions and the row padding.
         device: "auto" | "cpu" | "cuda".
         rstd: also take the kernel's own per-row rrms (``KernelRun.rstd``).
+        y_exact: the exact output (``ScalarResult.y_exact``) for the bound; None computes it.
 
     Returns:
         The run with both comparisons, the per-row errors and every out-of-bounds store.
@@ -535,7 +515,20 @@ def run_and_judge_kernel(
         num_warps=int(run.num_warps),
         path=str(getattr(run, "path", "")),
         rstd=np.asarray(run.rstd) if rstd else None,
+        **run_findings.bound_fields(
+            problem,
+            run.y,
+            _exact(problem, y_exact),
+            path=str(run.path),
+            block=int(run.block),
+            peel=int(getattr(run, "peel", 0)),
+            mode=run.mode,
+        ),
     )
+
+
+def _exact(problem: Problem, y_exact: np.ndarray | None) -> np.ndarray:
+    return scalar.reference(problem).y_exact if y_exact is None else y_exact
 
 
 def _judged(problem: Problem, y: np.ndarray, reference_y: np.ndarray) -> dict[str, Any]:
@@ -552,7 +545,9 @@ def _judged(problem: Problem, y: np.ndarray, reference_y: np.ndarray) -> dict[st
     }
 
 
-def run_and_judge_user_kernel(user: Any, problem: Problem, reference_y: np.ndarray) -> KernelRun:
+def run_and_judge_user_kernel(
+    user: Any, problem: Problem, reference_y: np.ndarray, y_exact: np.ndarray | None = None
+) -> KernelRun:
     """A user's kernel (``inspector.userkernel.UserImplementation``) on ``problem``, judged like
     the bundled kernel; its output stores are addresses in the output's own frame (a tile of
     guard between rows), its stores into x in the input's."""
@@ -569,6 +564,9 @@ def run_and_judge_user_kernel(user: Any, problem: Problem, reference_y: np.ndarr
         path="user",
         oob_row_stride=y_stride,
         input_writes=tuple(int(i) - guard for i in run.x_writes),
+        **run_findings.bound_fields(
+            problem, run.y, _exact(problem, y_exact), path="user", block=0, peel=0, mode=""
+        ),
     )
 
 

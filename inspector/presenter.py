@@ -55,7 +55,13 @@ class EvidenceViews:
         self.grid.set_span(self.stepper.active_lanes())
         columns = state.kernel_columns()
         table = viewdata.row_columns(
-            problem, reference, model, columns.row_max_abs, columns.row_max_rel, analysis.errors
+            problem,
+            reference,
+            model,
+            columns.row_max_abs,
+            columns.row_max_rel,
+            analysis.errors,
+            columns.row_bound_ratio,
         )
         inferred = kernelview.kernel_columns(problem, reference, state)
         table = kernelview.with_inferred(table, inferred)

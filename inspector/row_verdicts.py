@@ -40,6 +40,11 @@ def tolerance_flags(columns: list[RowColumn], tolerance: cmp.Tolerance) -> dict[
         verdict = np.where(within, WITHIN, OUTSIDE)
         verdict = np.where(np.isnan(row_abs) & np.isnan(row_rel), NO_VALUE, verdict)
         flags[f"{path} max abs"] = flags[f"{path} max rel"] = verdict
+    ratio = by_name.get("kernel err/bound")
+    if ratio is not None:
+        with np.errstate(invalid="ignore"):
+            verdict = np.where(ratio <= 1.0, WITHIN, OUTSIDE)
+        flags["kernel err/bound"] = np.where(np.isnan(ratio), NO_VALUE, verdict)
     rrms = by_name.get("rrms rel Δ")
     if rrms is not None:
         with np.errstate(invalid="ignore"):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from inspector import kernel_choice, kernelview
+from inspector import kernel_choice, kernelview, run_findings
 from inspector.jobs import Analysis
 from inspector.kernelview import KernelOutput
 from inspector.viewdata import normalize_compile_info
@@ -122,6 +122,8 @@ class KernelColumns:
     row_max_abs: np.ndarray | None
     row_max_rel: np.ndarray | None
     note: str
+    # Each row's |y - exact y| / derived bound (None: no bound known for this output).
+    row_bound_ratio: np.ndarray | None = None
 
 
 class InspectionState:
@@ -332,14 +334,16 @@ class InspectionState:
         run, check, saved = self._kernel_run, self._check_result, self._session_results
         if not self.saved_results_current():
             saved = None
-        row_abs = row_rel = None
+        row_abs = row_rel = ratio = None
         where = "run the kernel or a check with the kernel"
         if run is not None:
             row_abs, row_rel = run.row_max_abs, run.row_max_rel
+            ratio = run_findings.bound_ratio(run)
             tag = f" (mutant {run.mutant})" if run.mutant else ""
             where = f"{run.mode} run{' on ' + run.device if run.device else ''}{tag}"
         elif check is not None and check.kernel is not None:
             row_abs, row_rel = check.kernel.row_max_abs, check.kernel.row_max_rel
+            ratio = run_findings.bound_ratio(check.kernel)
             where = f"from the check ({check.kernel.mode})"
         elif saved is not None and saved.kernel_y is not None and self.reference is not None:
             row_abs, row_rel = max_errors(saved.kernel_y, self.reference.y)
@@ -349,7 +353,7 @@ class InspectionState:
         model = self.tiled
         if model is not None and model.mutant:
             note = f"tiled columns show mutant {model.mutant}; " + note
-        return KernelColumns(row_abs, row_rel, note)
+        return KernelColumns(row_abs, row_rel, note, ratio)
 
     def kernel_inferred(self) -> Any:
         """``oracle.diagnose.inferred_rrms`` of :meth:`kernel_output` (None: no output), computed

@@ -510,6 +510,7 @@ def row_columns(
     kernel_row_abs: np.ndarray | None = None,
     kernel_row_rel: np.ndarray | None = None,
     model_errors: tuple[np.ndarray, np.ndarray] | None = None,
+    kernel_bound_ratio: np.ndarray | None = None,
 ) -> list[RowColumn]:
     """Per-row intermediates of every path, as plain arrays (the table model draws these).
 
@@ -549,6 +550,13 @@ def row_columns(
             nan if kernel_row_rel is None else np.asarray(kernel_row_rel, dtype=np.float64),
             "error",
             "kernel y vs scalar y, per row (blank: kernel not run)",
+        ),
+        RowColumn(
+            "kernel err/bound",
+            nan if kernel_bound_ratio is None else np.asarray(kernel_bound_ratio, np.float64),
+            "error",
+            "max |kernel y - exact y| / the derived bound for the layout that ran "
+            "(oracle/error_bound.py); at most 1 is within (blank: no bound, or not run)",
         ),
     ]
     return columns

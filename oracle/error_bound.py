@@ -87,3 +87,19 @@ def row_bounds(
     """(rows,) the largest element bound of each row, beside each row's largest observed
     error (``max_abs_error``) in a table or a receipt."""
     return element_bounds(problem, y_exact, adds, truncating).max(axis=1)
+
+
+def layout_adds(width: int, path: str, block: int, peel: int = 0) -> int:
+    """:func:`tree_adds` of one launch layout: ``path`` one of ``one_row``, ``multi_row``,
+    ``column_loop`` (``block`` is then CHUNK), ``peel`` the tile's PEEL (0: not peeled)."""
+    if path not in ("one_row", "multi_row", "column_loop"):
+        raise ValueError(f"layout_adds: path must be a kernel path; got {path!r}")
+    chunks = -(-width // block) if path == "column_loop" else 1
+    return tree_adds(width, chunks, peeled=peel > 0)
+
+
+def row_errors_against_exact(y: np.ndarray, y_exact: np.ndarray) -> np.ndarray:
+    """(rows,) each row's largest ``|y - y_exact|``: the figure the bound limits (NaN where
+    an output is NaN, so a NaN never passes as within)."""
+    diff = np.abs(np.asarray(y, dtype=np.float64) - np.asarray(y_exact, dtype=np.float64))
+    return diff.max(axis=1)  # a NaN propagates

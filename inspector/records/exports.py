@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from inspector.records.exact import from_json_number, nan_max, same_float
-from inspector.records.receipt_format import ROW_FIELDS, read_csv_rows, read_json, schema_errors
+from inspector.records.receipt_format import (
+    read_csv_rows,
+    read_json,
+    row_fields_for,
+    schema_errors,
+)
 
 
 @dataclass(frozen=True)
@@ -54,11 +59,12 @@ def compare_exports(
     """
     checks: list[Check] = []
     declared = data["input"]["rows"]
+    fields = row_fields_for(data["schema_version"])
     checks.append(
         Check(
             "csv header",
-            header == list(ROW_FIELDS),
-            f"{header}" if header != list(ROW_FIELDS) else "matches ROW_FIELDS",
+            header == list(fields),
+            f"{header}" if header != list(fields) else "matches ROW_FIELDS",
         )
     )
     checks.append(
@@ -86,7 +92,7 @@ def compare_exports(
     # Per-row values: the CSV must equal the JSON exactly, field by field.
     differences = []
     for index, (json_row, csv_row) in enumerate(zip(data["rows"], csv_rows, strict=False)):
-        for name in ROW_FIELDS:
+        for name in fields:
             if name not in csv_row:
                 continue
             if not same_float(from_json_number(json_row[name]), csv_row[name]):
@@ -100,7 +106,7 @@ def compare_exports(
             not differences,
             joined(differences, 5)
             if differences
-            else f"{len(csv_rows)} rows x {len(ROW_FIELDS)} fields exact",
+            else f"{len(csv_rows)} rows x {len(fields)} fields exact",
         )
     )
     if expected is not None:

@@ -191,6 +191,21 @@ def summarize(receipt: dict[str, Any]) -> Sequence[str]:
         f"errors ({errors['compared']}): max_abs={errors['max_abs']!r} "
         f"max_rel={errors['max_rel']!r} ({errors['compare_dtype']}: atol={errors['atol']:g}, "
         f"rtol={errors['rtol']:g}) {'pass' if errors['passed'] else 'FAIL'}",
+        *bound_lines(receipt),
         f"export check: {export['status']}"
         + (f" ({'; '.join(export['problems'][:2])})" if export["problems"] else ""),
     )
+
+
+def bound_lines(receipt: dict[str, Any]) -> list[str]:
+    """The derived bound's line of :func:`summarize` (none for a version-1 receipt)."""
+    bound = receipt.get("error_bound")
+    if bound is None:
+        return []
+    if not bound["applies"]:
+        return [f"error bound: {bound['why']}"]
+    return [
+        f"error bound: worst |y - exact| / bound {from_json_number(bound['worst_ratio']):.3g} "
+        f"at row {bound['worst_row']}, {'within' if bound['within'] else 'PAST THE BOUND'} "
+        f"({bound['why']}; {bound['adds']} additions per square)"
+    ]

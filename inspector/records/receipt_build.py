@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from inspector import run_findings
 from inspector.records.exact import from_json_number, json_number, nan_max
 from inspector.records.receipt_format import FORMAT, HASH_METHOD, SCHEMA_VERSION, values_sha256
+from oracle import error_bound
 from oracle.dtypes import ITEMSIZE
 from oracle.mutants import DESCRIPTIONS
 
@@ -128,12 +130,15 @@ def _mutant_entries(kill_matrix: Any) -> list[dict[str, Any]]:
     return entries
 
 
-def _row_entries(result: CheckResult) -> list[dict[str, Any]]:
+def _row_entries(result: CheckResult, bounds: dict[str, Any]) -> list[dict[str, Any]]:
     problem = result.problem
     reference = result.scalar
     model = result.tiled
     row_abs = np.asarray(result.row_max_abs, dtype=np.float64)
     row_rel = np.asarray(result.row_max_rel, dtype=np.float64)
+    exact = np.asarray(bounds["row_exact_error"], dtype=np.float64)
+    bound = bounds["row_error_bound"]
+    bound = np.full(problem.rows, np.nan) if bound is None else np.asarray(bound, np.float64)
     rows = []
     for index in range(problem.rows):
         rows.append(
@@ -151,9 +156,40 @@ def _row_entries(result: CheckResult) -> list[dict[str, Any]]:
                 "tiled_rrms": json_number(model.rrms[index]),
                 "max_abs_error": json_number(row_abs[index]),
                 "max_rel_error": json_number(row_rel[index]),
+                "exact_error": json_number(exact[index]),
+                "error_bound": json_number(bound[index]),
             }
         )
     return rows
+
+
+def _bound_section(problem: Any, bounds: dict[str, Any]) -> dict[str, Any]:
+    """The receipt's ``error_bound``: the bound's model and whether every row is within."""
+    bound = bounds["row_error_bound"]
+    adds = bounds["bound_adds"]
+    section: dict[str, Any] = {
+        "applies": bound is not None,
+        "why": bounds["why"],
+        "adds": adds,
+        "truncating": bool(bounds["bound_truncating"]),
+        "relative": None,
+        "within": None,
+        "worst_ratio": None,
+        "worst_row": None,
+    }
+    if bound is None:
+        return section
+    error = np.asarray(bounds["row_exact_error"], dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isnan(error), np.inf, error / np.asarray(bound, dtype=np.float64))
+    worst = int(np.argmax(ratio))
+    section["relative"] = json_number(
+        error_bound.relative_bound(problem.dtype, adds, bounds["bound_truncating"])
+    )
+    section["within"] = bool((error <= bound).all())
+    section["worst_ratio"] = json_number(float(ratio[worst]))
+    section["worst_row"] = worst
+    return section
 
 
 def build_receipt(result: CheckResult) -> dict[str, Any]:
@@ -167,7 +203,8 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
     """
     problem = result.problem
     headline = result.headline
-    rows = _row_entries(result)
+    bounds = run_findings.check_bounds(result)
+    rows = _row_entries(result, bounds)
     fixtures = _fixture_entries(result.model_matrix)
     mutants = _mutant_entries(result.model_matrix)
     if result.kernel_matrix is not None:
@@ -219,6 +256,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         },
         "rows": rows,
         "errors": errors,
+        "error_bound": _bound_section(problem, bounds),
         "model_checks": {
             "output": _comparison(result.output),
             "intermediates": _comparison(result.intermediates),

@@ -21,7 +21,9 @@ import numpy as np
 from oracle.dtypes import bfloat16_bits
 from oracle.limits import LIMITS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this tool reads (1 lacks each row's exact_error / error_bound).
+READABLE_VERSIONS = (1, 2)
 FORMAT = "rmsnorm-inspector receipt"
 JSON_NAME = "receipt.json"
 CSV_NAME = "receipt.csv"
@@ -42,8 +44,16 @@ ROW_FIELDS: tuple[str, ...] = (
     "tiled_rrms",
     "max_abs_error",
     "max_rel_error",
+    "exact_error",
+    "error_bound",
 )
 INT_ROW_FIELDS = frozenset({"index", "width", "block", "valid_lanes", "masked_lanes"})
+
+
+def row_fields_for(version: object) -> tuple[str, ...]:
+    """The CSV columns of a receipt of schema ``version`` (1: without the bound's two)."""
+    return ROW_FIELDS[:-2] if version == 1 else ROW_FIELDS
+
 
 HASH_METHOD = (
     "sha256 over the logical rows x width values (row-major, no stride padding) cast to the "

@@ -9,6 +9,7 @@ layout and the recorded ``export_check``.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from inspector.records.atomic import JOURNAL_NAME
 from inspector.records.exact import from_json_number, nan_max, same_float
 from inspector.records.exports import Check, compare_exports, joined
 from inspector.records.receipt_format import (
-    SCHEMA_VERSION,
+    READABLE_VERSIONS,
     ReceiptError,
     read_csv_rows,
     read_json,
@@ -316,10 +317,41 @@ def _claim_checks(data: dict[str, Any]) -> list[Check]:
     return checks
 
 
+def _bound_checks(data: dict[str, Any]) -> list[Check]:
+    """The ``error_bound`` section against the rows it summarises (schema version 2)."""
+    bound = data.get("error_bound")
+    if bound is None:
+        return []
+    errors = [from_json_number(r["exact_error"]) for r in data["rows"]]
+    bounds = [from_json_number(r["error_bound"]) for r in data["rows"]]
+    if not bound["applies"]:
+        ok = all(math.isnan(b) for b in bounds) and bound["within"] is None
+        return [Check("error_bound", ok, f"no bound: {bound['why']}")]
+    within = all(e <= b for e, b in zip(errors, bounds, strict=True))
+    pairs = zip(errors, bounds, strict=True)
+    ratios = [e / b if b > 0 and not math.isnan(e) else math.inf for e, b in pairs]
+    worst = max(range(len(ratios)), key=ratios.__getitem__) if ratios else 0
+    claimed = from_json_number(bound["worst_ratio"])
+    ok = (
+        bound["within"] == within
+        and bound["worst_row"] == worst
+        and math.isclose(claimed, ratios[worst], rel_tol=1e-12)
+    )
+    return [
+        Check(
+            "error_bound",
+            ok,
+            f"within={bound['within']} worst {claimed!r} at row {bound['worst_row']}; rows give "
+            f"within={within} worst {ratios[worst]!r} at row {worst}",
+        )
+    ]
+
+
 def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Check]:
     """Everything ``verify`` checks once the JSON is schema-valid."""
     checks: list[Check] = []
     checks += _recompute_checks(data)
+    checks += _bound_checks(data)
     checks.append(
         Check(
             "json row count",
@@ -422,8 +454,9 @@ def verify_receipts(
         checks.append(
             Check(
                 "schema_version",
-                data["schema_version"] == SCHEMA_VERSION,
-                f"{data['schema_version']} (this tool reads {SCHEMA_VERSION})",
+                data["schema_version"] in READABLE_VERSIONS,
+                f"{data['schema_version']} (this tool reads "
+                f"{', '.join(map(str, READABLE_VERSIONS))})",
             )
         )
         try:

@@ -127,14 +127,17 @@ def test_error_cells_are_coloured_against_the_tolerance(qtbot, window) -> None:
     faithful = pipeline.run_and_judge_kernel(state.problem, state.reference.y)
     assert state.set_kernel_run(faithful)
     column = model.column_names.index("kernel max rel")
+    bound = model.column_names.index("kernel err/bound")
     rows = range(state.problem.rows)
     assert [model.tolerance_state(r, column) for r in rows] == ["within"] * len(rows)
+    assert [model.tolerance_state(r, bound) for r in rows] == ["within"] * len(rows)
     state.set_mutant("sum_instead_of_mean")
     wrong = pipeline.run_and_judge_kernel(
         state.problem, state.reference.y, mutant="sum_instead_of_mean"
     )
     assert state.set_kernel_run(wrong)
     assert [model.tolerance_state(r, column) for r in rows] == ["outside"] * len(rows)
+    assert [model.tolerance_state(r, bound) for r in rows] == ["outside"] * len(rows)
     tip = model.data(model.index(0, column), Qt.ItemDataRole.ToolTipRole)
     assert "OUTSIDE the tolerance" in tip
     assert model.data(model.index(0, column), Qt.ItemDataRole.BackgroundRole) is not None

@@ -72,3 +72,25 @@ def test_the_tolerance_table_is_never_tighter_than_the_bound(dtype: str) -> None
     worst = eb.relative_bound(dtype, eb.tree_adds(65536, 16, True), truncating=True)
     assert cmp.TOLERANCES[dtype].rtol >= worst + eb.UNIT[dtype]
     assert cmp.TOLERANCES[dtype].why
+
+
+@pytest.mark.parametrize(
+    ("width", "path", "block", "peel", "adds"),
+    [(70, "one_row", 128, 0, 7), (70, "multi_row", 128, 0, 7), (70, "one_row", 128, 8, 9),
+     (70, "column_loop", 32, 0, 5 + 2), (65536, "column_loop", 4096, 0, 12 + 15)],
+)  # fmt: skip
+def test_layout_adds_of_each_path(width, path, block, peel, adds) -> None:
+    assert eb.layout_adds(width, path, block, peel) == adds
+
+
+def test_layout_adds_refuses_a_path_it_does_not_know() -> None:
+    with pytest.raises(ValueError, match="path must be a kernel path; got 'user'"):
+        eb.layout_adds(70, "user", 128)
+
+
+def test_row_errors_against_exact_are_each_rows_worst_and_keep_nan() -> None:
+    y = np.array([[1.0, 2.5], [np.nan, 0.0]])
+    exact = np.array([[1.25, 2.0], [0.0, 0.0]])
+    got = eb.row_errors_against_exact(y, exact)
+    assert got[0] == 0.5
+    assert np.isnan(got[1])

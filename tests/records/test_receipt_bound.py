@@ -1,0 +1,106 @@
+"""The derived error bound in the receipt: each row's exact error and bound, the section that
+sums them up, verify holding the section to its rows, and version-1 receipts still read."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from inspector.records import receipt, verify
+from oracle import error_bound as eb
+
+
+def test_rows_carry_the_exact_error_and_the_bound_of_the_layout_that_ran(kernel_result):
+    built = receipt.build_receipt(kernel_result)
+    problem, kernel = kernel_result.problem, kernel_result.kernel
+    exact = kernel_result.scalar.y_exact
+    # The layout's additions: its tree, two more where the row was peeled.
+    assert kernel.bound_adds - eb.layout_adds(problem.width, kernel.path, kernel.block) in (0, 2)
+    want_bound = eb.row_bounds(problem, exact, kernel.bound_adds)
+    rows = built["rows"]
+    assert [r["exact_error"] for r in rows] == list(np.abs(kernel.y - exact).max(axis=1))
+    assert [r["error_bound"] for r in rows] == list(want_bound)
+    section = built["error_bound"]
+    assert section["applies"] is True
+    assert section["adds"] == kernel.bound_adds
+    assert section["within"] is True
+    ratios = [r["exact_error"] / r["error_bound"] for r in rows]
+    assert section["worst_ratio"] == max(ratios)
+    assert section["worst_row"] == ratios.index(max(ratios))
+    assert section["relative"] == eb.relative_bound(problem.dtype, kernel.bound_adds)
+    assert any(line.startswith("error bound: worst") for line in receipt.summarize(built))
+
+
+def test_a_model_only_receipt_bounds_the_lane_model(model_results):
+    result = model_results["float32"]
+    built = receipt.build_receipt(result)
+    assert built["error_bound"]["adds"] == eb.tree_adds(result.problem.width)
+    assert "tiled lane model" in built["error_bound"]["why"]
+    assert built["error_bound"]["within"] is True
+
+
+def _written(result, tmp_path):
+    receipt.write_receipts(result, tmp_path)
+    return tmp_path / "receipt.json", tmp_path / "receipt.csv"
+
+
+def _verify(json_path, csv_path=None):
+    return {c.name: c for c in verify.verify_receipts(json_path, csv_path).checks}
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda d: d["error_bound"].__setitem__("within", False), "within=False"),
+        (lambda d: d["error_bound"].__setitem__("worst_row", 1), "at row 1"),
+        (lambda d: d["error_bound"].__setitem__("worst_ratio", 0.5), "worst 0.5"),
+        (lambda d: d["rows"][0].__setitem__("error_bound", 1e-30), "rows give within=False"),
+    ],
+)
+def test_verify_holds_the_bound_section_to_its_rows(kernel_result, tmp_path, damage, why):
+    json_path, _ = _written(kernel_result, tmp_path)
+    assert _verify(json_path, None)["error_bound"].ok
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    damage(data)
+    json_path.write_text(json.dumps(data), encoding="utf-8")
+    check = _verify(json_path, None)["error_bound"]
+    assert not check.ok
+    assert why in check.detail
+
+
+def test_a_version_2_receipt_without_the_bound_is_refused(kernel_result):
+    built = receipt.build_receipt(kernel_result)
+    for damage in (lambda d: d.pop("error_bound"), lambda d: d["rows"][0].pop("exact_error")):
+        broken = copy.deepcopy(built)
+        damage(broken)
+        with pytest.raises(receipt.ReceiptError, match="does not match its schema"):
+            receipt.validate_receipt(broken)
+
+
+def test_a_version_1_receipt_still_verifies(kernel_result, tmp_path):
+    """The receipts written before the bound (committed H200 records among them) read as
+    version 1: no bound section, two CSV columns fewer."""
+    json_path, csv_path = _written(kernel_result, tmp_path)
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    data["schema_version"] = 1
+    data.pop("error_bound")
+    for row in data["rows"]:
+        del row["exact_error"], row["error_bound"]
+    data["export_check"]["files"] = {}
+    json_path.write_text(json.dumps(data), encoding="utf-8")
+    table = list(csv.reader(io.StringIO(csv_path.read_text(encoding="utf-8"))))
+    csv_path.write_text(
+        "".join(",".join(line[:-2]) + "\n" for line in table if line), encoding="utf-8"
+    )
+    report = verify.verify_receipts(json_path, csv_path)
+    assert report.ok, report.problems
+    assert "error_bound" not in {c.name for c in report.checks}
+    # ... and a version-1 CSV beside a version-2 JSON is a wrong header.
+    data["schema_version"] = 2
+    json_path.write_text(json.dumps(data), encoding="utf-8")
+    assert not verify.verify_receipts(json_path, csv_path).ok
