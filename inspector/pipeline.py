@@ -15,7 +15,6 @@ between steps; :func:`run_check` drains it. This is where the floors meet: ``ora
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import platform
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from inspector import run_findings
+from inspector import check_stages, run_findings
 from oracle import compare as cmp
 from oracle import fixtures, matrix, scalar, tiled, traffic
 from oracle.mutants import MODEL_MUTANTS
@@ -138,6 +137,8 @@ class CheckResult:
     diagnosis: tuple[str, ...] = ()
     # Its receipt (JSON, CSV texts), built by the window's job off the GUI thread.
     receipt_texts: tuple[str, str] | None = None
+    # The receipt's batch_invariance (check_stages.invariance_stage); None: not made.
+    batch_invariance: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -230,29 +231,6 @@ def torch_float64_reference(problem: Problem) -> np.ndarray:
     w = torch.from_numpy(np.array(problem.weight, dtype=np.float64))
     y = torch.nn.functional.rms_norm(x, (problem.width,), w, problem.eps)
     return round_to_dtype(y.numpy(), problem.dtype)
-
-
-def _compile_summary(info: Any) -> dict[str, Any]:
-    """A plain dict of compiler facts plus the texts (for the session and the window)."""
-    texts = {
-        name: getattr(info, name)
-        for name in ("ttir", "ttgir", "llir", "ptx", "sass")
-        if getattr(info, name, None)
-    }
-    summary: dict[str, Any] = {
-        "target": str(getattr(info, "target", "")),
-        "num_warps": getattr(info, "num_warps", None),
-        "num_stages": getattr(info, "num_stages", None),
-        "shared_bytes": getattr(info, "shared_bytes", None),
-        "registers": getattr(info, "registers", None),
-        "spills": getattr(info, "spills", None),
-        "source_sha256": getattr(info, "source_sha256", ""),
-        "triton_version": getattr(info, "triton_version", ""),
-        "stages_sha256": {k: hashlib.sha256(v.encode()).hexdigest() for k, v in texts.items()},
-        "ptx_lines": len(texts.get("ptx", "").splitlines()),
-    }
-    summary["texts"] = texts
-    return summary
 
 
 def check_steps(
@@ -390,6 +368,7 @@ def _steps(
     diagnosis: tuple[str, ...] = ()
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
+    invariance = None
     if kernel_ready:
         yield (step, total, "kernel on the input")
         try:
@@ -426,8 +405,10 @@ def _steps(
             step += kernel_steps
             failures += _matrix_failures(path_matrix)
         if user is None:
+            yield (step, total, "batch invariance")
+            invariance = check_stages.invariance_stage(problem, config.device)
             yield (step, total, "compiler output")
-            compile_info = _compile(problem, config)
+            compile_info = check_stages.compile_stage(problem, config.compile_target)
         step += 1
 
     return CheckResult(
@@ -446,6 +427,7 @@ def _steps(
         device="",
         mode="",
         kernel_path_matrices=path_matrices,
+        batch_invariance=invariance,
         diagnosis=diagnosis,
     )
 
@@ -568,18 +550,6 @@ def run_and_judge_user_kernel(
             problem, run.y, _exact(problem, y_exact), path="user", block=0, peel=0, mode=""
         ),
     )
-
-
-def _compile(problem: Problem, config: CheckConfig) -> dict[str, Any]:
-    import kernels
-    from kernels.compile_info import compiler_output
-
-    target = None if kernels.MODE == "compiled" else config.compile_target
-    try:
-        info = compiler_output(problem.dtype, problem.width, target, rows=problem.rows)
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}", "target": str(target or "device")}
-    return _compile_summary(info)
 
 
 def run_check(

@@ -12,6 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
+from inspector import check_stages, run_findings
+
 PASSED_COLOR = "rgb(102,187,106)"
 FAILED_COLOR = "rgb(239,83,80)"
 STALE_COLOR = "rgb(255,167,38)"
@@ -44,6 +48,9 @@ def result_lines(result: Any) -> list[str]:
             f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
         ]
         lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
+        invariance = check_stages.invariance_line(getattr(result, "batch_invariance", None))
+        if invariance is not None:
+            lines.append(invariance)
     matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
     lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
     for kill_matrix in matrices:
@@ -99,9 +106,31 @@ def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str
         f"({result.mode}) · "
         f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
     )
+    evidence = _evidence_words(result)
+    if evidence:
+        text += "<br>" + " · ".join(evidence)
     if result.failures:
         text += f"<br>{len(result.failures)} failure(s): see the check log"
     return text
+
+
+def _evidence_words(result: Any) -> list[str]:
+    """The verdict's second line: the bound's worst ratio and the batch certificate."""
+    words = []
+    kernel = result.kernel
+    ratio = run_findings.bound_ratio(kernel) if kernel is not None else None
+    if ratio is not None and ratio.size:
+        words.append(f"err/bound ≤ {float(np.max(ratio)):.2f}")
+    section = getattr(result, "batch_invariance", None)
+    if section is not None and "error" not in section:
+        if section["bit_identical"]:
+            words.append(f"batch-invariant over {len(section['batch_sizes'])} layouts")
+        else:
+            worst = max(row["max_ulp"] for row in section["differing_rows"])
+            words.append(
+                f"NOT batch-invariant: {len(section['differing_rows'])} row(s), ≤ {worst} ulp"
+            )
+    return words
 
 
 def saved_check_lines(results: Any, matrices: list[Any], provenance: Any = None) -> list[str]:

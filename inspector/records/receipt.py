@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspector import check_stages
 from inspector.records.atomic import publish_pair, recover_pair, stage_text
 from inspector.records.exact import csv_cell, from_json_number
 from inspector.records.exports import check_exports
@@ -192,6 +193,7 @@ def summarize(receipt: dict[str, Any]) -> Sequence[str]:
         f"max_rel={errors['max_rel']!r} ({errors['compare_dtype']}: atol={errors['atol']:g}, "
         f"rtol={errors['rtol']:g}) {'pass' if errors['passed'] else 'FAIL'}",
         *bound_lines(receipt),
+        *invariance_lines(receipt),
         f"export check: {export['status']}"
         + (f" ({'; '.join(export['problems'][:2])})" if export["problems"] else ""),
     )
@@ -209,3 +211,13 @@ def bound_lines(receipt: dict[str, Any]) -> list[str]:
         f"at row {bound['worst_row']}, {'within' if bound['within'] else 'PAST THE BOUND'} "
         f"({bound['why']}; {bound['adds']} additions per square)"
     ]
+
+
+def invariance_lines(receipt: dict[str, Any]) -> list[str]:
+    """The batch-invariance line of :func:`summarize` (none for a version-1 receipt)."""
+    section = receipt.get("batch_invariance")
+    if section is None:
+        return []
+    if "absent" in section:
+        return [f"batch invariance: not certified: {section['absent']}"]
+    return [check_stages.invariance_line(section)]

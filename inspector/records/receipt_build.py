@@ -163,6 +163,18 @@ def _row_entries(result: CheckResult, bounds: dict[str, Any]) -> list[dict[str, 
     return rows
 
 
+def _invariance_section(result: CheckResult) -> dict[str, Any]:
+    """The certificate, or why there is none."""
+    section = result.batch_invariance
+    if section is not None and "error" not in section:
+        return section
+    if section is not None:
+        return {"absent": f"could not run: {section['error']}"}
+    if result.kernel is None:
+        return {"absent": "the kernel did not run"}
+    return {"absent": "a user's kernel: its launch layouts are its own, not the rule's"}
+
+
 def _bound_section(problem: Any, bounds: dict[str, Any]) -> dict[str, Any]:
     """The receipt's ``error_bound``: the bound's model and whether every row is within."""
     bound = bounds["row_error_bound"]
@@ -257,6 +269,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         "rows": rows,
         "errors": errors,
         "error_bound": _bound_section(problem, bounds),
+        "batch_invariance": _invariance_section(result),
         "model_checks": {
             "output": _comparison(result.output),
             "intermediates": _comparison(result.intermediates),

@@ -104,3 +104,41 @@ def test_a_version_1_receipt_still_verifies(kernel_result, tmp_path):
     data["schema_version"] = 2
     json_path.write_text(json.dumps(data), encoding="utf-8")
     assert not verify.verify_receipts(json_path, csv_path).ok
+
+
+def test_the_batch_invariance_certificate_is_in_the_receipt(kernel_result, model_results):
+    section = receipt.build_receipt(kernel_result)["batch_invariance"]
+    assert section == kernel_result.batch_invariance
+    assert section["rows_checked"] == kernel_result.problem.rows
+    assert section["batch_sizes"][0] == 1
+    assert section["bit_identical"] == (not section["differing_rows"])
+    assert any(line.startswith("batch invariance: ") for line in receipt.summarize(
+        receipt.build_receipt(kernel_result)))  # fmt: skip
+    absent = receipt.build_receipt(model_results["float32"])["batch_invariance"]
+    assert absent == {"absent": "the kernel did not run"}
+
+
+def test_a_certificate_that_could_not_run_says_why(kernel_result):
+    import dataclasses
+
+    failed = dataclasses.replace(kernel_result, batch_invariance={"error": "ValueError: boom"})
+    built = receipt.build_receipt(failed)
+    assert built["batch_invariance"] == {"absent": "could not run: ValueError: boom"}
+    receipt.validate_receipt(built)
+
+
+def test_the_verdict_and_the_log_show_the_bound_and_the_certificate(kernel_result):
+    import dataclasses
+
+    from inspector import report
+
+    html = report.check_verdict_html(kernel_result)
+    assert "err/bound ≤ " in html
+    log = report.check_log_lines(kernel_result)
+    assert any(line.startswith("batch invariance: ") for line in log)
+    section = dict(kernel_result.batch_invariance)
+    section.update(bit_identical=False, differing_rows=[{"row": 1, "max_ulp": 3}])
+    differs = dataclasses.replace(kernel_result, batch_invariance=section)
+    assert "NOT batch-invariant: 1 row(s), ≤ 3 ulp" in report.check_verdict_html(differs)
+    line = next(x for x in report.check_log_lines(differs) if x.startswith("batch invariance"))
+    assert line.startswith("batch invariance: NOT bit-identical: 1 of ")

@@ -1,0 +1,226 @@
+"""Batch invariance: does a row come out with the same bits whatever batch it is launched in?
+
+The launch layout (:func:`kernels.layout.choose_config`) depends on the number of rows, and a
+layout sets the reduction order (rows per program, warps, tile or column loop), so the same row
+may be summed differently in a batch of 1 and in a batch of 65536. :func:`certify` launches the
+rows of one input under every layout the rule picks for some batch size of their width
+(:func:`layouts_by_batch`), each at several positions inside a program of several rows, and on
+a GPU also from a CUDA graph, and compares every output's bits with the rows launched alone.
+
+Qt-free: the check and the window's job call it; tests/kernels/test_kernel_invariance.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import torch
+
+from kernels.launcher import MAX_ROWS, launch
+from kernels.layout import (
+    LOOP_PROBLEM_BYTES,
+    STREAM_TILE_BYTES,
+    LaunchConfig,
+    choose_config,
+    sm_count_for,
+)
+
+_TORCH = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+_BITS = {torch.float32: (torch.int32, 32), torch.float16: (torch.int16, 16),
+         torch.bfloat16: (torch.int16, 16)}  # fmt: skip
+
+
+def candidate_batches(width: int, itemsize: int, sm_count: int) -> list[int]:
+    """Row counts at which :func:`choose_config` can change for this width: every power of two
+    and its neighbours up to ``MAX_ROWS``, the rule's row thresholds (16384 rows, four programs
+    per SM at each rows-per-program) and the rows where the problem crosses its byte
+    thresholds, each with both neighbours."""
+    row_bytes = width * itemsize
+    points = {1, 16384}
+    points.update(2**k for k in range(31))
+    points.update(4 * sm_count * 2**k for k in range(12))
+    points.update(limit // row_bytes for limit in (STREAM_TILE_BYTES, LOOP_PROBLEM_BYTES))
+    near = {p + d for p in points for d in (-1, 0, 1)}
+    return sorted(p for p in near if 1 <= p <= MAX_ROWS)
+
+
+def layouts_by_batch(width: int, itemsize: int, sm_count: int) -> list[tuple[int, LaunchConfig]]:
+    """``(smallest batch size, layout)`` for every distinct layout the rule gives rows of this
+    width, the batch of 1 first."""
+    seen: dict[LaunchConfig, int] = {}
+    for rows in candidate_batches(width, itemsize, sm_count):
+        seen.setdefault(choose_config(rows, width, itemsize, sm_count), rows)
+    return sorted(((rows, config) for config, rows in seen.items()), key=lambda item: item[0])
+
+
+def positions_for(config: LaunchConfig) -> tuple[int, ...]:
+    """Where the rows start inside a program of ``config.rows_per_program`` rows: first, second,
+    middle and last (one row per program: only the first)."""
+    per = config.rows_per_program
+    return tuple(sorted({0, min(1, per - 1), per // 2, per - 1}))
+
+
+def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Per element, how many representable values of the dtype lie between ``a`` and ``b``
+    (0: the same bits; +0 and -0 are 1 apart)."""
+    view, bits = _BITS[a.dtype]
+    low = (1 << (bits - 1)) - 1
+
+    def ordered(t: torch.Tensor) -> torch.Tensor:
+        raw = t.contiguous().view(view).to(torch.int64)
+        return torch.where(raw < 0, -(raw & low) - 1, raw)
+
+    return (ordered(a) - ordered(b)).abs()
+
+
+@dataclasses.dataclass(frozen=True)
+class Certificate:
+    """What :func:`certify` found; :meth:`to_receipt` is the receipt's ``batch_invariance``.
+
+    Attributes:
+        bit_identical: every launch gave every row the bits of the rows launched alone.
+        rows_checked: the input's rows compared (all of them, or the first ``max_rows``).
+        batch_sizes: one batch size per distinct layout, the batch of 1 first.
+        launches: each launch compared: its batch size, layout, row position and rows that
+            differed.
+        differing_rows: ``{row, max_ulp}`` for every row that differed in some launch.
+        cuda_graph: "same bits", "differs" or why it was not run.
+        device: where it ran.
+    """
+
+    bit_identical: bool
+    rows_checked: int
+    batch_sizes: tuple[int, ...]
+    launches: tuple[dict[str, Any], ...]
+    differing_rows: tuple[dict[str, int], ...]
+    cuda_graph: str
+    device: str
+
+    def to_receipt(self) -> dict[str, Any]:
+        return {
+            "bit_identical": self.bit_identical,
+            "rows_checked": self.rows_checked,
+            "batch_sizes": list(self.batch_sizes),
+            "differing_rows": [dict(r) for r in self.differing_rows],
+            "launches": [dict(launch) for launch in self.launches],
+            "cuda_graph": self.cuda_graph,
+            "device": self.device,
+        }
+
+
+def _strided(values: torch.Tensor, row_stride: int) -> torch.Tensor:
+    """A copy of ``values`` whose rows start ``row_stride`` elements apart (zeros between)."""
+    rows, width = values.shape
+    storage = torch.zeros(rows * row_stride, dtype=values.dtype, device=values.device)
+    view = storage.as_strided((rows, width), (row_stride, 1))
+    view.copy_(values)
+    return view
+
+
+def _launch_at(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, config: LaunchConfig, position: int,
+    row_stride: int,
+) -> torch.Tensor:  # fmt: skip
+    """``x``'s rows launched as rows ``position..`` of a batch under ``config`` (the rows
+    around them copies of the input's, so the last program is full of real rows), input and
+    output rows ``row_stride`` apart."""
+    rows = x.shape[0]
+    per = config.rows_per_program
+    total = -(-(position + rows) // per) * per
+    index = torch.roll(torch.arange(total, device=x.device).remainder(rows), position)
+    batch = _strided(x[index], row_stride)  # x's row i is batch row position + i
+    out = _strided(torch.full_like(batch, float("nan")), row_stride)
+    launch(batch, weight, out, eps, config=config)
+    return out[position : position + rows]
+
+
+def _graph_output(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """``kernels.rms_norm(x, weight, eps, out=...)`` replayed from a CUDA graph."""
+    from kernels.api import rms_norm
+
+    out = torch.empty_like(x)
+    stream = torch.cuda.Stream(x.device)
+    stream.wait_stream(torch.cuda.current_stream(x.device))
+    with torch.cuda.stream(stream):
+        rms_norm(x, weight, eps, out=out)  # plans and compiles outside the capture
+    torch.cuda.current_stream(x.device).wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        rms_norm(x, weight, eps, out=out)
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize(x.device)
+    return out
+
+
+def certify(
+    x: np.ndarray,
+    weight: np.ndarray,
+    eps: float,
+    dtype: str,
+    device: torch.device,
+    row_stride: int | None = None,
+    max_rows: int | None = None,
+) -> Certificate:
+    """Launch ``x``'s rows under every layout their width can get and compare the bits.
+
+    Args:
+        x: ``(rows, width)`` values, exact in ``dtype``.
+        weight: ``(width,)`` values.
+        eps: as the kernel takes it.
+        dtype: "float32" | "float16" | "bfloat16".
+        device: CUDA, or CPU under the interpreter.
+        row_stride: elements between row starts of every batch (default: the width), as the
+            input's: the stride sets the vector width and the peel.
+        max_rows: compare only the first this many rows (the interpreter runs each program in
+            Python); None: all.
+
+    Returns:
+        The certificate; ``bit_identical`` is False as soon as one row differs anywhere.
+    """
+    torch_dtype = _TORCH[dtype]
+    values = np.array(x, dtype=np.float64)  # a writable copy for torch
+    if max_rows is not None:
+        values = values[:max_rows]
+    xt = torch.from_numpy(values).to(torch_dtype).to(device)
+    wt = torch.from_numpy(np.array(weight, dtype=np.float64)).to(torch_dtype).to(device)
+    rows, width = xt.shape
+    stride = width if row_stride is None else int(row_stride)
+    layouts = layouts_by_batch(width, xt.element_size(), sm_count_for(device))
+    alone = _launch_at(xt, wt, eps, layouts[0][1], 0, stride)
+    worst = torch.zeros(rows, dtype=torch.int64, device=device)
+    launches = []
+    for batch, config in layouts:
+        for position in positions_for(config):
+            got = _launch_at(xt, wt, eps, config, position, stride)
+            ulps = ulp_distance(got, alone).amax(dim=1)
+            worst = torch.maximum(worst, ulps)
+            launches.append({
+                "batch_size": batch, "path": config.path, "block": config.block,
+                "num_warps": config.num_warps, "rows_per_program": config.rows_per_program,
+                "position": position, "rows_differing": int((ulps > 0).sum()),
+            })  # fmt: skip
+    graph = "not run: CUDA graphs need a CUDA device"
+    if device.type == "cuda":
+        from kernels.api import rms_norm
+
+        strided = _strided(xt, stride)
+        graph_ulps = ulp_distance(_graph_output(strided, wt, eps), rms_norm(strided, wt, eps))
+        graph_ulps = graph_ulps.amax(dim=1)
+        worst = torch.maximum(worst, graph_ulps)
+        graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
+    worst_host = worst.cpu().numpy()
+    differing = tuple(
+        {"row": int(r), "max_ulp": int(worst_host[r])} for r in np.flatnonzero(worst_host)
+    )
+    return Certificate(
+        bit_identical=not differing,
+        rows_checked=int(rows),
+        batch_sizes=tuple(batch for batch, _ in layouts),
+        launches=tuple(launches),
+        differing_rows=differing,
+        cuda_graph=graph,
+        device=str(device),
+    )
