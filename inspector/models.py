@@ -28,10 +28,10 @@ TOLERANCE_COLORS = {"within": QColor(0, 158, 115, 45), "outside": QColor(213, 94
 
 def format_number(value: float, kind: str) -> str:
     """Display text for one cell: integers plain, floats to 9 significant digits."""
-    if kind == "int":
-        return str(int(value))
     if isinstance(value, float | np.floating) and math.isnan(value):
         return ""
+    if kind == "int":
+        return str(int(value))
     if kind == "error":
         return f"{value:.3e}"
     return f"{value:.9g}"

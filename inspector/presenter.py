@@ -62,6 +62,7 @@ class EvidenceViews:
             columns.row_max_rel,
             analysis.errors,
             columns.row_bound_ratio,
+            columns.row_batch_ulp,
         )
         inferred = kernelview.kernel_columns(problem, reference, state)
         table = kernelview.with_inferred(table, inferred)

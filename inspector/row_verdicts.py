@@ -45,6 +45,11 @@ def tolerance_flags(columns: list[RowColumn], tolerance: cmp.Tolerance) -> dict[
         with np.errstate(invalid="ignore"):
             verdict = np.where(ratio <= 1.0, WITHIN, OUTSIDE)
         flags["kernel err/bound"] = np.where(np.isnan(ratio), NO_VALUE, verdict)
+    ulps = by_name.get("batch Δulp")
+    if ulps is not None:
+        with np.errstate(invalid="ignore"):
+            verdict = np.where(ulps == 0, WITHIN, OUTSIDE)
+        flags["batch Δulp"] = np.where(np.isnan(ulps), NO_VALUE, verdict)
     rrms = by_name.get("rrms rel Δ")
     if rrms is not None:
         with np.errstate(invalid="ignore"):

@@ -67,6 +67,19 @@ def bound_ratio(run: Any) -> np.ndarray | None:
         return np.asarray(run.row_exact_error, dtype=np.float64) / bound
 
 
+def batch_ulps(section: dict[str, Any] | None, rows: int) -> np.ndarray | None:
+    """Each row's largest ulp distance across batches from a ``batch_invariance`` section:
+    0 where bit-identical, NaN past the rows it checked (None: no certificate)."""
+    if section is None or "bit_identical" not in section:
+        return None
+    ulps = np.full(rows, np.nan)
+    ulps[: min(rows, int(section["rows_checked"]))] = 0.0
+    for entry in section["differing_rows"]:
+        if entry["row"] < rows:
+            ulps[entry["row"]] = entry["max_ulp"]
+    return ulps
+
+
 def kernel_run_findings(
     run: Any, problem: Problem, reference: ScalarResult
 ) -> tuple[list[str], tuple[str, ...]]:

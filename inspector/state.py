@@ -124,6 +124,8 @@ class KernelColumns:
     note: str
     # Each row's |y - exact y| / derived bound (None: no bound known for this output).
     row_bound_ratio: np.ndarray | None = None
+    # Each row's largest ulp distance across batch sizes, from the check's certificate.
+    row_batch_ulp: np.ndarray | None = None
 
 
 class InspectionState:
@@ -353,7 +355,10 @@ class InspectionState:
         model = self.tiled
         if model is not None and model.mutant:
             note = f"tiled columns show mutant {model.mutant}; " + note
-        return KernelColumns(row_abs, row_rel, note, ratio)
+        ulps = None
+        if check is not None and self._problem is not None:
+            ulps = run_findings.batch_ulps(check.batch_invariance, self._problem.rows)
+        return KernelColumns(row_abs, row_rel, note, ratio, ulps)
 
     def kernel_inferred(self) -> Any:
         """``oracle.diagnose.inferred_rrms`` of :meth:`kernel_output` (None: no output), computed

@@ -511,6 +511,7 @@ def row_columns(
     kernel_row_rel: np.ndarray | None = None,
     model_errors: tuple[np.ndarray, np.ndarray] | None = None,
     kernel_bound_ratio: np.ndarray | None = None,
+    batch_ulp: np.ndarray | None = None,
 ) -> list[RowColumn]:
     """Per-row intermediates of every path, as plain arrays (the table model draws these).
 
@@ -557,6 +558,14 @@ def row_columns(
             "error",
             "max |kernel y - exact y| / the derived bound for the layout that ran "
             "(oracle/error_bound.py); at most 1 is within (blank: no bound, or not run)",
+        ),
+        RowColumn(
+            "batch Δulp",
+            nan if batch_ulp is None else np.asarray(batch_ulp, dtype=np.float64),
+            "int",
+            "largest ulp distance of the row's output between a batch of 1 and every batch "
+            "size that reaches another launch layout (the check's certificate; 0: the same "
+            "bits; blank: not certified)",
         ),
     ]
     return columns

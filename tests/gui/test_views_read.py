@@ -144,6 +144,27 @@ def test_error_cells_are_coloured_against_the_tolerance(qtbot, window) -> None:
     assert model.tolerance_state(0, model.column_names.index("row")) == ""
 
 
+def test_the_batch_column_shows_the_checks_certificate(qtbot, window) -> None:
+    import dataclasses
+
+    from inspector import pipeline as pl
+
+    state = window.state
+    model = window.row_table.model
+    column = model.column_names.index("batch Δulp")
+    rows = state.problem.rows
+    assert [model.data(model.index(r, column)) for r in range(rows)] == [""] * rows
+    check = pl.run_check(state.problem, pl.CheckConfig(run_kernel=False))
+    section = {"bit_identical": False, "rows_checked": rows, "batch_sizes": [1, 1055],
+               "differing_rows": [{"row": 1, "max_ulp": 3}], "launches": [],
+               "cuda_graph": "not run", "device": "cpu"}  # fmt: skip
+    state.set_check_result(dataclasses.replace(check, batch_invariance=section))
+    shown = [model.data(model.index(r, column)) for r in range(rows)]
+    assert shown == ["0", "3"] + ["0"] * (rows - 2)
+    assert model.tolerance_state(1, column) == "outside"
+    assert model.tolerance_state(0, column) == "within"
+
+
 def test_copy_takes_any_selection_of_cells(qtbot, window) -> None:
     from PySide6.QtCore import QItemSelection, QItemSelectionModel
 
