@@ -1,5 +1,6 @@
-"""Two stages of the check that stand apart from the proof's verdict: the compiler's output of
-the kernel for the input's shape, and the batch-invariance certificate of the input's rows.
+"""Stages of the check beside the proof's layers: the compiler's output of the kernel for the
+input's shape, the batch-invariance certificate of the input's rows, and the kernel's launches
+under compute-sanitizer on a GPU.
 
 Qt-free; :mod:`inspector.pipeline` runs them, the receipt and the window show what they give.
 """
@@ -7,7 +8,15 @@ Qt-free; :mod:`inspector.pipeline` runs them, the receipt and the window show wh
 from __future__ import annotations
 
 import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from oracle.spec import Problem
 
@@ -103,3 +112,79 @@ def invariance_line(section: dict[str, Any] | None) -> str | None:
         f"row(s) differ by up to {worst} ulp from the rows launched alone, in "
         f"{places or 'the CUDA graph'}; CUDA graph: {section['cuda_graph']}"
     )
+
+
+#: Longest a sanitized run of the check's launches may take (memcheck slows each launch).
+SANITIZER_TIMEOUT_S = 600
+_ROOT = Path(__file__).resolve().parents[1]
+_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
+_LAUNCHES = re.compile(r"^launches (\d+)$", re.MULTILINE)
+
+
+def parse_sanitizer_output(text: str) -> tuple[int | None, int | None]:
+    """``(errors, launches)`` from compute-sanitizer's report and the child's last line
+    (None where the text holds none)."""
+    errors = [int(found) for found in _SUMMARY.findall(text)]
+    launches = _LAUNCHES.findall(text)
+    return (sum(errors) if errors else None, int(launches[-1]) if launches else None)
+
+
+def sanitizer_stage(problem: Problem) -> dict[str, Any]:
+    """The check's launches (:mod:`inspector.sanitize_child`) under ``compute-sanitizer
+    --tool memcheck``, or ``{"absent": why}`` where it cannot run: the interpreter, or no
+    compute-sanitizer on the PATH."""
+    import kernels
+
+    if kernels.MODE != "compiled":
+        return {"absent": "the Triton interpreter runs on the CPU; compute-sanitizer checks "
+                          "CUDA launches"}  # fmt: skip
+    tool = shutil.which("compute-sanitizer")
+    if tool is None:
+        return {"absent": "compute-sanitizer is not installed (it comes with the CUDA toolkit)"}
+    with tempfile.TemporaryDirectory(prefix="rmsnorm-sanitize-") as folder:
+        data = Path(folder) / "input.npz"
+        np.savez(
+            data, x=np.asarray(problem.x), weight=np.asarray(problem.weight),
+            eps=problem.eps, dtype=problem.dtype, row_stride=problem.row_stride,
+        )  # fmt: skip
+        command = [tool, "--tool", "memcheck", "--print-limit", "20", sys.executable, "-m",
+                   "inspector.sanitize_child", str(data)]  # fmt: skip
+        try:
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT_S, cwd=_ROOT
+            )
+        except subprocess.TimeoutExpired:
+            return {"tool": "compute-sanitizer --tool memcheck", "ran": False, "errors": None,
+                    "launches": None, "passed": False, "exit_code": None,
+                    "report": f"did not finish within {SANITIZER_TIMEOUT_S} s"}  # fmt: skip
+    text = done.stdout + done.stderr
+    errors, launches = parse_sanitizer_output(text)
+    return {
+        "tool": "compute-sanitizer --tool memcheck",
+        "ran": True,
+        "errors": errors,
+        "launches": launches,
+        "passed": errors == 0 and done.returncode == 0 and launches is not None,
+        "exit_code": done.returncode,
+        "report": "\n".join(text.strip().splitlines()[-12:])[-4000:],
+    }
+
+
+def sanitizer_failures(section: dict[str, Any] | None) -> list[str]:
+    """The check's failure lines from a sanitizer section (none when it passed or was absent)."""
+    if section is None or "absent" in section or section["passed"]:
+        return []
+    if section["errors"]:
+        return [f"compute-sanitizer memcheck: {section['errors']} error(s) in the kernel launches"]
+    last = (section["report"].splitlines() or ["no report"])[-1]
+    return [f"compute-sanitizer memcheck did not pass (exit code {section['exit_code']}): {last}"]
+
+
+def sanitizer_line(section: dict[str, Any] | None) -> str | None:
+    """One line about a sanitizer section (None: the check made none)."""
+    if section is None:
+        return None
+    if "absent" in section:
+        return f"compute-sanitizer: not run: {section['absent']}"
+    verdict = "0 errors" if section["passed"] else f"FAILED ({section['errors']} error(s))"
+    return f"compute-sanitizer memcheck: {verdict} over {section['launches']} launches"

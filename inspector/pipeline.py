@@ -139,6 +139,8 @@ class CheckResult:
     receipt_texts: tuple[str, str] | None = None
     # The receipt's batch_invariance (check_stages.invariance_stage); None: not made.
     batch_invariance: dict[str, Any] | None = None
+    # The kernel's launches under compute-sanitizer (check_stages.sanitizer_stage).
+    sanitizer: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -368,7 +370,7 @@ def _steps(
     diagnosis: tuple[str, ...] = ()
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
-    invariance = None
+    invariance = sanitizer = None
     if kernel_ready:
         yield (step, total, "kernel on the input")
         try:
@@ -407,6 +409,9 @@ def _steps(
         if user is None:
             yield (step, total, "batch invariance")
             invariance = check_stages.invariance_stage(problem, config.device)
+            yield (step, total, "compute-sanitizer")
+            sanitizer = check_stages.sanitizer_stage(problem)
+            failures += check_stages.sanitizer_failures(sanitizer)
             yield (step, total, "compiler output")
             compile_info = check_stages.compile_stage(problem, config.compile_target)
         step += 1
@@ -428,6 +433,7 @@ def _steps(
         mode="",
         kernel_path_matrices=path_matrices,
         batch_invariance=invariance,
+        sanitizer=sanitizer,
         diagnosis=diagnosis,
     )
 

@@ -51,6 +51,9 @@ def result_lines(result: Any) -> list[str]:
         invariance = check_stages.invariance_line(getattr(result, "batch_invariance", None))
         if invariance is not None:
             lines.append(invariance)
+        sanitized = check_stages.sanitizer_line(getattr(result, "sanitizer", None))
+        if sanitized is not None:
+            lines.append(sanitized)
     matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
     lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
     for kill_matrix in matrices:

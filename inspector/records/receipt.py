@@ -220,4 +220,8 @@ def invariance_lines(receipt: dict[str, Any]) -> list[str]:
         return []
     if "absent" in section:
         return [f"batch invariance: not certified: {section['absent']}"]
-    return [check_stages.invariance_line(section)]
+    lines = [check_stages.invariance_line(section)]
+    evidence = receipt.get("device_evidence")
+    if evidence is not None:
+        lines.append(check_stages.sanitizer_line(evidence["sanitizer"]))
+    return lines

@@ -163,6 +163,20 @@ def _row_entries(result: CheckResult, bounds: dict[str, Any]) -> list[dict[str, 
     return rows
 
 
+#: Why a receipt holds no DRAM figures: check launches small problems; bench measures.
+NO_DRAM = "not measured by check: DRAM throughput from Nsight Compute belongs to bench (not built)"
+
+
+def _device_evidence(result: CheckResult) -> dict[str, Any]:
+    """The sanitizer's word on the check's launches, or why there is none; DRAM: absent."""
+    sanitizer = result.sanitizer
+    if sanitizer is None:
+        reason = "the kernel did not run" if result.kernel is None else (
+            "a user's kernel: its launches are not sanitized yet")  # fmt: skip
+        sanitizer = {"absent": reason}
+    return {"sanitizer": sanitizer, "dram": {"absent": NO_DRAM}}
+
+
 def _invariance_section(result: CheckResult) -> dict[str, Any]:
     """The certificate, or why there is none."""
     section = result.batch_invariance
@@ -270,6 +284,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         "errors": errors,
         "error_bound": _bound_section(problem, bounds),
         "batch_invariance": _invariance_section(result),
+        "device_evidence": _device_evidence(result),
         "model_checks": {
             "output": _comparison(result.output),
             "intermediates": _comparison(result.intermediates),

@@ -142,3 +142,11 @@ def test_the_verdict_and_the_log_show_the_bound_and_the_certificate(kernel_resul
     assert "NOT batch-invariant: 1 row(s), ≤ 3 ulp" in report.check_verdict_html(differs)
     line = next(x for x in report.check_log_lines(differs) if x.startswith("batch invariance"))
     assert line.startswith("batch invariance: NOT bit-identical: 1 of ")
+
+
+def test_the_device_evidence_says_what_ran_and_why_the_rest_did_not(kernel_result, model_results):
+    evidence = receipt.build_receipt(kernel_result)["device_evidence"]
+    assert evidence["sanitizer"] == kernel_result.sanitizer
+    assert evidence["dram"]["absent"].startswith("not measured by check")
+    model_only = receipt.build_receipt(model_results["float32"])["device_evidence"]
+    assert model_only["sanitizer"] == {"absent": "the kernel did not run"}
