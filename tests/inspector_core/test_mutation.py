@@ -68,11 +68,14 @@ def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
     out = tmp_path / "mutation"
     done = subprocess.run(
         [sys.executable, str(ROOT / "main.py"), "mutate", "--kernel", f"{kernel}:rms_norm",
-         "--out", str(out), "--jobs", "2"],
-        capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=900,
+         "--out", str(out), "--jobs", "2", "--timeout", "600"],
+        capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=1800,
         check=False,
     )  # fmt: skip
+    # A generous per-run timeout: on a busy machine a child's start alone can take a minute,
+    # and a "timeout" outcome would say nothing about the mutants.
     data = json.loads((out / "mutation.json").read_text())
+    assert data["timeout"] == 0, [m for m in data["mutants"] if m["outcome"] == "timeout"]
     assert data["kernel"]["function"] == "rms_norm"
     outcomes = [m["outcome"] for m in data["mutants"]]
     assert set(outcomes) <= {"killed", "survived", "crashed", "timeout", "equivalent"}
