@@ -70,6 +70,29 @@ def test_rows_land_where_the_launch_says() -> None:
         assert torch.allclose(shifted, expect, rtol=1e-5, atol=1e-6), position
 
 
+@pytest.mark.parametrize(("per", "position"), [(4, 0), (4, 1), (4, 3), (8, 4)])
+def test_the_launch_puts_the_rows_at_their_position_and_fills_the_last_program(
+    monkeypatch: pytest.MonkeyPatch, per: int, position: int
+) -> None:
+    seen = []
+
+    def spy(batch, weight, out, eps, config):
+        seen.append((batch.clone(), batch.stride(0), out.stride(0)))
+        out.copy_(batch)
+
+    monkeypatch.setattr(inv, "launch", spy)
+    x = torch.arange(3 * 8, dtype=torch.float32).reshape(3, 8) + 1
+    got = inv._launch_at(x, torch.ones(8), 1e-6, LaunchConfig(False, 8, 1, per), position, 11)
+    ((batch, x_stride, y_stride),) = seen
+    assert (x_stride, y_stride) == (11, 11)
+    assert batch.shape[0] % per == 0
+    assert batch.shape[0] >= position + 3
+    assert torch.equal(batch[position : position + 3], x)
+    assert torch.equal(got, x)
+    # The rows around them are copies of the input's rows, never zeros or poison.
+    assert all(any(torch.equal(row, r) for r in x) for row in batch)
+
+
 def _exact_sum_rows() -> np.ndarray:
     """Rows of small integers: every sum of squares is exact in float32 in any order, so
     every layout must give the same bits."""
