@@ -153,10 +153,15 @@ def sanitizer_stage(problem: Problem) -> dict[str, Any]:
             done = subprocess.run(
                 command, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT_S, cwd=_ROOT
             )
-        except subprocess.TimeoutExpired:
-            return {"tool": "compute-sanitizer --tool memcheck", "ran": False, "errors": None,
-                    "launches": None, "passed": False, "exit_code": None,
-                    "report": f"did not finish within {SANITIZER_TIMEOUT_S} s"}  # fmt: skip
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            why = (
+                f"did not finish within {SANITIZER_TIMEOUT_S} s"
+                if isinstance(exc, subprocess.TimeoutExpired)
+                else f"could not start: {exc}"
+            )
+            return {"tool": "compute-sanitizer --tool memcheck", "ran": False,
+                    "errors": None, "launches": None, "passed": False, "exit_code": None,
+                    "report": why}  # fmt: skip
     text = done.stdout + done.stderr
     errors, launches = parse_sanitizer_output(text)
     return {

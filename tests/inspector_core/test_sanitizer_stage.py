@@ -81,6 +81,19 @@ def test_a_child_that_fails_is_a_failure_naming_its_exit_code(tmp_path, monkeypa
     assert line.startswith("compute-sanitizer memcheck did not pass (exit code 1): ")
 
 
+def test_a_sanitizer_that_cannot_start_is_a_failure_not_a_crash(tmp_path, monkeypatch) -> None:
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text("not a program")
+    tool.chmod(0o755)  # executable, but no interpreter line: exec fails
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(kernels, "MODE", "compiled")
+    section = check_stages.sanitizer_stage(fixtures.get("hand_checkable").build())
+    assert section["ran"] is False
+    assert section["report"].startswith("could not start: ")
+    (line,) = check_stages.sanitizer_failures(section)
+    assert "could not start" in line
+
+
 def test_the_child_refuses_a_missing_argument() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "inspector.sanitize_child"], capture_output=True, text=True,
