@@ -73,13 +73,14 @@ def apply_style(app: QApplication) -> None:
         app.setWindowIcon(QIcon(str(icon)))
 
 
-def build_window(session_path: str | None = None) -> InspectorWindow:
-    """Create the main window (a QApplication must exist)."""
+def build_window(session_path: str | None = None, *, warm_jobs: bool = True) -> InspectorWindow:
+    """Create the main window (a QApplication must exist); ``warm_jobs``: start the job
+    process as the window opens (a screenshot runs no job and starts none)."""
     import PySide6  # noqa: F401  (bind pyqtgraph to PySide6 first)
 
     from inspector.window import InspectorWindow
 
-    window = InspectorWindow(demo=session_path is None)
+    window = InspectorWindow(demo=session_path is None, warm_jobs=warm_jobs)
     demo = RESOURCES / "demo_session.h5"
     if session_path is None and demo.is_file():
         try:  # the bundled demo, opened untitled; the built-in fixture if it cannot be read
@@ -149,7 +150,7 @@ def run_app(
     """
     app = _ensure_app(offscreen=screenshot is not None)
     try:
-        window = build_window(session_path)
+        window = build_window(session_path, warm_jobs=screenshot is None)
     except Exception as exc:
         print(f"session: cannot open {session_path}: {exc}", file=sys.stderr)
         return 2

@@ -77,6 +77,7 @@ class InspectorWindow(QMainWindow):
         settings: QSettings | None = None,
         autosave_dir: str | None = None,
         autosave_ms: int = AUTOSAVE_MS,
+        warm_jobs: bool = True,
     ) -> None:
         super().__init__()
         self.setObjectName("inspector_window")
@@ -86,7 +87,7 @@ class InspectorWindow(QMainWindow):
         self.state = InspectionState()
         self.runner = JobRunner(self)
         self.env = jobs.kernel_environment()
-        if self.env["available"]:
+        if warm_jobs and self.env["available"]:
             prewarm()  # the job process imports torch and Triton while the window opens
         self._pending_analysis = False
         self._analysis_scheduled = False

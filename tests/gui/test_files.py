@@ -108,11 +108,27 @@ def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch: pytest.Monk
     assert window.close()
 
 
-def test_screenshot_mode_renders_a_png(qtbot, tmp_path) -> None:
+def test_screenshot_mode_renders_a_png_and_starts_no_job_process(
+    qtbot, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector import window as window_module
+
+    warmed: list[str] = []
+    monkeypatch.setattr(window_module, "prewarm", lambda: warmed.append("prewarm"))
     out = tmp_path / "shot.png"
     assert run_app(None, str(out)) == 0
     assert out.stat().st_size > 10_000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert warmed == []  # it runs no job, so it starts no torch + Triton process
+    from inspector.app import build_window
+
+    opened = build_window(None)
+    try:
+        assert warmed == (["prewarm"] if opened.env["available"] else [])
+    finally:
+        opened.state.dirty = False
+        opened.shutdown()
+        opened.close()
 
 
 def test_autosave_and_recovery_after_a_crash(
