@@ -65,7 +65,7 @@ def block_hover_text(
             for state, count in zip(*np.unique(cell, return_counts=True), strict=True)
         ),
     ]
-    valid = lanes.stop if lanes.stop <= tiled.width else tiled.width
+    valid = min(lanes.stop, tiled.width)
     if valid > lanes.start:
         loaded = np.abs(tiled.lanes[rows.start : rows.stop, lanes.start : valid])
         at = _where(loaded, rows, range(lanes.start, valid))
