@@ -150,8 +150,14 @@ def with_inferred(run: Any) -> Any:
     return dataclasses.replace(run, inferred=inferred)
 
 
-def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) -> Job:
-    """A job running the kernel once, judged against ``reference_y`` (a ``KernelRun`` back)."""
+def kernel_job(
+    problem: Problem,
+    mutant: str | None,
+    reference_y: np.ndarray,
+    y_exact: np.ndarray | None = None,
+) -> Job:
+    """A job running the kernel once, judged against ``reference_y`` (a ``KernelRun`` back);
+    ``y_exact``, the reference before rounding, saves recomputing it for the bound."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         yield (0, 2, "loading the kernel (torch + triton)")
@@ -160,15 +166,19 @@ def kernel_job(problem: Problem, mutant: str | None, reference_y: np.ndarray) ->
         yield (1, 2, f"kernel ({kernels.MODE}){' mutant ' + mutant if mutant else ''}")
         from inspector.pipeline import run_and_judge_kernel
 
-        yield with_inferred(run_and_judge_kernel(problem, reference_y, mutant=mutant, rstd=True))
+        run = run_and_judge_kernel(problem, reference_y, mutant=mutant, rstd=True, y_exact=y_exact)
+        yield with_inferred(run)
 
     return job
 
 
-def user_kernel_job(problem: Problem, spec: Any, reference_y: np.ndarray) -> Job:
+def user_kernel_job(
+    problem: Problem, spec: Any, reference_y: np.ndarray, y_exact: np.ndarray | None = None
+) -> Job:
     """A job running a user's kernel (``kernels.usercode.KernelSpec``) once in its child
-    process, judged against ``reference_y`` (a ``KernelRun`` back). A crash, hang or exception
-    of the kernel fails the job with what happened (``userkernel.UserKernelFailed``)."""
+    process, judged against ``reference_y`` (a ``KernelRun`` back; ``y_exact`` as for
+    :func:`kernel_job`). A crash, hang or exception of the kernel fails the job with what
+    happened (``userkernel.UserKernelFailed``)."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         yield (0, 3, f"starting {spec.path.name}'s process (torch + triton)")
@@ -180,7 +190,7 @@ def user_kernel_job(problem: Problem, spec: Any, reference_y: np.ndarray) -> Job
         user = UserImplementation(spec, poison=POISON)
         try:
             yield (1, 3, f"{spec.path.name}:{spec.function} ({user.mode})")
-            run = run_and_judge_user_kernel(user, problem, reference_y)
+            run = run_and_judge_user_kernel(user, problem, reference_y, y_exact)
         finally:
             user.close()
         yield (2, 3, "inferring its rrms")

@@ -465,12 +465,13 @@ class InspectorWindow(QMainWindow):
         state = self.state
         if state.problem is None or state.reference is None or self.runner.busy:
             return False
+        references = (state.reference.y, state.reference.y_exact)
         if state.user_kernel:
             if not self.kernels.reread():
                 return False
-            job = jobs.user_kernel_job(state.problem, state.kernel, state.reference.y)
+            job = jobs.user_kernel_job(state.problem, state.kernel, *references)
         else:
-            job = heavy("inspector.jobs:kernel_job", state.problem, state.mutant, state.reference.y)
+            job = heavy("inspector.jobs:kernel_job", state.problem, state.mutant, *references)
         return self.runner.start("kernel", job)
 
     def run_benchmark(self) -> bool:
