@@ -194,7 +194,10 @@ def certify(
     launches = []
     for batch, config in layouts:
         for position in positions_for(config):
-            got = _launch_at(xt, wt, eps, config, position, stride)
+            if config == layouts[0][1] and position == 0:
+                got = alone  # the batch of 1 itself
+            else:
+                got = _launch_at(xt, wt, eps, config, position, stride)
             ulps = ulp_distance(got, alone).amax(dim=1)
             worst = torch.maximum(worst, ulps)
             launches.append({
