@@ -193,7 +193,7 @@ def summarize(receipt: dict[str, Any]) -> Sequence[str]:
         f"max_rel={errors['max_rel']!r} ({errors['compare_dtype']}: atol={errors['atol']:g}, "
         f"rtol={errors['rtol']:g}) {'pass' if errors['passed'] else 'FAIL'}",
         *bound_lines(receipt),
-        *invariance_lines(receipt),
+        *evidence_lines(receipt),
         f"export check: {export['status']}"
         + (f" ({'; '.join(export['problems'][:2])})" if export["problems"] else ""),
     )
@@ -213,14 +213,17 @@ def bound_lines(receipt: dict[str, Any]) -> list[str]:
     ]
 
 
-def invariance_lines(receipt: dict[str, Any]) -> list[str]:
-    """The batch-invariance line of :func:`summarize` (none for a version-1 receipt)."""
+def evidence_lines(receipt: dict[str, Any]) -> list[str]:
+    """The batch-invariance and sanitizer lines of :func:`summarize` (none for a version-1
+    receipt)."""
     section = receipt.get("batch_invariance")
     if section is None:
         return []
-    if "absent" in section:
-        return [f"batch invariance: not certified: {section['absent']}"]
-    lines = [check_stages.invariance_line(section)]
+    lines = [
+        f"batch invariance: not certified: {section['absent']}"
+        if "absent" in section
+        else check_stages.invariance_line(section)
+    ]
     evidence = receipt.get("device_evidence")
     if evidence is not None:
         lines.append(check_stages.sanitizer_line(evidence["sanitizer"]))
