@@ -169,7 +169,7 @@ def test_kernel_columns_come_from_the_freshest_kernel_result() -> None:
     # A check with the kernel wins over the file; Run kernel wins over both.
     check_kernel = SimpleNamespace(row_max_abs=np.zeros(3), row_max_rel=np.ones(3), mode="x")
     assert model.set_check_result(
-        SimpleNamespace(problem=problem, kernel=check_kernel, compile=None)
+        SimpleNamespace(problem=problem, kernel=check_kernel, compile=None, batch_invariance=None)
     )
     checked = model.kernel_columns()
     assert checked.row_max_rel is check_kernel.row_max_rel
