@@ -11,6 +11,7 @@ a stopped run keeps what it measured. No Qt.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -46,37 +47,33 @@ def main() -> None:
         "cases": [],
     }
     start = time.monotonic()
-    for width in WIDTHS:
-        for dtype in DTYPES:
-            if time.monotonic() - start > args.budget_s:
-                record["stopped"] = f"budget of {args.budget_s} s spent"
-                break
-            rng = np.random.default_rng(width)
-            torch_dtype = getattr(torch, dtype)
-            x = torch.from_numpy(rng.standard_normal((rows, width))).to(torch_dtype)
-            w = torch.from_numpy(1 + 0.1 * rng.standard_normal(width)).to(torch_dtype)
-            began = time.monotonic()
-            cert = invariance.certify(x.double().numpy(), w.double().numpy(), 1e-6, dtype, device)
-            section = cert.to_receipt()
-            differing = [launch for launch in section["launches"] if launch["rows_differing"]]
-            case = {
-                "width": width,
-                "dtype": dtype,
-                "bit_identical": cert.bit_identical,
-                "rows_differing": len(cert.differing_rows),
-                "max_ulp": max((r["max_ulp"] for r in cert.differing_rows), default=0),
-                "batch_sizes": section["batch_sizes"],
-                "differing_launches": differing,
-                "cuda_graph": cert.cuda_graph,
-                "seconds": round(time.monotonic() - began, 2),
-            }
-            record["cases"].append(case)
-            shown = ("width", "dtype", "bit_identical", "rows_differing", "max_ulp", "cuda_graph")
-            print(json.dumps({key: case[key] for key in shown}), flush=True)
-            (args.out / "invariance.json").write_text(json.dumps(record, indent=1) + "\n")
-        else:
-            continue
-        break
+    for width, dtype in itertools.product(WIDTHS, DTYPES):
+        if time.monotonic() - start > args.budget_s:
+            record["stopped"] = f"budget of {args.budget_s} s spent"
+            break
+        rng = np.random.default_rng(width)
+        torch_dtype = getattr(torch, dtype)
+        x = torch.from_numpy(rng.standard_normal((rows, width))).to(torch_dtype)
+        w = torch.from_numpy(1 + 0.1 * rng.standard_normal(width)).to(torch_dtype)
+        began = time.monotonic()
+        cert = invariance.certify(x.double().numpy(), w.double().numpy(), 1e-6, dtype, device)
+        section = cert.to_receipt()
+        differing = [entry for entry in section["launches"] if entry["rows_differing"]]
+        case = {
+            "width": width,
+            "dtype": dtype,
+            "bit_identical": cert.bit_identical,
+            "rows_differing": len(cert.differing_rows),
+            "max_ulp": max((r["max_ulp"] for r in cert.differing_rows), default=0),
+            "batch_sizes": section["batch_sizes"],
+            "differing_launches": differing,
+            "cuda_graph": cert.cuda_graph,
+            "seconds": round(time.monotonic() - began, 2),
+        }
+        record["cases"].append(case)
+        shown = ("width", "dtype", "bit_identical", "rows_differing", "max_ulp", "cuda_graph")
+        print(json.dumps({key: case[key] for key in shown}), flush=True)
+        (args.out / "invariance.json").write_text(json.dumps(record, indent=1) + "\n")
     (args.out / "invariance.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
