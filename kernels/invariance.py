@@ -104,7 +104,7 @@ class Certificate:
             "rows_checked": self.rows_checked,
             "batch_sizes": list(self.batch_sizes),
             "differing_rows": [dict(r) for r in self.differing_rows],
-            "launches": [dict(launch) for launch in self.launches],
+            "launches": [dict(entry) for entry in self.launches],
             "cuda_graph": self.cuda_graph,
             "device": self.device,
         }
