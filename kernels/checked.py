@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from kernels.coverage import Configuration, configuration_of
 from kernels.env import device_description
 from kernels.launcher import MAX_WIDTH, SUPPORTED_DTYPES, launch_kernel, mutant_code
 from kernels.layout import (
@@ -87,6 +88,11 @@ class CheckedRun:
     # Each row's rrms as the kernel computed it (its rstd output, float32 values); empty when
     # the run did not ask for it.
     rstd: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    # The output's row stride (the input's unless the run gave out_row_stride); buffer,
+    # data_mask and oob_writes are laid out with it.
+    out_row_stride: int = 0
+    # The launch's class in the coverage map (kernels.coverage.configuration_of).
+    configuration: Configuration | None = None
 
 
 def resolve_device(device: str) -> torch.device:
@@ -150,6 +156,7 @@ def run_checked(
     path: str = "auto",
     config: LaunchConfig | None = None,
     rstd: bool = False,
+    out_row_stride: int | None = None,
 ) -> CheckedRun:
     """Run the kernel (or ``mutant``) on ``x`` laid out in guarded buffers; report what it did.
 
@@ -171,6 +178,9 @@ def run_checked(
         rstd: also take the kernel's per-row rrms from its optional rstd output (the kernel is
             then compiled with that store; ``y`` is bit-identical either way). The check runs
             without it: it proves the kernel users launch.
+        out_row_stride: the output's row stride, ``>= width`` (default ``row_stride``): the
+            vector width and the peel depend on both strides (the coverage map's alignment
+            classes).
 
     Returns:
         CheckedRun with ``y`` ``(rows, width)`` float64 (exact upcast of the kernel's output),
@@ -201,6 +211,13 @@ def run_checked(
     row_stride = int(row_stride)
     if row_stride < width:
         raise ValueError(f"row_stride must be >= width ({width}); got {row_stride}")
+    if out_row_stride is None:
+        out_row_stride = row_stride
+    if isinstance(out_row_stride, bool) or not isinstance(out_row_stride, (int, np.integer)):
+        raise TypeError(f"out_row_stride must be an int >= width ({width}); got {out_row_stride!r}")
+    out_row_stride = int(out_row_stride)
+    if out_row_stride < width:
+        raise ValueError(f"out_row_stride must be >= width ({width}); got {out_row_stride}")
     if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
         raise TypeError(f"eps must be a float; got {eps!r}")
     if path != "auto" and path not in KERNEL_PATHS:
@@ -215,15 +232,16 @@ def run_checked(
         else:
             config = forced_config(path, rows, width, itemsize)
     guard = max(block_for(width), config.lanes(width))
-    mask = data_mask_for(rows, width, row_stride, guard)
+    x_total = data_mask_for(rows, width, row_stride, guard).size
+    mask = data_mask_for(rows, width, out_row_stride, guard)
     total = mask.size
 
-    def body(buffer: torch.Tensor) -> torch.Tensor:
-        return buffer[guard:].as_strided((rows, width), (row_stride, 1))
+    def body(buffer: torch.Tensor, stride: int) -> torch.Tensor:
+        return buffer[guard:].as_strided((rows, width), (stride, 1))
 
     # Build in float64, round once to the dtype (round to nearest even, like the oracle).
-    x_host = torch.full((total,), float(poison), dtype=torch.float64)
-    body(x_host).copy_(torch.from_numpy(values))
+    x_host = torch.full((x_total,), float(poison), dtype=torch.float64)
+    body(x_host, row_stride).copy_(torch.from_numpy(values))
     x_buffer = x_host.to(torch_dtype).to(torch_device)
     y_buffer = torch.full((total,), float(poison), dtype=torch.float64).to(torch_dtype)
     y_buffer = y_buffer.to(torch_device)
@@ -232,8 +250,8 @@ def run_checked(
 
     rstd_out = torch.full((rows,), float("nan"), device=torch_device) if rstd else None
     run = launch_kernel(
-        body(x_buffer), w_tensor, body(y_buffer), float(eps), mutant=mutant, config=config,
-        rstd=rstd_out,
+        body(x_buffer, row_stride), w_tensor, body(y_buffer, out_row_stride), float(eps),
+        mutant=mutant, config=config, rstd=rstd_out,
     )  # fmt: skip
     launched = run.config
     if torch_device.type == "cuda":
@@ -245,13 +263,13 @@ def run_checked(
     changed = np.flatnonzero((bits != poison_bits) & ~mask)
     oob = tuple(
         OobWrite(
-            row=_row_of(int(address), guard, row_stride, rows),
+            row=_row_of(int(address), guard, out_row_stride, rows),
             address=int(address),
             value=float(buffer64[address]),
         )
         for address in changed
     )
-    y = body(torch.from_numpy(buffer64)).numpy().copy()
+    y = body(torch.from_numpy(buffer64), out_row_stride).numpy().copy()
     rrms = np.zeros(0) if rstd_out is None else rstd_out.cpu().double().numpy()
     for array in (y, buffer64, mask, rrms):
         array.setflags(write=False)
@@ -274,6 +292,8 @@ def run_checked(
         poison=float(poison),
         data_mask=mask,
         rstd=rrms,
+        out_row_stride=out_row_stride,
+        configuration=configuration_of(dtype, launched.loop, {**dict(run.layout), "WIDTH": width}),
     )
 
 

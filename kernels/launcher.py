@@ -139,6 +139,8 @@ class Launched(NamedTuple):
     tail: tuple[object, ...]  # the constexpr values in the kernel's parameter order
     grid: int
     peel: int  # the tile kernel's PEEL (0: not peeled, and on the column loop)
+    # The layout constexprs as launched (MUTANT and the rstd ones aside): the coverage map's key.
+    layout: tuple[tuple[str, object], ...] = ()
 
 
 def launch_kernel(
@@ -174,6 +176,7 @@ def launch_kernel(
     peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
     config = settled(config, width, peel)
     constexprs = kernel_constexprs(config, width, vec, rows, peel)
+    layout = tuple(constexprs.items())
     constexprs["MUTANT"] = mutant_code(mutant)
     if rstd is not None:
         _check_rstd(rstd, rows, x2d.device)
@@ -198,7 +201,7 @@ def launch_kernel(
     tail = ()
     if compiled is not None and wrap is None:
         tail = tuple(constexprs[name] for name in kernel.arg_names[_RUNTIME_ARGS:])
-    return Launched(config, rows, compiled, scalars, tail, grid, peel)
+    return Launched(config, rows, compiled, scalars, tail, grid, peel, layout)
 
 
 # The kernels' runtime parameters (x, w, y, rows, width_v, x_stride_v, y_stride_v, eps); the

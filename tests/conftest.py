@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
@@ -21,3 +23,11 @@ if "TRITON_INTERPRET" not in os.environ:
             os.environ["TRITON_INTERPRET"] = "1"
     except ImportError:  # pragma: no cover - torch is a hard dependency
         os.environ["TRITON_INTERPRET"] = "1"
+
+
+@pytest.fixture(scope="session")
+def coverage_map() -> dict:
+    """kernels.coverage.reachable() walked once per session (every width: ~20 s here)."""
+    from kernels import coverage
+
+    return coverage.reachable()
