@@ -145,6 +145,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
               {prog} check --kernel FILE.py:FN ... --out DIR   the same for your own kernel
               {prog} bench [--shapes ...] [--kernel FILE.py:FN] --out DIR   device benchmark (CUDA)
               {prog} mutate [--kernel FILE.py:FN] --out DIR  source mutants vs the fixtures
+              {prog} coverage [--device D] [--out FILE]   prove every launch configuration
               {prog} verify DIR/receipt.json [DIR/receipt.csv]
               {prog} diff A B                            compare receipts or sessions
 
@@ -541,12 +542,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if arguments and arguments[0] == "bench":
             return run_bench_command(arguments[1:])
-        if arguments and arguments[0] == "mutate":
+        if arguments and arguments[0] in ("mutate", "coverage"):
+            from inspector.cli_coverage import run_coverage_command
             from inspector.cli_mutate import run_mutate_command
 
+            run = run_mutate_command if arguments[0] == "mutate" else run_coverage_command
             try:
-                return run_mutate_command(arguments[1:])
-            except ValueError as exc:  # its usage errors and a spec that names no kernel
+                return run(arguments[1:])
+            except ValueError as exc:  # usage errors, a spec that names no kernel
                 raise UsageError(str(exc)) from None
         parser = build_parser()
         try:
