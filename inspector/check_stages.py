@@ -193,3 +193,47 @@ def sanitizer_line(section: dict[str, Any] | None) -> str | None:
         return f"compute-sanitizer: not run: {section['absent']}"
     verdict = "0 errors" if section["passed"] else f"FAILED ({section['errors']} error(s))"
     return f"compute-sanitizer memcheck: {verdict} over {section['launches']} launches"
+
+
+def coverage_stage() -> dict[str, Any]:
+    """The receipt's ``coverage`` (:func:`inspector.coverage_proof.coverage_section`), or
+    ``{"error": ...}`` where the map could not be made."""
+    from inspector.coverage_proof import coverage_section
+
+    try:
+        return coverage_section()
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def coverage_failures(section: dict[str, Any] | None) -> list[str]:
+    """The check's failure lines from a coverage section: a configuration the rule can reach
+    that no record of this code proves."""
+    if section is None:
+        return []
+    if "error" in section:
+        return [f"coverage map: could not be made: {section['error']}"]
+    unproven = section["unproven"]
+    if not unproven:
+        return []
+    shown = ", ".join(unproven[:3]) + (" ..." if len(unproven) > 3 else "")
+    return [
+        f"coverage map: {len(unproven)} reachable launch configuration(s) no record of this "
+        f"kernel proves ({shown}); run `python main.py coverage --out docs/coverage/cpu.json`"
+    ]
+
+
+def coverage_line(section: dict[str, Any] | None) -> str | None:
+    """One line about a coverage section (None: the check made none)."""
+    if section is None:
+        return None
+    if "error" in section:
+        return f"coverage: not made: {section['error']}"
+    total = len(section["configurations"])
+    unproven = len(section["unproven"])
+    verdict = "every one proven" if not unproven else f"{unproven} NOT proven"
+    return (
+        f"coverage: {total} reachable launch configurations; {section['proven_cpu']} proven on "
+        f"a CPU ({section['sources']['cpu']}), {section['proven_gpu']} on a GPU "
+        f"({section['sources']['gpu']}); {verdict}"
+    )

@@ -141,6 +141,8 @@ class CheckResult:
     batch_invariance: dict[str, Any] | None = None
     # The kernel's launches under compute-sanitizer (check_stages.sanitizer_stage).
     sanitizer: dict[str, Any] | None = None
+    # The launch-layout coverage map and its proofs (check_stages.coverage_stage).
+    coverage: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -370,7 +372,7 @@ def _steps(
     diagnosis: tuple[str, ...] = ()
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
-    invariance = sanitizer = None
+    invariance = sanitizer = coverage = None
     if kernel_ready:
         yield (step, total, "kernel on the input")
         try:
@@ -412,6 +414,9 @@ def _steps(
             yield (step, total, "compute-sanitizer")
             sanitizer = check_stages.sanitizer_stage(problem)
             failures += check_stages.sanitizer_failures(sanitizer)
+            yield (step, total, "coverage map")
+            coverage = check_stages.coverage_stage()
+            failures += check_stages.coverage_failures(coverage)
             yield (step, total, "compiler output")
             compile_info = check_stages.compile_stage(problem, config.compile_target)
         step += 1
@@ -434,6 +439,7 @@ def _steps(
         kernel_path_matrices=path_matrices,
         batch_invariance=invariance,
         sanitizer=sanitizer,
+        coverage=coverage,
         diagnosis=diagnosis,
     )
 

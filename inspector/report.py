@@ -54,6 +54,9 @@ def result_lines(result: Any) -> list[str]:
         sanitized = check_stages.sanitizer_line(getattr(result, "sanitizer", None))
         if sanitized is not None:
             lines.append(sanitized)
+        covered = check_stages.coverage_line(getattr(result, "coverage", None))
+        if covered is not None:
+            lines.append(covered)
     matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
     lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
     for kill_matrix in matrices:
@@ -133,6 +136,11 @@ def _evidence_words(result: Any) -> list[str]:
             words.append(
                 f"NOT batch-invariant: {len(section['differing_rows'])} row(s), ≤ {worst} ulp"
             )
+    coverage = getattr(result, "coverage", None)
+    if coverage is not None and "error" not in coverage:
+        total = len(coverage["configurations"])
+        proven = total - len(coverage["unproven"])
+        words.append(f"layouts proven {proven}/{total}")
     return words
 
 

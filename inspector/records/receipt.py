@@ -214,8 +214,8 @@ def bound_lines(receipt: dict[str, Any]) -> list[str]:
 
 
 def evidence_lines(receipt: dict[str, Any]) -> list[str]:
-    """The batch-invariance and sanitizer lines of :func:`summarize` (none for a version-1
-    receipt)."""
+    """The batch-invariance, sanitizer and coverage lines of :func:`summarize` (none for a
+    version-1 receipt)."""
     section = receipt.get("batch_invariance")
     if section is None:
         return []
@@ -227,4 +227,11 @@ def evidence_lines(receipt: dict[str, Any]) -> list[str]:
     evidence = receipt.get("device_evidence")
     if evidence is not None:
         lines.append(check_stages.sanitizer_line(evidence["sanitizer"]))
+    coverage = receipt.get("coverage")
+    if coverage is not None:
+        lines.append(
+            f"coverage: not made: {coverage['absent']}"
+            if "absent" in coverage
+            else check_stages.coverage_line(coverage)
+        )
     return lines

@@ -189,6 +189,18 @@ def _invariance_section(result: CheckResult) -> dict[str, Any]:
     return {"absent": "a user's kernel: its launch layouts are its own, not the rule's"}
 
 
+def _coverage_section(result: CheckResult) -> dict[str, Any]:
+    """The coverage map, or why there is none."""
+    section = getattr(result, "coverage", None)
+    if section is not None and "error" not in section:
+        return section
+    if section is not None:
+        return {"absent": f"could not be made: {section['error']}"}
+    if result.kernel is None:
+        return {"absent": "the kernel did not run"}
+    return {"absent": "a user's kernel: the map is of the bundled layout rule"}
+
+
 def _bound_section(problem: Any, bounds: dict[str, Any]) -> dict[str, Any]:
     """The receipt's ``error_bound``: the bound's model and whether every row is within."""
     bound = bounds["row_error_bound"]
@@ -285,6 +297,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         "error_bound": _bound_section(problem, bounds),
         "batch_invariance": _invariance_section(result),
         "device_evidence": _device_evidence(result),
+        "coverage": _coverage_section(result),
         "model_checks": {
             "output": _comparison(result.output),
             "intermediates": _comparison(result.intermediates),

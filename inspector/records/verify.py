@@ -308,6 +308,8 @@ def _claim_checks(data: dict[str, Any]) -> list[Check]:
                 if not f["passed"] or f["expected"] != f["actual"]]  # fmt: skip
     if kernel.get("oob_writes"):
         reasons.append(f"kernel.oob_writes {kernel['oob_writes']}")
+    if data.get("coverage", {}).get("unproven"):
+        reasons.append(f"coverage: {len(data['coverage']['unproven'])} unproven")
     verdict = data["verdict"]
     expected = not reasons and not verdict["failures"]
     detail = f"passed={verdict['passed']}, {len(verdict['failures'])} failure(s) recorded"
@@ -347,11 +349,40 @@ def _bound_checks(data: dict[str, Any]) -> list[Check]:
     ]
 
 
+def _coverage_checks(data: dict[str, Any]) -> list[Check]:
+    """The ``coverage`` section's counts and unproven list against its configurations."""
+    section = data.get("coverage")
+    if section is None or "absent" in section:
+        return []
+    entries = section["configurations"]
+    cpu = sum(entry["proven_cpu"] for entry in entries)
+    gpu = sum(entry["proven_gpu"] for entry in entries)
+    unproven = [e["label"] for e in entries if not (e["proven_cpu"] or e["proven_gpu"])]
+    labels = [entry["label"] for entry in entries]
+    ok = (
+        section["proven_cpu"] == cpu
+        and section["proven_gpu"] == gpu
+        and section["unproven"] == unproven
+        and len(set(labels)) == len(labels)
+    )
+    return [
+        Check(
+            "coverage",
+            ok,
+            f"claims cpu {section['proven_cpu']}, gpu {section['proven_gpu']}, "
+            f"{len(section['unproven'])} unproven; its {len(entries)} configurations give cpu "
+            f"{cpu}, gpu {gpu}, {len(unproven)} unproven"
+            + ("" if len(set(labels)) == len(labels) else ", with repeated labels"),
+        )
+    ]
+
+
 def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Check]:
     """Everything ``verify`` checks once the JSON is schema-valid."""
     checks: list[Check] = []
     checks += _recompute_checks(data)
     checks += _bound_checks(data)
+    checks += _coverage_checks(data)
     checks.append(
         Check(
             "json row count",
