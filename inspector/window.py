@@ -45,6 +45,7 @@ from inspector.state import DEMO_FIXTURE, Event, InspectionState
 from inspector.widgets.accessibility import name_controls
 from inspector.widgets.bench_view import BenchView, bench_available
 from inspector.widgets.compiler_view import CompilerView
+from inspector.widgets.coverage_view import CoverageView, saved_coverage
 from inspector.widgets.divergence import DivergencePanel
 from inspector.widgets.history_view import HistoryView
 from inspector.widgets.input_panel import InputPanel
@@ -123,12 +124,12 @@ class InspectorWindow(QMainWindow):
         self.row_table = RowTable()
         self.kill_view = KillMatrixView()
         self.compiler_view = CompilerView()
+        self.coverage_view = CoverageView()
         self.bench_view = BenchView()
         self.history_view = HistoryView()
         self.mutation_view = MutationView()
         self.divergence = DivergencePanel()
-        self.summary = QPlainTextEdit(objectName="summary")
-        self.summary.setReadOnly(True)
+        self.summary = QPlainTextEdit(objectName="summary", readOnly=True)
         self.views = EvidenceViews(self.state, self.grid, self.stepper, self.row_table)
 
         self.run_check_button = QPushButton("Run check", objectName="run_check")
@@ -149,13 +150,9 @@ class InspectorWindow(QMainWindow):
             "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
             "interpreter this takes a while"
         )
-        self.progress = QProgressBar(objectName="progress")
-        self.progress.setRange(0, 1)
+        self.progress = QProgressBar(objectName="progress", maximum=1, format="idle")
         self.progress.setValue(0)
-        self.progress.setTextVisible(True)
-        self.progress.setFormat("idle")
-        self.verdict = QLabel("No check run yet.", objectName="verdict")
-        self.verdict.setWordWrap(True)
+        self.verdict = QLabel("No check run yet.", objectName="verdict", wordWrap=True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
 
         self.set_bench_scope(True)
@@ -198,6 +195,7 @@ class InspectorWindow(QMainWindow):
         self.tabs.addTab(self.row_table, "Row intermediates")
         self.tabs.addTab(self.kill_view, "Kill matrix")
         self.tabs.addTab(self.compiler_view, "Compiler")
+        self.tabs.addTab(self.coverage_view, "Coverage")
         self.tabs.addTab(self.bench_view, "Benchmark")
         self.tabs.addTab(self.summary, "Check log")
         self.tabs.addTab(self.history_view, "History")
@@ -345,6 +343,7 @@ class InspectorWindow(QMainWindow):
             matrices.append(result.kernel_matrix)
         self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
         self.kill_view.highlight_mutant(self.state.mutant)
+        self.coverage_view.set_section(result.coverage)
         self.refresh_views()
         self.verdict.setText(report.check_verdict_html(result, self.state.stamps["check_result"]))
         self.summary.setPlainText("\n".join(report.check_log_lines(result)))
@@ -370,6 +369,7 @@ class InspectorWindow(QMainWindow):
             kernel_choice.kernel_source(self.state.kernel),
         )
         self.verdict.setText(report.saved_verdict_html(results, provenance))
+        self.coverage_view.set_section(saved_coverage(session, provenance))
         self.summary.setPlainText(
             "\n".join(report.saved_check_lines(results, matrices, provenance))
         )

@@ -175,6 +175,11 @@ def test_window_check_with_kernel_runs_in_a_child_process_while_the_gui_answers(
         assert failure in window.summary.toPlainText()
     if result.compile and "texts" in result.compile:
         assert window.compiler_view.text("ttir")
+    # The coverage tab shows the check's map: every reachable configuration, each in its cell.
+    assert window.coverage_view.section is result.coverage
+    assert window.coverage_view.table.rowCount() == len(
+        {c["label"].split("/", 1)[1] for c in result.coverage["configurations"]}
+    )
 
 
 def test_window_check_can_be_cancelled(qtbot, window) -> None:
