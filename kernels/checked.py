@@ -142,6 +142,14 @@ def data_mask_for(rows: int, width: int, row_stride: int, guard: int) -> np.ndar
     return mask
 
 
+def _stride(name: str, value: object, width: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= width ({width}); got {value!r}")
+    if value < width:
+        raise ValueError(f"{name} must be >= width ({width}); got {value}")
+    return int(value)
+
+
 def run_checked(
     x: object,
     weight: object,
@@ -204,20 +212,10 @@ def run_checked(
     weights = np.asarray(weight, dtype=np.float64)
     if weights.shape != (width,):
         raise ValueError(f"weight.shape must be (width,) = ({width},); got {weights.shape}")
-    if row_stride is None:
-        row_stride = width
-    if isinstance(row_stride, bool) or not isinstance(row_stride, (int, np.integer)):
-        raise TypeError(f"row_stride must be an int >= width ({width}); got {row_stride!r}")
-    row_stride = int(row_stride)
-    if row_stride < width:
-        raise ValueError(f"row_stride must be >= width ({width}); got {row_stride}")
-    if out_row_stride is None:
-        out_row_stride = row_stride
-    if isinstance(out_row_stride, bool) or not isinstance(out_row_stride, (int, np.integer)):
-        raise TypeError(f"out_row_stride must be an int >= width ({width}); got {out_row_stride!r}")
-    out_row_stride = int(out_row_stride)
-    if out_row_stride < width:
-        raise ValueError(f"out_row_stride must be >= width ({width}); got {out_row_stride}")
+    row_stride = _stride("row_stride", width if row_stride is None else row_stride, width)
+    out_row_stride = _stride(
+        "out_row_stride", row_stride if out_row_stride is None else out_row_stride, width
+    )
     if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
         raise TypeError(f"eps must be a float; got {eps!r}")
     if path != "auto" and path not in KERNEL_PATHS:
