@@ -5,7 +5,8 @@ For each configuration :func:`kernels.coverage.reachable` finds, :func:`variants
 matrix's kinds of fixture at the witness's width, dtype and row strides (a few rows: the
 witness's layout, launched on them, reaches the same configuration, :func:`kernels.coverage.
 proof_rows`): random rows against the scalar reference, an extreme element in the last column,
-a zero row and a constant row, row isolation and poison invariance. Each runs through
+a zero row and a constant row, rows of 1e-3 at the smallest eps, row isolation, poison
+invariance, and the rstd output (each row's rrms, the kernel's STORE_RSTD code). Each runs through
 ``kernels.run_checked`` (guarded buffers: any store outside the output's rows fails it) with
 the witness's layout forced, and a run whose launch lands in another configuration fails (the
 proof must cover the configuration it names). :func:`prove_all` proves the map;
@@ -28,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from oracle import matrix, spec
+from oracle import matrix, scalar, spec
+from oracle.compare import INTERMEDIATE_TOLERANCE, compare
 from oracle.fixtures import Fixture
 from oracle.limits import LIMITS
 from oracle.spec import FINITE_MAX
@@ -112,11 +114,21 @@ def variants(witness: Any, rows: int) -> list[Fixture]:
         Fixture("poison_invariance", "negative", "another poison in the padding, guards and "
                 "masked lanes changes nothing", case(_values(rows, width, seed + 5)),
                 check="poison_invariance"),
+        Fixture(RSTD_FIXTURE, "positive", "the kernel's rstd output (each row's rrms) against "
+                "the scalar reference's, y as without it", case(_values(rows, width, seed + 6))),
     ]  # fmt: skip
+
+
+#: The variant that also takes the kernel's rstd output (its STORE_RSTD code paths).
+RSTD_FIXTURE = "rstd_output"
 
 
 class WrongConfiguration(RuntimeError):
     """The forced launch reached another configuration than the one under proof."""
+
+
+class RstdMismatch(RuntimeError):
+    """The kernel's rstd output is not the rows' rrms."""
 
 
 def implementation(
@@ -128,15 +140,21 @@ def implementation(
     import kernels
 
     def run(problem: spec.Problem, poison: float, _: str | None) -> matrix.RunOutput:
+        rstd = problem.name == RSTD_FIXTURE
         result = kernels.run_checked(
             np.array(problem.x), np.array(problem.weight), eps=problem.eps, dtype=problem.dtype,
             row_stride=problem.row_stride, out_row_stride=witness.y_stride, mutant=mutant,
-            poison=poison, device=device, config=witness.config,
+            poison=poison, device=device, config=witness.config, rstd=rstd,
         )  # fmt: skip
         if result.configuration != configuration:
             raise WrongConfiguration(
                 f"the launch reached {result.configuration.label}, not {configuration.label}"
             )
+        if rstd:
+            expected = scalar.reference(problem).rrms
+            check = compare(result.rstd, expected, INTERMEDIATE_TOLERANCE)
+            if not check.passed:
+                raise RstdMismatch(f"the kernel's rstd vs the scalar rrms: {check.describe()}")
         return matrix.RunOutput(y=result.y, oob_writes=len(result.oob_writes))
 
     return run

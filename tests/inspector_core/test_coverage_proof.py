@@ -24,7 +24,7 @@ def test_every_reachable_configuration_is_proven_here(coverage_map) -> None:
     # this machine's kernel fails here, whatever the committed records say.
     failed = []
     for _, _, proof in cp.prove_all(coverage_map):
-        assert len(proof.outcomes) == 6
+        assert len(proof.outcomes) == 7
         if not proof.passed:
             failed.append((proof.configuration.label, [o.detail for o in proof.outcomes]))
     assert not failed
