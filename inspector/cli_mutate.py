@@ -57,6 +57,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-ttir", action="store_true", help="skip the TTIR comparison (no mutant is equivalent)"
     )
+    parser.add_argument(
+        "--no-coverage", action="store_true",
+        help="bundled kernel: do not prove the fixtures' survivors on the coverage map",
+    )  # fmt: skip
+    parser.add_argument(
+        "--first-site", type=int, default=0, metavar="N",
+        help="start at site N (0-based), for files of more than 400 sites",
+    )  # fmt: skip
+    parser.add_argument(
+        "--count", type=int, default=400, metavar="N", help="run at most N sites (1..400)"
+    )
     return parser
 
 
@@ -79,9 +90,13 @@ def mutate_report(
     progress: Callable[[int, int, str], None] | None = None,
     compare_ttir: bool = True,
     cancelled: Callable[[], bool] | None = None,
+    coverage: bool = True,
+    first_site: int = 0,
+    count: int = 400,
 ) -> dict[str, Any]:
     """``mutation.json``'s content for ``kernel`` (``FILE.py:FUNCTION``; None: the bundled
-    kernel, through a launcher shim written into ``scratch``).
+    kernel, through a launcher shim written into ``scratch``). ``coverage``: the bundled
+    kernel's fixture survivors are proven on every configuration of the coverage map too.
 
     Raises:
         kernels.usercode.KernelSpecError: a kernel that is not loadable (the message says why).
@@ -100,6 +115,7 @@ def mutate_report(
         shim.write_text(BUNDLED_LAUNCHER)
         spec = loadable_kernel_spec(f"{shim}:rms_norm")
         files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
+    map_path = _coverage_map(scratch) if kernel is None and coverage else None
     mutants, left_out = run_mutants(
         spec,
         files=files,
@@ -109,8 +125,13 @@ def mutate_report(
         progress=progress,
         compare_ttir=compare_ttir,
         cancelled=cancelled,
+        coverage_map=map_path,
+        first_site=first_site,
+        count=count,
     )
     data = report(spec, mutants, left_out)
+    data["coverage_map"] = map_path is not None
+    data["first_site"] = first_site
     if kernel is None:
         from kernels.compile_info import kernel_source_sha256
 
@@ -122,12 +143,34 @@ def mutate_report(
     return data
 
 
+def _coverage_map(scratch: Path) -> Path:
+    """The bundled kernel's coverage map for the mutants' children, cheapest proof first (the
+    committed CPU record's times, when it is of this code)."""
+    from inspector.coverage_child import write_map
+    from inspector.coverage_proof import committed, identity
+    from kernels.coverage import reachable
+
+    found = reachable()
+    record, _ = committed("cpu", identity())
+    seconds = {}
+    if record is not None:
+        seconds = {e["label"]: e.get("seconds", 0.0) for e in record["proofs"]}
+    order = sorted(found, key=lambda c: (seconds.get(c.label, 0.0), c.label))
+    path = scratch / "coverage_map.json"
+    write_map(path, found, order)
+    return path
+
+
 def run_mutate_command(arguments: list[str]) -> int:
     """``mutate``: exit 0 (no survivor), 1 (survivors, printed), 2 (usage, raised as ValueError
     by the parser and the spec checks: the caller prints it as one line)."""
     args = _parser().parse_args(arguments)
     if not 0 <= args.jobs <= 256:
         raise ValueError(f"--jobs must be in [0, 256]; got {args.jobs}")
+    if args.first_site < 0:
+        raise ValueError(f"--first-site must be >= 0; got {args.first_site}")
+    if not 1 <= args.count <= 400:
+        raise ValueError(f"--count must be in [1, 400]; got {args.count}")
     if not 1.0 <= args.timeout <= 3600.0:
         raise ValueError(f"--timeout must be in [1, 3600] seconds; got {args.timeout:g}")
     out = Path(args.out)
@@ -152,6 +195,9 @@ def run_mutate_command(arguments: list[str]) -> int:
             timeout_s=args.timeout,
             progress=progress,
             compare_ttir=not args.no_ttir,
+            coverage=not args.no_coverage,
+            first_site=args.first_site,
+            count=args.count,
         )
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "mutation.csv", _csv_text(data["mutants"]))

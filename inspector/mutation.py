@@ -22,8 +22,11 @@ import ast
 import copy
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -225,21 +228,33 @@ def run_mutants(
     progress: Callable[[int, int, str], None] | None = None,
     compare_ttir: bool = True,
     cancelled: Callable[[], bool] | None = None,
+    coverage_map: Path | None = None,
+    first_site: int = 0,
+    count: int = MAX_MUTANTS,
 ) -> tuple[list[Mutant], int]:
     """Mutate the ``@triton.jit`` functions of ``files`` (default: the kernel's file) and run
     each mutant. ``launcher_dir``: a package folder copied whole for each mutant (the bundled
     kernel: its modules import each other), else the mutant replaces the kernel file alone.
     ``compare_ttir``: judge equivalence by TTIR first (:mod:`inspector.equivalence`).
     ``cancelled``: polled before each mutant; once true, the mutants not yet started are left
-    out (the count returned says how many sites were not run).
+    out (the count returned says how many sites were not run). ``coverage_map``: a map file
+    (:func:`inspector.coverage_child.write_map`) that every mutant the fixtures let through is
+    proven against too (:func:`_coverage_verdict`; the bundled kernel's layouts); the TTIR is
+    then compared last, for the mutants both let through.
+    ``first_site``: start at this site (0-based; the ids keep their place in the whole list),
+    so a file of more than MAX_MUTANTS sites is run in slices of ``count`` (at most
+    MAX_MUTANTS).
 
     Returns:
         The mutants in site order and how many sites were left out past MAX_MUTANTS.
     """
     files = files or [spec.path]
     sites = [(path, site) for path in files for site in mutation_sites(path.read_text())]
-    left_out = max(0, len(sites) - MAX_MUTANTS)
-    sites = sites[:MAX_MUTANTS]
+    if not 0 <= first_site <= len(sites):
+        raise ValueError(f"first site {first_site} is past the {len(sites)} sites")
+    count = min(count, MAX_MUTANTS)
+    left_out = max(0, len(sites) - first_site - count) + first_site
+    sites = sites[first_site : first_site + count]
     workers = jobs or max(1, (os.cpu_count() or 2))
     done = [0]
     if progress is not None and compare_ttir:
@@ -254,7 +269,7 @@ def run_mutants(
         if cancelled is not None and cancelled():
             return None
         path, site = sites[index]
-        mutant_id = f"m{index + 1:03d}"
+        mutant_id = f"m{first_site + index + 1:03d}"
         with tempfile.TemporaryDirectory(prefix="rmsnorm-mutant-") as folder:
             root = Path(folder)
             if launcher_dir is not None:
@@ -275,10 +290,21 @@ def run_mutants(
             mutant_spec = dataclasses.replace(
                 mutant_spec, sha256=hashlib.sha256(text.encode()).hexdigest()
             )
-            outcome, killed_by, detail = _judged(base, mutant_spec, first, path, site)
+            judged = ("", (), "")
+            if coverage_map is None:
+                judged = _judged(base, mutant_spec, first, path, site)
+            outcome, killed_by, detail = judged
             if outcome != "equivalent":
                 note = detail
                 outcome, killed_by, detail = _run_mutant(mutant_spec, first, poison, timeout_s)
+                if outcome == "survived" and coverage_map is not None:
+                    branch = hand_made_branch(path.read_text(), site)
+                    verdict = _coverage_verdict(first, coverage_map, branch, timeout_s * 10)
+                    outcome, killed_by, detail = verdict
+                    if outcome == "survived":  # the TTIR last: only the survivors compile it
+                        judged = _judged(base, mutant_spec, first, path, site)
+                        outcome, killed_by, detail = judged if judged[0] else verdict
+                        note = "" if judged[0] else judged[2]
                 if note and (outcome == "survived" or note.startswith("TTIR not compared")):
                     detail = f"{detail}; {note}"
         done[0] += 1
@@ -290,6 +316,85 @@ def run_mutants(
         ran = list(pool.map(one, range(len(sites))))
     mutants = [m for m in ran if m is not None]
     return mutants, left_out + len(ran) - len(mutants)
+
+
+def hand_made_branch(source: str, site: Site) -> str | None:
+    """The hand-made kernel mutant whose ``if MUTANT == NAME:`` body holds ``site`` (a
+    compile-time branch: no faithful launch compiles it), else None."""
+    from kernels.launcher import KERNEL_MUTANTS
+
+    for node in ast.walk(ast.parse(source)):
+        test = node.test if isinstance(node, ast.If) else None
+        if not (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "MUTANT"
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Name)
+        ):
+            continue
+        name = test.comparators[0].id.lower()
+        first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
+        if name in KERNEL_MUTANTS and first <= site.start[0] <= last:
+            return name
+    return None
+
+
+def _coverage_run(first: str, map_path: Path, mutant: str | None, timeout_s: float) -> Any:
+    """The coverage child's JSON line for the package copy in ``first``, or why there is none
+    (``"timeout"`` or ``"crashed: ..."``). The child starts in ``first`` so the copy's
+    ``kernels`` comes first; the project's ``inspector`` and ``oracle`` come after it."""
+    project = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([first, project, env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "inspector.coverage_child", str(map_path)]
+    command += ["--mutant", mutant] if mutant else []
+    try:
+        done = subprocess.run(
+            command, cwd=first, env=env, capture_output=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    lines = done.stdout.decode(errors="replace").strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        return f"crashed: exit code {done.returncode}: {tail[:300]}"
+    return json.loads(lines[-1])
+
+
+def _coverage_verdict(
+    first: str, map_path: Path, branch: str | None, timeout_s: float
+) -> tuple[str, tuple[str, ...], str]:
+    """A fixture survivor's outcome on the coverage map. In a hand-made mutant's branch: that
+    mutant still caught means no launch the check makes changes (``equivalent``), no longer
+    caught is ``killed`` (the check would report its mutant surviving). Elsewhere: a failing
+    proof ``killed`` it (named by configuration and fixture), none ``survived``."""
+    result = _coverage_run(first, map_path, branch, timeout_s)
+    if result == "timeout":
+        return "timeout", ("coverage map",), f"the coverage proof ran past {timeout_s:g} s"
+    if isinstance(result, str):
+        return "crashed", ("coverage map",), result
+    where = f"coverage:{result.get('configuration')}:{result.get('fixture')}"
+    if branch is not None:
+        if result["outcome"] == "caught":
+            why = (
+                f"only the `if MUTANT == {branch.upper()}:` branch changes (compiled out of "
+                f"every faithful launch); hand-made mutant {branch} is still caught ({where})"
+            )
+            return "equivalent", (), why
+        why = (
+            f"hand-made mutant {branch} is no longer caught by any of the map's "
+            f"{result['proofs']} proofs: the check would report it surviving"
+        )
+        return "killed", (f"hand-made {branch}",), why
+    if result["outcome"] == "caught":
+        return "killed", (where,), str(result.get("detail", ""))[:500]
+    return (
+        "survived",
+        (),
+        (f"every fixture and all {result['proofs']} configurations of the coverage map behaved"),
+    )
 
 
 def _judged(

@@ -161,3 +161,73 @@ def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -
         ("x * x", "x / x", "killed")
     ]
     assert mutants[0].killed_by
+
+
+def _package_copy(tmp_path: Path, file: str | None = None, old: str = "", new: str = "") -> str:
+    """A copy of `kernels` in tmp_path (one replacement in ``file``), as the mutants get."""
+    import shutil
+
+    import kernels
+
+    package = Path(kernels.__file__).resolve().parent
+    shutil.copytree(package, tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    if file is not None:
+        text = (package / file).read_text()
+        assert text.count(old) == 1
+        (tmp_path / "kernels" / file).write_text(text.replace(old, new))
+    return str(tmp_path)
+
+
+def _small_map(tmp_path: Path) -> Path:
+    from inspector.coverage_child import write_map
+    from kernels import coverage
+
+    path = tmp_path / "map.json"
+    write_map(path, coverage.reachable(widths=[70], dtypes=("float32",)))
+    return path
+
+
+def test_hand_made_branch_names_the_mutant_whose_compile_time_branch_holds_a_site() -> None:
+    import kernels
+    from inspector.mutation import hand_made_branch
+
+    source = (Path(kernels.__file__).resolve().parent / "jit_loop.py").read_text()
+    sites = mutation_sites(source)
+    inside = next(s for s in sites if s.before == "x * rrms" and s.function == "_loop_store_chunk")
+    assert hand_made_branch(source, inside) == "missing_weight"
+    test = next(s for s in sites if s.before == "MUTANT == MISSING_WEIGHT")
+    assert hand_made_branch(source, test) is None  # the test itself runs in faithful launches
+    faithful = next(s for s in sites if s.function == "_loop_store_chunk" and s.line > inside.line)
+    assert hand_made_branch(source, faithful) is None
+
+
+def test_the_coverage_map_kills_what_the_fixtures_miss_and_names_where(tmp_path) -> None:
+    from inspector.mutation import _coverage_verdict
+
+    map_path = _small_map(tmp_path)
+    faithful = _package_copy(tmp_path / "faithful")
+    outcome, killed_by, detail = _coverage_verdict(faithful, map_path, None, 600)
+    assert outcome == "survived"
+    assert "configurations of the coverage map behaved" in detail
+    broken = _package_copy(
+        tmp_path / "broken", "jit_parts.py", "        squares = x * x\n", "        squares = x\n"
+    )
+    outcome, killed_by, _ = _coverage_verdict(broken, map_path, None, 600)
+    assert outcome == "killed"
+    assert killed_by[0].startswith("coverage:float32/")
+
+
+def test_a_site_in_a_hand_made_branch_is_equivalent_while_that_mutant_is_still_caught(tmp_path):
+    from inspector.mutation import _coverage_verdict
+
+    map_path = _small_map(tmp_path)
+    same = _package_copy(tmp_path / "same")
+    outcome, _, detail = _coverage_verdict(same, map_path, "missing_square", 600)
+    assert outcome == "equivalent"
+    assert "hand-made mutant missing_square is still caught (coverage:float32/" in detail
+    # The branch made faithful: the check's own mutant would survive, so the site is killed.
+    tame = _package_copy(
+        tmp_path / "tame", "jit_parts.py", "        squares = x\n", "        squares = x * x\n"
+    )
+    outcome, killed_by, _ = _coverage_verdict(tame, map_path, "missing_square", 600)
+    assert (outcome, killed_by) == ("killed", ("hand-made missing_square",))
