@@ -16,16 +16,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one line, exit 2 (through the caller's UsageError)
-        raise ValueError(message)
+from inspector.cli_mutate import OneLineParser
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="main.py coverage",
         description="Prove every launch configuration the layout rule can reach with the "
         "fixture matrix's checks; writes the coverage record.",

@@ -36,13 +36,15 @@ def rms_norm(x, weight, eps, out=None):
 CSV_FIELDS = ("id", "function", "line", "operator", "before", "after", "outcome", "killed_by")
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are ValueErrors (the caller prints one line, exit 2)."""
+
     def error(self, message: str) -> Any:  # one line, exit 2 (through the caller's UsageError)
         raise ValueError(message)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="main.py mutate",
         description="Mutate the kernel's @triton.jit source and run every mutant against the "
         "fixture matrix, each in a child process; writes DIR/mutation.json and mutation.csv.",

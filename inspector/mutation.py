@@ -360,7 +360,10 @@ def _coverage_run(first: str, map_path: Path, mutant: str | None, timeout_s: flo
     if done.returncode != 0 or not lines:
         tail = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
         return f"crashed: exit code {done.returncode}: {tail[:300]}"
-    return json.loads(lines[-1])
+    try:
+        return json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return f"crashed: its last line is not the result: {lines[-1][:300]}"
 
 
 def _coverage_verdict(

@@ -177,28 +177,19 @@ def _device_evidence(result: CheckResult) -> dict[str, Any]:
     return {"sanitizer": sanitizer, "dram": {"absent": NO_DRAM}}
 
 
-def _invariance_section(result: CheckResult) -> dict[str, Any]:
-    """The certificate, or why there is none."""
-    section = result.batch_invariance
+def _stage_section(
+    result: CheckResult, section: dict[str, Any] | None, failed: str, user: str
+) -> dict[str, Any]:
+    """A check stage's section (the certificate, the coverage map), or why there is none:
+    ``failed`` before its error, ``user`` for a user's kernel (the stage is the bundled
+    kernel's)."""
     if section is not None and "error" not in section:
         return section
     if section is not None:
-        return {"absent": f"could not run: {section['error']}"}
+        return {"absent": f"{failed}: {section['error']}"}
     if result.kernel is None:
         return {"absent": "the kernel did not run"}
-    return {"absent": "a user's kernel: its launch layouts are its own, not the rule's"}
-
-
-def _coverage_section(result: CheckResult) -> dict[str, Any]:
-    """The coverage map, or why there is none."""
-    section = getattr(result, "coverage", None)
-    if section is not None and "error" not in section:
-        return section
-    if section is not None:
-        return {"absent": f"could not be made: {section['error']}"}
-    if result.kernel is None:
-        return {"absent": "the kernel did not run"}
-    return {"absent": "a user's kernel: the map is of the bundled layout rule"}
+    return {"absent": user}
 
 
 def _bound_section(problem: Any, bounds: dict[str, Any]) -> dict[str, Any]:
@@ -295,9 +286,19 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         "rows": rows,
         "errors": errors,
         "error_bound": _bound_section(problem, bounds),
-        "batch_invariance": _invariance_section(result),
+        "batch_invariance": _stage_section(
+            result,
+            result.batch_invariance,
+            "could not run",
+            "a user's kernel: its launch layouts are its own, not the rule's",
+        ),
         "device_evidence": _device_evidence(result),
-        "coverage": _coverage_section(result),
+        "coverage": _stage_section(
+            result,
+            getattr(result, "coverage", None),
+            "could not be made",
+            "a user's kernel: the map is of the bundled layout rule",
+        ),
         "model_checks": {
             "output": _comparison(result.output),
             "intermediates": _comparison(result.intermediates),
