@@ -1,0 +1,185 @@
+"""Mutation testing of a plain-Python package against its own tests.
+
+    python scripts/mutate_python.py --package oracle --tests tests/oracle \
+        --out docs/mutation/oracle.json [--jobs N] [--timeout S] [--files a.py,b.py]
+
+Every function and method of each file, and every module- and class-level assignment (the
+declared bounds live there), is searched for sites with the kernel mutator's operators
+(:func:`inspector.mutation._variants`: arithmetic and comparisons swapped, constants moved,
+negations dropped) plus ``and`` <-> ``or`` and a dropped ``not``. Each mutant is the file with one
+site changed, in a fresh copy of the package and its tests, and the tests run there
+(``pytest -x``): a failing test kills it (named), passing tests let it survive, a run past
+``--timeout`` is a timeout. The original's tests must pass first. Writes the report (JSON, one
+entry per mutant, ``score`` = killed / (mutants - equivalent)) and the survivors (CSV beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from inspector.mutation import Site, _variants, apply_site  # noqa: E402
+
+
+def _python_variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    yield from _variants(node)
+    if isinstance(node, ast.BoolOp):
+        new = copy.deepcopy(node)
+        new.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield f"{type(node.op).__name__} -> {type(new.op).__name__}", new
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "not dropped", copy.deepcopy(node.operand)
+
+
+def _scopes(tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt]]]:
+    """(name, statements) of every function, method and module- or class-level assignment."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, node.body
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield f"{node.name}.{item.name}", item.body
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                    yield node.name, [item]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            yield "<module>", [node]
+
+
+def python_sites(source: str) -> list[Site]:
+    """Every site of ``source``, in file order (docstrings and annotations are not mutated)."""
+    tree = ast.parse(source)
+    sites = []
+    for name, statements in _scopes(tree):
+        for statement in statements:
+            skip = set()
+            for node in ast.walk(statement):
+                if isinstance(node, (ast.AnnAssign, ast.arg)) and node.annotation is not None:
+                    skip.update(id(n) for n in ast.walk(node.annotation))
+                if isinstance(node, ast.FunctionDef) and node.returns is not None:
+                    skip.update(id(n) for n in ast.walk(node.returns))
+            for node in ast.walk(statement):
+                if id(node) in skip or getattr(node, "end_lineno", None) is None:
+                    continue
+                before = ast.get_source_segment(source, node)
+                if before is None:
+                    continue
+                for operator, new in _python_variants(node):
+                    start = (node.lineno, node.col_offset)
+                    end = (node.end_lineno, node.end_col_offset)
+                    after = ast.unparse(new)
+                    sites.append(Site(name, node.lineno, operator, before, after, start, end))
+    sites.sort(key=lambda s: (s.start, s.operator))
+    return sites
+
+
+def _copy(folder: Path, package: str, tests: str) -> None:
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / package, folder / package, ignore=ignore)
+    shutil.copytree(ROOT / tests, folder / tests, ignore=ignore)
+    for parent in Path(tests).parents:
+        if str(parent) != ".":
+            (folder / parent / "__init__.py").touch()
+    shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
+
+
+def _pytest(folder: Path, tests: str, timeout_s: float) -> tuple[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(folder), PYTHONDONTWRITEBYTECODE="1")
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+               "-p", "no:randomly", "-o", "addopts=", tests]  # fmt: skip
+    try:
+        done = subprocess.run(
+            command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+    if done.returncode == 0:
+        return "survived", ""
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)
+    if done.returncode in (1, 2) and failed:
+        return "killed", failed[0]
+    return "killed", f"pytest exit {done.returncode}: " + (
+        done.stdout.strip().splitlines() or [""]
+    )[-1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--package", required=True)
+    parser.add_argument("--tests", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--files", help="comma-separated file names in the package (default all)")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
+        base = Path(scratch) / "original"
+        _copy(base, args.package, args.tests)
+        outcome, detail = _pytest(base, args.tests, args.timeout)
+        if outcome != "survived":
+            print(f"the original's tests do not pass: {outcome} {detail}", file=sys.stderr)
+            return 1
+    files = sorted((ROOT / args.package).glob("*.py"))
+    if args.files:
+        files = [ROOT / args.package / name for name in args.files.split(",")]
+    work = [(path, site) for path in files for site in python_sites(path.read_text())]
+    done_count = [0]
+
+    def one(index: int) -> dict:
+        path, site = work[index]
+        with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
+            folder = Path(scratch)
+            _copy(folder, args.package, args.tests)
+            target = folder / args.package / path.name
+            target.write_text(apply_site(path.read_text(), site))
+            outcome, detail = _pytest(folder, args.tests, args.timeout)
+        done_count[0] += 1
+        print(f"[{done_count[0]}/{len(work)}] {path.name}:{site.line} {site.function} "
+              f"{site.operator}: {outcome}", file=sys.stderr, flush=True)  # fmt: skip
+        return {"id": f"p{index + 1:04d}", "file": f"{args.package}/{path.name}",
+                "function": site.function, "line": site.line, "operator": site.operator,
+                "before": site.before, "after": site.after, "outcome": outcome,
+                "killed_by": detail if outcome == "killed" else "", "explanation": ""}  # fmt: skip
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        mutants = list(pool.map(one, range(len(work))))
+    counts = {k: sum(m["outcome"] == k for m in mutants) for k in ("killed", "survived", "timeout")}
+    scored = len(mutants)
+    report = {
+        "target": args.package, "tests": args.tests,
+        "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+        "mutants": mutants, **counts, "equivalent": 0,
+        "score": counts["killed"] / scored if scored else 1.0,
+        "seconds": round(time.perf_counter() - start, 1),
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    with args.out.with_suffix(".csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(mutants[0]) if mutants else ["id"])
+        writer.writeheader()
+        writer.writerows(m for m in mutants if m["outcome"] != "killed")
+    print(f"{args.package}: {len(mutants)} mutants, killed {counts['killed']}, survived "
+          f"{counts['survived']}, timeout {counts['timeout']}; score {report['score']:.3f}; "
+          f"{args.out}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
