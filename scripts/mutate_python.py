@@ -1,7 +1,8 @@
 """Mutation testing of a plain-Python package against its own tests.
 
     python scripts/mutate_python.py --package oracle --tests tests/oracle \
-        --out docs/mutation/oracle.json [--jobs N] [--timeout S] [--files a.py,b.py]
+        --out docs/mutation/oracle.json [--jobs N] [--timeout S] [--files a.py,b.py] \
+        [--explained docs/mutation/oracle_explained.json] [--select REPORT]
 
 Every function and method of each file, and every module- and class-level assignment (the
 declared bounds live there), is searched for sites with the kernel mutator's operators
@@ -11,6 +12,13 @@ site changed, in a fresh copy of the package and its tests, and the tests run th
 (``pytest -x``): a failing test kills it (named), passing tests let it survive, a run past
 ``--timeout`` is a timeout. The original's tests must pass first. Writes the report (JSON, one
 entry per mutant, ``score`` = killed / (mutants - equivalent)) and the survivors (CSV beside it).
+
+A mutant is named by its key: file, function, operator, the text before and after, and which
+occurrence of that change in the function it is (line numbers move when the file is edited,
+keys do not). ``--explained`` is a JSON list of ``{key..., "kind", "reason"}``: a survivor whose
+key is there gets the reason, and ``kind: equivalent`` (the change cannot alter behaviour) takes
+it out of the score; an explanation that matches no survivor is reported, since a stale one
+hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive.
 """
 
 from __future__ import annotations
@@ -89,20 +97,44 @@ def python_sites(source: str) -> list[Site]:
     return sites
 
 
-def _copy(folder: Path, package: str, tests: str) -> None:
+KEY_FIELDS = ("file", "function", "operator", "before", "after", "occurrence")
+
+
+def keyed(mutants: list[dict]) -> list[dict]:
+    """Each mutant with its ``occurrence``: how many earlier mutants share its other key fields."""
+    seen: dict[tuple, int] = {}
+    for mutant in mutants:
+        head = tuple(mutant[f] for f in KEY_FIELDS[:-1])
+        mutant["occurrence"] = seen.get(head, 0)
+        seen[head] = mutant["occurrence"] + 1
+    return mutants
+
+
+def key(entry: dict) -> tuple:
+    return tuple(entry.get(f, 0) if f == "occurrence" else entry[f] for f in KEY_FIELDS)
+
+
+def _copy(folder: Path, package: str, tests: list[str]) -> None:
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / package, folder / package, ignore=ignore)
-    shutil.copytree(ROOT / tests, folder / tests, ignore=ignore)
-    for parent in Path(tests).parents:
-        if str(parent) != ".":
-            (folder / parent / "__init__.py").touch()
+    for test in tests:  # a test file comes with its folder (its helpers and conftest)
+        tree = Path(test) if (ROOT / test).is_dir() else Path(test).parent
+        if not (folder / tree).exists():
+            shutil.copytree(ROOT / tree, folder / tree, ignore=ignore)
+        for parent in tree.parents:
+            if str(parent) != ".":
+                (folder / parent / "__init__.py").touch()
     shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
+    if (ROOT / "tests" / "conftest.py").is_file() and (folder / "tests").is_dir():
+        shutil.copy(ROOT / "tests" / "conftest.py", folder / "tests" / "conftest.py")
 
 
-def _pytest(folder: Path, tests: str, timeout_s: float) -> tuple[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(folder), PYTHONDONTWRITEBYTECODE="1")
+def _pytest(folder: Path, tests: list[str], timeout_s: float, extra: str) -> tuple[str, str]:
+    # the mutated copy shadows the package; the rest of the tree and any site folder stay reachable
+    path = os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-               "-p", "no:randomly", "-o", "addopts=", tests]  # fmt: skip
+               "-p", "no:randomly", "-o", "addopts=", *extra.split(), *tests]  # fmt: skip
     try:
         done = subprocess.run(
             command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout_s
@@ -119,20 +151,36 @@ def _pytest(folder: Path, tests: str, timeout_s: float) -> tuple[str, str]:
     )[-1]
 
 
+def _explanations(path: Path | None) -> dict[tuple, dict]:
+    if path is None:
+        return {}
+    entries = json.loads(path.read_text())
+    for entry in entries:
+        if entry.get("kind") not in ("equivalent", "unkilled") or not entry.get("reason"):
+            raise SystemExit(f"{path}: each entry needs kind equivalent|unkilled and a reason")
+    return {key(entry): entry for entry in entries}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--package", required=True)
-    parser.add_argument("--tests", required=True)
+    parser.add_argument("--tests", required=True, help="comma-separated test folders or files")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--files", help="comma-separated file names in the package (default all)")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--explained", type=Path, help="JSON list of explained survivors")
+    parser.add_argument("--select", type=Path, help="rerun only the survivors of this report")
+    parser.add_argument("--pytest-args", default="", help="more pytest arguments, e.g. --deselect")
+    parser.add_argument("--deadline", type=float, help="start no mutant after this many seconds")
     args = parser.parse_args()
+    tests = args.tests.split(",")
+    explained = _explanations(args.explained)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
         base = Path(scratch) / "original"
-        _copy(base, args.package, args.tests)
-        outcome, detail = _pytest(base, args.tests, args.timeout)
+        _copy(base, args.package, tests)
+        outcome, detail = _pytest(base, tests, args.timeout, args.pytest_args)
         if outcome != "survived":
             print(f"the original's tests do not pass: {outcome} {detail}", file=sys.stderr)
             return 1
@@ -140,33 +188,60 @@ def main() -> int:
     if args.files:
         files = [ROOT / args.package / name for name in args.files.split(",")]
     work = [(path, site) for path in files for site in python_sites(path.read_text())]
+    planned = keyed([
+        {"id": f"p{index + 1:04d}", "file": f"{args.package}/{path.name}",
+         "function": site.function, "line": site.line, "operator": site.operator,
+         "before": site.before, "after": site.after}
+        for index, (path, site) in enumerate(work)
+    ])  # fmt: skip
+    chosen = list(range(len(work)))
+    if args.select:
+        earlier = json.loads(args.select.read_text())["mutants"]
+        if earlier and "occurrence" not in earlier[0]:
+            earlier = keyed(earlier)
+        alive = {key(m) for m in earlier if m["outcome"] != "killed"}
+        chosen = [i for i in chosen if key(planned[i]) in alive]
     done_count = [0]
 
     def one(index: int) -> dict:
         path, site = work[index]
+        if args.deadline is not None and time.perf_counter() - start > args.deadline:
+            return dict(planned[index], outcome="not run", killed_by="", explanation="")
         with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
             folder = Path(scratch)
-            _copy(folder, args.package, args.tests)
+            _copy(folder, args.package, tests)
             target = folder / args.package / path.name
             target.write_text(apply_site(path.read_text(), site))
-            outcome, detail = _pytest(folder, args.tests, args.timeout)
+            outcome, detail = _pytest(folder, tests, args.timeout, args.pytest_args)
         done_count[0] += 1
-        print(f"[{done_count[0]}/{len(work)}] {path.name}:{site.line} {site.function} "
+        print(f"[{done_count[0]}/{len(chosen)}] {path.name}:{site.line} {site.function} "
               f"{site.operator}: {outcome}", file=sys.stderr, flush=True)  # fmt: skip
-        return {"id": f"p{index + 1:04d}", "file": f"{args.package}/{path.name}",
-                "function": site.function, "line": site.line, "operator": site.operator,
-                "before": site.before, "after": site.after, "outcome": outcome,
-                "killed_by": detail if outcome == "killed" else "", "explanation": ""}  # fmt: skip
+        mutant = dict(planned[index], outcome=outcome, killed_by="", explanation="")
+        if outcome == "killed":
+            mutant["killed_by"] = detail
+        elif key(mutant) in explained:
+            entry = explained[key(mutant)]
+            mutant["explanation"] = entry["reason"]
+            if outcome == "survived" and entry["kind"] == "equivalent":
+                mutant["outcome"] = "equivalent"
+        return mutant
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        mutants = list(pool.map(one, range(len(work))))
-    counts = {k: sum(m["outcome"] == k for m in mutants) for k in ("killed", "survived", "timeout")}
-    scored = len(mutants)
+        mutants = list(pool.map(one, chosen))
+    kinds = ("killed", "survived", "timeout", "equivalent", "not run")
+    counts = {k: sum(m["outcome"] == k for m in mutants) for k in kinds}
+    scored = len(mutants) - counts["equivalent"] - counts["not run"]
+    alive_keys = {key(m) for m in mutants if m["outcome"] != "killed"}
+    stale = [e for k, e in explained.items() if k not in alive_keys and k[0] in
+             {m["file"] for m in mutants}]  # fmt: skip
+    unexplained = sum(m["outcome"] == "survived" and not m["explanation"] for m in mutants)
     report = {
         "target": args.package, "tests": args.tests,
         "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
-        "mutants": mutants, **counts, "equivalent": 0,
+        "mutants": mutants, **counts, "unexplained": unexplained,
+        "complete": counts["not run"] == 0,
         "score": counts["killed"] / scored if scored else 1.0,
+        "stale_explanations": [{f: e.get(f, 0) for f in KEY_FIELDS} for e in stale],
         "seconds": round(time.perf_counter() - start, 1),
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -176,8 +251,10 @@ def main() -> int:
         writer.writeheader()
         writer.writerows(m for m in mutants if m["outcome"] != "killed")
     print(f"{args.package}: {len(mutants)} mutants, killed {counts['killed']}, survived "
-          f"{counts['survived']}, timeout {counts['timeout']}; score {report['score']:.3f}; "
-          f"{args.out}")  # fmt: skip
+          f"{counts['survived']} ({unexplained} unexplained), equivalent "
+          f"{counts['equivalent']}, timeout {counts['timeout']}, not run {counts['not run']}; "
+          f"score {report['score']:.3f}; "
+          f"{len(stale)} stale explanations; {args.out}")  # fmt: skip
     return 0
 
 

@@ -5,7 +5,11 @@ left alone."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 from pathlib import Path
+
+import pytest
 
 from inspector.mutation import apply_site
 
@@ -51,3 +55,25 @@ def test_a_site_changes_only_its_text() -> None:
     site = next(s for s in _module().python_sites(SOURCE) if s.after == "x / 2")
     changed = apply_site(SOURCE, site)
     assert changed == SOURCE.replace("return x * 2", "return x / 2")
+
+
+def test_a_mutant_key_counts_repeats_of_the_same_change_and_ignores_the_line() -> None:
+    module = _module()
+    same = {"file": "p/a.py", "function": "f", "operator": "constant 0 -> 1",
+            "before": "0", "after": "1"}  # fmt: skip
+    mutants = module.keyed([dict(same, line=3), dict(same, line=9), dict(same, function="g")])
+    assert [m["occurrence"] for m in mutants] == [0, 1, 0]
+    moved = module.keyed([dict(same, line=30), dict(same, line=90)])
+    assert [module.key(m) for m in moved] == [module.key(m) for m in mutants[:2]]
+
+
+def test_an_explanation_needs_a_kind_and_a_reason(tmp_path: Path) -> None:
+    module = _module()
+    entry = {"file": "p/a.py", "function": "f", "operator": "o", "before": "0", "after": "1"}
+    path = tmp_path / "explained.json"
+    for bad in ({**entry, "kind": "fine", "reason": "r"}, {**entry, "kind": "equivalent"}):
+        path.write_text(json.dumps([bad]))
+        with pytest.raises(SystemExit, match=re.escape("kind equivalent|unkilled and a reason")):
+            module._explanations(path)
+    path.write_text(json.dumps([{**entry, "kind": "equivalent", "reason": "r"}]))
+    assert list(module._explanations(path)) == [("p/a.py", "f", "o", "0", "1", 0)]
