@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Columns whose |x * w| is below this fraction of the row's largest are left out of the ratio
+# Columns whose |x * w| is at most this fraction of the row's largest are left out of the ratio
 # (rounding of y to the dtype makes their ratio meaningless).
 MIN_SHARE = 0.05
 # A signature matches when every row's ratio agrees with it within this relative distance.

@@ -145,7 +145,8 @@ def _check_values(field: str, array: np.ndarray, max_abs: float, dtype: str) -> 
             field,
             array[index],
             bound,
-            f"{field}: element {list(index)} is {array[index]!r}, not finite; expected {bound}",
+            f"{field}: element {list(index)} is {float(array[index])!r}, not finite; "
+            f"expected {bound}",
         )
     over = np.abs(array) > limit
     if over.any():
