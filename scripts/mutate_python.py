@@ -11,14 +11,18 @@ negations dropped) plus ``and`` <-> ``or`` and a dropped ``not``. Each mutant is
 site changed, in a fresh copy of the package and its tests, and the tests run there
 (``pytest -x``): a failing test kills it (named), passing tests let it survive, a run past
 ``--timeout`` is a timeout. The original's tests must pass first. Writes the report (JSON, one
-entry per mutant, ``score`` = killed / (mutants - equivalent)) and the survivors (CSV beside it).
+entry per mutant, ``score`` = (killed + timeout) / (mutants - equivalent): a suite that runs past
+its time limit fails CI as surely as a failing test) and the survivors (CSV beside it).
 
 A mutant is named by its key: file, function, operator, the text before and after, and which
 occurrence of that change in the function it is (line numbers move when the file is edited,
 keys do not). ``--explained`` is a JSON list of ``{key..., "kind", "reason"}``: a survivor whose
 key is there gets the reason, and ``kind: equivalent`` (the change cannot alter behaviour) takes
 it out of the score; an explanation that matches no survivor is reported, since a stale one
-hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive.
+hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive;
+``--merge A,B,...`` runs nothing and joins reports (of slices, or of the same mutants on other
+machines, e.g. the GPU tests): a mutant takes the first report's outcome unless a later report
+killed it, and each entry keeps its ``machine``.
 """
 
 from __future__ import annotations
@@ -161,6 +165,22 @@ def _explanations(path: Path | None) -> dict[tuple, dict]:
     return {key(entry): entry for entry in entries}
 
 
+def merge(reports: list[dict]) -> list[dict]:
+    """One entry per mutant key: the first report's, unless a later report killed it."""
+    joined: dict[tuple, dict] = {}
+    for report in reports:
+        for mutant in report["mutants"]:
+            mutant = dict(mutant, machine=mutant.get("machine", report.get("machine", "")))
+            earlier = joined.get(key(mutant))
+            if (
+                earlier is None
+                or (earlier["outcome"] == "not run")
+                or (earlier["outcome"] != "killed" and mutant["outcome"] == "killed")
+            ):
+                joined[key(mutant)] = mutant
+    return sorted(joined.values(), key=lambda m: m["id"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--package", required=True)
@@ -172,11 +192,17 @@ def main() -> int:
     parser.add_argument("--explained", type=Path, help="JSON list of explained survivors")
     parser.add_argument("--select", type=Path, help="rerun only the survivors of this report")
     parser.add_argument("--pytest-args", default="", help="more pytest arguments, e.g. --deselect")
+    parser.add_argument("--merge", help="comma-separated reports to join (runs nothing)")
+    parser.add_argument("--machine", default="", help="where the mutants ran, for the report")
     parser.add_argument("--deadline", type=float, help="start no mutant after this many seconds")
     args = parser.parse_args()
     tests = args.tests.split(",")
     explained = _explanations(args.explained)
     start = time.perf_counter()
+    if args.merge:
+        reports = [json.loads(Path(path).read_text()) for path in args.merge.split(",")]
+        return _write(args, merge(reports), explained, start,
+                      sum(r.get("seconds", 0.0) for r in reports))  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
         base = Path(scratch) / "original"
         _copy(base, args.package, tests)
@@ -206,7 +232,8 @@ def main() -> int:
     def one(index: int) -> dict:
         path, site = work[index]
         if args.deadline is not None and time.perf_counter() - start > args.deadline:
-            return dict(planned[index], outcome="not run", killed_by="", explanation="")
+            return dict(planned[index], outcome="not run", killed_by="", explanation="",
+                        machine=args.machine)  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
             folder = Path(scratch)
             _copy(folder, args.package, tests)
@@ -217,17 +244,22 @@ def main() -> int:
         print(f"[{done_count[0]}/{len(chosen)}] {path.name}:{site.line} {site.function} "
               f"{site.operator}: {outcome}", file=sys.stderr, flush=True)  # fmt: skip
         mutant = dict(planned[index], outcome=outcome, killed_by="", explanation="")
+        mutant["machine"] = args.machine
         if outcome == "killed":
             mutant["killed_by"] = detail
-        elif key(mutant) in explained:
-            entry = explained[key(mutant)]
-            mutant["explanation"] = entry["reason"]
-            if outcome == "survived" and entry["kind"] == "equivalent":
-                mutant["outcome"] = "equivalent"
         return mutant
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         mutants = list(pool.map(one, chosen))
+    return _write(args, mutants, explained, start, 0.0)
+
+
+def _write(args, mutants: list[dict], explained: dict, start: float, earlier_s: float) -> int:
+    for mutant in mutants:
+        entry = explained.get(key(mutant))
+        if entry is not None and mutant["outcome"] in ("survived", "equivalent"):
+            mutant["explanation"] = entry["reason"]
+            mutant["outcome"] = "equivalent" if entry["kind"] == "equivalent" else "survived"
     kinds = ("killed", "survived", "timeout", "equivalent", "not run")
     counts = {k: sum(m["outcome"] == k for m in mutants) for k in kinds}
     scored = len(mutants) - counts["equivalent"] - counts["not run"]
@@ -240,9 +272,9 @@ def main() -> int:
         "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
         "mutants": mutants, **counts, "unexplained": unexplained,
         "complete": counts["not run"] == 0,
-        "score": counts["killed"] / scored if scored else 1.0,
+        "score": (counts["killed"] + counts["timeout"]) / scored if scored else 1.0,
         "stale_explanations": [{f: e.get(f, 0) for f in KEY_FIELDS} for e in stale],
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds": round(time.perf_counter() - start + earlier_s, 1),
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")

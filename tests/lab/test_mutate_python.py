@@ -77,3 +77,22 @@ def test_an_explanation_needs_a_kind_and_a_reason(tmp_path: Path) -> None:
             module._explanations(path)
     path.write_text(json.dumps([{**entry, "kind": "equivalent", "reason": "r"}]))
     assert list(module._explanations(path)) == [("p/a.py", "f", "o", "0", "1", 0)]
+
+
+def test_merged_reports_keep_a_later_kill_and_fill_what_was_not_run() -> None:
+    module = _module()
+    base = {"file": "p/a.py", "function": "f", "operator": "o", "before": "0", "occurrence": 0}
+    first = {"machine": "cpu", "mutants": [
+        dict(base, id="p1", after="1", outcome="survived"),
+        dict(base, id="p2", after="2", outcome="not run"),
+        dict(base, id="p3", after="3", outcome="killed"),
+    ]}  # fmt: skip
+    later = {"machine": "gpu", "mutants": [
+        dict(base, id="p1", after="1", outcome="killed"),
+        dict(base, id="p2", after="2", outcome="survived"),
+        dict(base, id="p3", after="3", outcome="survived"),
+    ]}  # fmt: skip
+    merged = module.merge([first, later])
+    assert [(m["outcome"], m["machine"]) for m in merged] == [
+        ("killed", "gpu"), ("survived", "gpu"), ("killed", "cpu")
+    ]  # fmt: skip
