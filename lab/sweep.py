@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import multiprocessing
 import sys
 import time
 from typing import Any
@@ -220,6 +221,54 @@ def _preparer(config: LaunchConfig) -> Preparer:
     return prepare
 
 
+def _compile_slice(items: list[tuple[int, int, str, dict[str, Any]]]) -> list[str]:
+    """Launch each ``(rows, width, dtype, LaunchConfig fields)`` once (a child of
+    :func:`precompile`): Triton compiles it into the shared cache. Returns the failures."""
+    device = bench.require_cuda()
+    failures: list[str] = []
+    for rows, width, dtype_key, fields in items:
+        try:
+            x = torch.randn(rows, width, device=device).to(bench.DTYPES[dtype_key])
+            weight = torch.ones(width, device=device, dtype=x.dtype)
+            out = torch.empty_like(x)
+            checked = validate(x, weight, 1e-6)
+            launch(checked.x2d, weight, out, checked.eps, config=LaunchConfig(**fields))
+            torch.cuda.synchronize(device)
+        except Exception as err:  # a layout that fails is reported, the others still compile
+            failures.append(f"{rows}x{width}:{dtype_key} {fields}: {type(err).__name__}: {err}")
+        finally:
+            torch.cuda.empty_cache()
+    return failures
+
+
+def precompile(cases: list[Case], jobs: int) -> list[str]:
+    """Compile every candidate of ``cases`` (and the rule's own layout) in ``jobs`` processes
+    before any timing, so the sweep's single timing process loads each kernel from Triton's
+    cache instead of compiling hundreds of layouts one after another. Returns the failures."""
+    items: list[tuple[int, int, str, dict[str, Any]]] = []
+    for shape, dtype_key, candidates, _ in cases:
+        itemsize = bench.DTYPES[dtype_key].itemsize
+        rule = choose_config(shape.rows, shape.width, itemsize)
+        for config in (rule, *candidates):
+            items.append((shape.rows, shape.width, dtype_key, dataclasses.asdict(config)))
+    if not items:
+        return []
+    jobs = max(1, min(jobs, len(items)))
+    slices = [items[index::jobs] for index in range(jobs)]
+    started = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        failures = [line for part in pool.map(_compile_slice, slices) for line in part]
+    print(
+        f"precompile: {len(items)} launches in {jobs} processes, {len(failures)} failed, "
+        f"{time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    for line in failures:
+        print(f"precompile: {line[:300]}", file=sys.stderr)
+    return failures
+
+
 def _selected(only: str, cases: list[Case] | None = None) -> list[Case]:
     wanted = {item.strip() for item in only.split(",") if item.strip()}
     return [
@@ -406,6 +455,13 @@ def main(argv: list[str] | None = None) -> int:
         help="implementations timed beside the candidates of every case (default: %(default)s)",
     )
     parser.add_argument(
+        "--precompile",
+        type=int,
+        default=0,
+        help="compile every candidate in this many processes before timing (0: compile as "
+        "each is first timed)",
+    )
+    parser.add_argument(
         "--launch-counts",
         default="",
         help="comma-separated CUDA-graph launch counts for the launch-cost fit (e.g. 8,16,64)",
@@ -441,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     except (bench.BenchUsageError, OSError, ValueError) as err:
         parser.error(str(err))
     started = time.perf_counter()
+    if args.precompile > 0:
+        precompile(_selected(args.only, cases), args.precompile)
     results = run_sweep(args.rep_ms, args.budget_s, args.only, args.rounds, cases, references)
     report: dict[str, Any] = {
         "schema_version": "rmsnorm-bench-sweep/1",

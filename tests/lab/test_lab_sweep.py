@@ -158,3 +158,62 @@ def test_sweep_refuses_an_unknown_reference_before_touching_a_device(tmp_path, c
         sweep.main(["--out", str(tmp_path / "s.json"), "--references", "copy,nosuch"])
     assert info.value.code == 2
     assert "--references: 'nosuch'" in capsys.readouterr().err
+
+
+def test_class_sweep_candidates_are_launchable_and_leave_out_the_rule():
+    # Every class's candidate is a layout the launcher takes for its shape, listed once, and
+    # never the rule's own layout (the sweep times that as `ours`); no shape is held out.
+    from kernels.layout import LaunchConfig, choose_config
+    from lab import class_sweep
+
+    entries = class_sweep.entries()
+    heldout = {(s.rows, s.width) for s in bench.load_shape_sets()["heldout"].shapes}
+    assert len(entries) >= 20
+    for entry in entries:
+        itemsize = bench.DTYPES[entry["dtype"]].itemsize
+        rule = choose_config(entry["rows"], entry["width"], itemsize)
+        configs = [LaunchConfig(**fields) for fields in entry["configs"]]
+        assert configs
+        assert rule not in configs
+        labels = [sweep.label(config) for config in configs]
+        assert len(set(labels)) == len(labels), labels
+        for config in configs:
+            kernel_constexprs(config, entry["width"], 1, entry["rows"], 16 // itemsize)
+        assert (entry["rows"], entry["width"]) not in heldout
+
+
+def test_precompile_hands_every_candidate_and_the_rule_to_its_processes(monkeypatch):
+    # The compile processes get each case's rule layout and every candidate exactly once,
+    # spread over the asked number of processes; their failures come back.
+    from kernels.layout import LaunchConfig, choose_config
+
+    seen: list[list[tuple]] = []
+
+    class FakePool:
+        def __init__(self, jobs):
+            self.jobs = jobs
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, function, slices):
+            assert function is sweep._compile_slice
+            assert len(slices) == self.jobs
+            seen.extend(slices)
+            return [[f"failed {len(part)}"] for part in slices]
+
+    class FakeContext:
+        Pool = FakePool
+
+    monkeypatch.setattr(sweep.multiprocessing, "get_context", lambda method: FakeContext)
+    shape = bench.Shape(4096, 896)
+    candidates = [LaunchConfig(False, 1024, 4), LaunchConfig(False, 1024, 8, 2, w_early=True)]
+    failures = sweep.precompile([(shape, "bfloat16", candidates, ())], jobs=2)
+    items = [item for part in seen for item in part]
+    rule = choose_config(4096, 896, 2)
+    assert sorted(LaunchConfig(**fields) == rule for *_, fields in items) == [False, False, True]
+    assert {(rows, width, dtype) for rows, width, dtype, _ in items} == {(4096, 896, "bfloat16")}
+    assert failures == ["failed 2", "failed 1"]
