@@ -35,6 +35,7 @@ from kernels.layout import (
     choose_config,
     kernel_constexprs,
     peel_elements,
+    row_thresholds,
     settled,
     vector_width,
 )
@@ -208,13 +209,15 @@ def row_classes(width: int, itemsize: int, sm_count: int) -> list[int]:
     over 1..MAX_ROWS rows.
 
     Every row-dependent test of :func:`kernels.layout.choose_config` is monotone in the rows:
-    more than 16384 rows, fewer than four programs per SM at each rows-per-program (a power of
-    two up to 4096), x within STREAM_TILE_BYTES, the problem at LOOP_PROBLEM_BYTES or more. So
-    the layout is constant between consecutive thresholds; inside each such interval the row
-    mask takes each value the interval allows (a multiple of the rows per program, and not).
+    its fixed row thresholds (:func:`kernels.layout.row_thresholds`), fewer than four programs
+    per SM at each rows-per-program (a power of two up to 4096), x within STREAM_TILE_BYTES,
+    the problem at LOOP_PROBLEM_BYTES or more. So the layout is constant between consecutive
+    thresholds; inside each such interval the row mask takes each value the interval allows
+    (a multiple of the rows per program, and not).
     """
     row_bytes = width * itemsize
-    starts = {1, 16385, STREAM_TILE_BYTES // row_bytes + 1, cdiv(LOOP_PROBLEM_BYTES, row_bytes)}
+    starts = {1, STREAM_TILE_BYTES // row_bytes + 1, cdiv(LOOP_PROBLEM_BYTES, row_bytes)}
+    starts.update(row_thresholds(sm_count))
     starts.update((4 * sm_count - 1) * 2**k + 1 for k in range(13))
     bounds = [*sorted(b for b in starts if 1 <= b <= MAX_ROWS), MAX_ROWS + 1]
     rule = choose_config.__wrapped__

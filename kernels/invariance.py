@@ -24,6 +24,7 @@ from kernels.layout import (
     STREAM_TILE_BYTES,
     LaunchConfig,
     choose_config,
+    row_thresholds,
     sm_count_for,
 )
 
@@ -34,11 +35,11 @@ _BITS = {torch.float32: (torch.int32, 32), torch.float16: (torch.int16, 16),
 
 def candidate_batches(width: int, itemsize: int, sm_count: int) -> list[int]:
     """Row counts at which :func:`choose_config` can change for this width: every power of two
-    and its neighbours up to ``MAX_ROWS``, the rule's row thresholds (16384 rows, four programs
-    per SM at each rows-per-program) and the rows where the problem crosses its byte
-    thresholds, each with both neighbours."""
+    and its neighbours up to ``MAX_ROWS``, the rule's row thresholds
+    (:func:`kernels.layout.row_thresholds`, four programs per SM at each rows-per-program) and
+    the rows where the problem crosses its byte thresholds, each with both neighbours."""
     row_bytes = width * itemsize
-    points = {1, 16384}
+    points = {1, *(start - 1 for start in row_thresholds(sm_count))}
     points.update(2**k for k in range(31))
     points.update(4 * sm_count * 2**k for k in range(12))
     points.update(limit // row_bytes for limit in (STREAM_TILE_BYTES, LOOP_PROBLEM_BYTES))

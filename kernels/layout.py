@@ -124,6 +124,21 @@ MiB = 1024 * KiB
 LOOP_PROBLEM_BYTES = 64 * MiB
 
 
+# fp32 column loops of at most this many rows per SM run on 32 warps, more rows on 16.
+LOOP_FEW_PROGRAMS = 16
+
+
+def row_thresholds(sm_count: int) -> set[int]:
+    """The first row count past each row threshold of :func:`choose_config` other than the
+    short rows' "fewer than four programs per SM" halving (which depends on the rows per
+    program) and the byte thresholds (which depend on the row's bytes): between two
+    consecutive thresholds, and within those, the rule's layout does not change with the rows.
+    """
+    starts = {16385, LOOP_FEW_PROGRAMS * sm_count + 1}
+    starts.update(sm_count * max(1, 32 // warps) + 1 for warps in (2, 4, 8, 16))
+    return starts
+
+
 # A pure function of four integers, called on every launch: it runs once per shape.
 @functools.lru_cache(maxsize=4096)
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> LaunchConfig:
@@ -133,28 +148,36 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     (``lanes * itemsize``), the problem's bytes, the row count and the SMs, in four regimes;
     docs/LAYOUT.md gives the H200 measurements behind each threshold.
 
-    1. Rows of at most 512 lanes: several rows per program, so that one program moves enough
-       bytes to hide a memory round trip: 512 lanes while the launch is latency-bound (up to
-       16384 rows), else 4 KiB (2 KiB on one warp for rows of 1-2 KiB, reduced inside that
-       warp); halved until the grid has 4 programs per SM. The weight is loaded with x.
+    1. Rows of at most 2 KiB of tile (fp32 512 lanes; 2-byte 1024 lanes up to 16384 rows,
+       512 beyond, where 1024-lane rows are unmeasured as such): several rows per program,
+       so that one program moves enough bytes to hide a memory round trip, the weight loaded
+       with x. fp32: 2 KiB per program while the launch is latency-bound (up to 16384 rows),
+       else 4 KiB, on a warp per KiB (two 16-byte vectors per thread). 2-byte: 4 KiB per
+       program, on a warp per KiB up to 16384 rows and per 2 KiB beyond (four vectors per
+       thread). Rows of 1-2 KiB past 16384 rows: 2 KiB on one warp, reduced inside that warp.
+       The rows per program are halved until the grid has 4 programs per SM.
     2. A width no 16-byte vector divides, 2048-8192 lanes: a peeled one-row tile (head,
-       16-byte body, tail), the weight after the reduction. 2-byte rows: the body is the
+       16-byte body, tail). 2-byte rows: the weight after the reduction; the body is the
        largest power of two under the width plus a second power-of-two tile of at least two
        vectors when that one is at most an eighth of the first (:func:`split_body`: 2053 is
-       2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4); fp32 rows keep
-       the whole tile on a warp per 4 KiB (4-8).
+       2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4). fp32 rows keep
+       the whole tile, the weight loaded with x, on a warp per 2 KiB (4-8).
     3. Rows over 8192 lanes, and rows of 8 KiB or more in problems of LOOP_PROBLEM_BYTES or
        more: the column loop, one program per row, two passes over its chunks (the second
        re-reads the row from L1/L2, which costs less than holding it in registers). The
-       chunk: 4096 lanes (at most half the row), 32768 for rows over 16384 lanes, halved
-       (down to 1024 or 4096) while the last chunk's masked lanes exceed a fifth of the
-       width: idle lanes hold warps that other rows could use. A warp per 512 bytes of chunk
-       (one 16-byte vector per thread), at most 32; partial 2-byte rows of 8192-16384 lanes
-       keep 4096-lane chunks on a warp per KiB (two vectors per thread).
+       chunk: 4096 lanes (at most half the row); for rows over 16384 lanes 32768, or 8192 for
+       partial 2-byte rows; halved (down to 1024, or 4096 for rows over 16384 lanes) while
+       the last chunk's masked lanes exceed a fifth of the width: idle lanes hold warps that
+       other rows could use. fp32: 32 warps while the grid has at most LOOP_FEW_PROGRAMS
+       programs per SM, 16 beyond (more programs per SM). 2-byte: a warp per 512 bytes of
+       chunk (one 16-byte vector per thread), at most 32; partial 2-byte rows of 8192-16384
+       lanes keep 4096-lane chunks on a warp per KiB (two vectors per thread).
     4. The rest: a one-row tile on a warp per 512 lanes (16 elements per thread), 2 to 16
        (8 for 2-byte elements). The weight is loaded with x in full rows (width a power of
-       two), in widths no 16-byte vector divides and in fp32 rows; after the reduction in
-       other partial rows of 2-byte elements.
+       two), in widths no 16-byte vector divides, in fp32 rows and in grids that fit one wave
+       at half the SM's warp slots (``rows <= sm_count * 32 / warps``: one memory round trip
+       instead of two is the whole time there); after the reduction in other partial rows of
+       2-byte elements.
 
     Tiles stream (x evict-first, weight evict-last, y ``.cs``) when x is at most
     ``STREAM_TILE_BYTES`` (launch-bound); column loops always stream y, which nothing
@@ -176,25 +199,39 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     row = lanes * itemsize
     unaligned = width % max(1, 16 // itemsize) != 0
     stream = rows * width * itemsize <= STREAM_TILE_BYTES
-    if lanes <= 512:
-        one_warp = rows > 16384 and row >= 1 * KiB
-        per = 512 // lanes if rows <= 16384 else (2 * KiB if one_warp else 4 * KiB) // row
-        while not one_warp and per > 1 and cdiv(rows, per) < 4 * sm_count:
-            per //= 2
-        warps = 1 if one_warp else _warps_for_bytes(per * row, 16)
-        return LaunchConfig(False, lanes, warps, per, w_early=True, stream_store=stream)
+    if row <= 2 * KiB and (lanes <= 512 or rows <= 16384):
+        return _short_rows(rows, lanes, row, itemsize, sm_count, stream)
     if unaligned and 2048 <= lanes <= 8192:
         if itemsize >= 4:
-            warps = _warps_for_bytes(row, 8, 4, 4 * KiB)
-            return LaunchConfig(False, lanes, warps, w_early=False, stream_store=stream)
+            warps = _warps_for_bytes(row, 8, 4, 2 * KiB)
+            return LaunchConfig(False, lanes, warps, w_early=True, stream_store=stream)
         block, block2 = split_body(width, itemsize)
         warps = _warps_for_bytes((block + block2) * itemsize, 4, 2, 2 * KiB)
         return LaunchConfig(False, block, warps, stream_store=stream, block2=block2)
     if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
-        return _loop_config(width, lanes, itemsize)
+        return _loop_config(rows, width, lanes, itemsize, sm_count)
     warps = min(max(lanes // 512, 2), 8 if itemsize <= 2 else 16)
-    early = width == lanes or unaligned or itemsize >= 4
+    one_wave = rows <= sm_count * max(1, 32 // warps)
+    early = width == lanes or unaligned or itemsize >= 4 or one_wave
     return LaunchConfig(False, lanes, warps, w_early=early, stream_store=stream)
+
+
+def _short_rows(
+    rows: int, lanes: int, row: int, itemsize: int, sm_count: int, stream: bool
+) -> LaunchConfig:
+    """The multi-row tile of :func:`choose_config`'s first regime."""
+    one_warp = rows > 16384 and row >= 1 * KiB
+    if one_warp:
+        program, per_warp = 2 * KiB, 2 * KiB
+    elif itemsize >= 4:
+        program, per_warp = (2 * KiB if rows <= 16384 else 4 * KiB), 1 * KiB
+    else:
+        program, per_warp = 4 * KiB, (1 * KiB if rows <= 16384 else 2 * KiB)
+    per = max(1, program // row)
+    while not one_warp and per > 1 and cdiv(rows, per) < 4 * sm_count:
+        per //= 2
+    warps = _warps_for_bytes(per * row, 16, 1, per_warp)
+    return LaunchConfig(False, lanes, warps, per, w_early=True, stream_store=stream)
 
 
 def split_body(width: int, itemsize: int) -> tuple[int, int]:
@@ -214,16 +251,22 @@ def split_body(width: int, itemsize: int) -> tuple[int, int]:
     return lanes, 0
 
 
-def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
+def _loop_config(rows: int, width: int, lanes: int, itemsize: int, sm_count: int) -> LaunchConfig:
     """The column loop of :func:`choose_config`'s third regime."""
     if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
         return LaunchConfig(True, 4096, 8, stream_store=True)
-    chunk, fewest = (32768, 4096) if lanes > 16384 else (min(lanes // 2, 4096), 1024)
+    if lanes > 16384:
+        chunk = 8192 if itemsize <= 2 and width < lanes else 32768
+        fewest = 4096
+    else:
+        chunk, fewest = min(lanes // 2, 4096), 1024
     while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
         chunk //= 2
-    return LaunchConfig(
-        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, 512), stream_store=True
-    )
+    if itemsize >= 4:
+        warps = 32 if rows <= LOOP_FEW_PROGRAMS * sm_count else 16
+    else:
+        warps = _warps_for_bytes(chunk * itemsize, 32, 1, 512)
+    return LaunchConfig(True, chunk, warps, stream_store=True)
 
 
 def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConfig:
