@@ -208,7 +208,7 @@ def coverage_stage() -> dict[str, Any]:
 
 def coverage_failures(section: dict[str, Any] | None) -> list[str]:
     """The check's failure lines from a coverage section: a configuration the rule can reach
-    that no record of this code proves."""
+    that no record of this kernel proves."""
     if section is None:
         return []
     if "error" in section:

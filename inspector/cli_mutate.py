@@ -147,7 +147,7 @@ def mutate_report(
 
 def _coverage_map(scratch: Path) -> Path:
     """The bundled kernel's coverage map for the mutants' children, cheapest proof first (the
-    committed CPU record's times, when it is of this code)."""
+    committed CPU record's times, when it is of this kernel)."""
     from inspector.coverage_child import write_map
     from inspector.coverage_proof import committed, identity
     from kernels.coverage import reachable

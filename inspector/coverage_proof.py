@@ -184,8 +184,9 @@ def prove_all(
 
 
 def identity() -> dict[str, str]:
-    """The code a coverage record belongs to: the rule (layout, launcher and the map's walk)
-    and the kernel's functions. A record of other code proves nothing about this one."""
+    """The code a coverage record belongs to: the rule (layout, launcher and the map's walk),
+    which fixes the map it walked, and the kernel's functions, which fix what its proofs
+    showed. A record of another kernel proves nothing about this one."""
     import kernels
     from kernels import coverage, launcher, layout
     from kernels.compile_info import kernel_source_sha256
@@ -271,8 +272,15 @@ def _entries(data: dict[str, Any]) -> list[tuple[Any, bool]]:
 
 
 def committed(name: str, ident: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
-    """The committed record ``name`` ("cpu" or "gpu") when it is of this code, and where it is
-    from (or why it is not used)."""
+    """The committed record ``name`` ("cpu" or "gpu") when it is of this kernel in the record's
+    mode, and where it is from (or why it is not used).
+
+    A record proves configurations: the kernel's code paths, which its functions' sha256
+    fixes, with the tile, chunk and warps abstracted away. Which layout rule reached them
+    does not change what the proofs showed, so a record made under another rule still proves
+    the configurations it lists (the source line says so); whether they are this rule's map
+    is :func:`coverage_section`'s question.
+    """
     path = RECORD_FILES[name]
     if not path.exists():
         return None, f"no record at docs/coverage/{path.name}"
@@ -283,25 +291,29 @@ def committed(name: str, ident: dict[str, str]) -> tuple[dict[str, Any] | None, 
     mode = "interpreter" if name == "cpu" else "compiled"
     if data["mode"] != mode:
         return None, f"{path.name} was made {data['mode']}, not {mode}"
-    for field in ("rule_sha256", "kernel_sha256"):
-        if data[field] != ident[field]:
-            return None, f"{path.name} is of another {field.split('_')[0]} ({data[field][:12]})"
-    return data, f"docs/coverage/{path.name}: {data['device']}, {data['mode']}"
+    if data["kernel_sha256"] != ident["kernel_sha256"]:
+        return None, f"{path.name} is of another kernel ({data['kernel_sha256'][:12]})"
+    source = f"docs/coverage/{path.name}: {data['device']}, {data['mode']}"
+    if data["rule_sha256"] != ident["rule_sha256"]:
+        source += f" (walked under another layout rule, {data['rule_sha256'][:12]})"
+    return data, source
 
 
 def coverage_section() -> dict[str, Any]:
     """The receipt's ``coverage``: every reachable configuration and whether a committed record
-    of this code proves it on a CPU (the interpreter) and on a GPU (compiled).
+    of this kernel proves it on a CPU (the interpreter) and on a GPU (compiled).
 
     The map is the CPU record's configurations when that record is complete and of this rule
     (a test holds it equal to :func:`kernels.coverage.reachable`); otherwise it is walked here.
+    A record of this kernel made under another rule proves the configurations it lists.
     """
     from kernels.coverage import reachable
 
     ident = identity()
     cpu_data, cpu_source = committed("cpu", ident)
     gpu_data, gpu_source = committed("gpu", ident)
-    if cpu_data is not None and cpu_data["complete"]:
+    own_rule = cpu_data is not None and cpu_data["rule_sha256"] == ident["rule_sha256"]
+    if cpu_data is not None and cpu_data["complete"] and own_rule:
         found = sorted(config for config, _ in _entries(cpu_data))
     else:
         found = list(reachable())

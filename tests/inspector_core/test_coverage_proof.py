@@ -31,14 +31,20 @@ def test_every_reachable_configuration_is_proven_here(coverage_map) -> None:
 
 
 @pytest.mark.parametrize("name", ["cpu", "gpu"])
-def test_the_committed_record_is_of_this_code_and_proves_the_whole_map(coverage_map, name):
+def test_the_committed_record_is_of_this_kernel_and_proves_the_whole_map(coverage_map, name):
+    # Of this kernel in its mode, complete, nothing failed, and every configuration the rule
+    # reaches proven (a GPU record walked under an earlier rule still counts, configuration by
+    # configuration); the CPU record is of this very rule, since the receipt reads the map from
+    # it.
     data, source = cp.committed(name, cp.identity())
     assert data is not None, source
     assert data["complete"]
     assert not data["failed"]
     assert data["mode"] == ("interpreter" if name == "cpu" else "compiled")
-    assert {c for c, _ in cp._entries(data)} == set(coverage_map)
-    assert cp.proven_set(data) == set(coverage_map)
+    assert set(coverage_map) <= cp.proven_set(data)
+    if name == "cpu":
+        assert data["rule_sha256"] == cp.identity()["rule_sha256"]
+        assert {c for c, _ in cp._entries(data)} == set(coverage_map)
 
 
 def test_the_receipt_section_reads_the_map_from_the_records(coverage_map) -> None:
@@ -85,6 +91,30 @@ def test_a_configuration_no_record_proves_fails_the_check(coverage_map, tmp_path
     )
     assert "1 NOT proven" in check_stages.coverage_line(section)
     assert _coverage_checks({"coverage": section})[0].ok
+
+
+def test_a_record_walked_under_another_rule_proves_its_configurations(
+    coverage_map, tmp_path, monkeypatch
+):
+    # Same kernel and mode, another rule: its proofs count configuration by configuration (a
+    # configuration it lacks stays unproven), the source says which rule walked it, and the map
+    # is this rule's own walk, not the record's list.
+    earlier = {**_record(coverage_map, drop=3, mode="compiled"), "rule_sha256": "1" * 64}
+    earlier["complete"] = True  # complete for its own rule, which never reached that one
+    cpu_earlier = {**_record(coverage_map), "rule_sha256": "2" * 64}
+    del cpu_earlier["proofs"][0]
+    _records(tmp_path, monkeypatch, cpu_earlier, earlier)
+    section = check_stages.coverage_stage()
+    assert [c["label"] for c in section["configurations"]] == [c.label for c in coverage_map]
+    assert section["proven_gpu"] == len(coverage_map) - 1
+    assert section["proven_cpu"] == len(coverage_map) - 1
+    assert "walked under another layout rule, 111111111111" in section["sources"]["gpu"]
+    assert "walked under another layout rule, 222222222222" in section["sources"]["cpu"]
+    assert section["unproven"] == []  # each of the two is proven by the other record
+    by_label = {c["label"]: c for c in section["configurations"]}
+    first, fourth = (by_label[list(coverage_map)[i].label] for i in (0, 3))
+    assert (first["proven_cpu"], first["proven_gpu"]) == (False, True)
+    assert (fourth["proven_cpu"], fourth["proven_gpu"]) == (True, False)
 
 
 def test_a_record_of_another_kernel_or_mode_proves_nothing(coverage_map, tmp_path, monkeypatch):
