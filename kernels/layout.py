@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import torch
 
@@ -102,6 +103,11 @@ def next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length() if n > 0 else 0
 
 
+def _nearest_power_of_2(value: float) -> int:
+    """The power of two nearest ``value`` (> 0) on a log scale."""
+    return 1 << max(0, round(math.log2(value)))
+
+
 def block_for(width: int) -> int:
     """Lane count of a row's tile for a row of ``width`` elements: the next power of two."""
     return next_power_of_2(width)
@@ -124,17 +130,13 @@ MiB = 1024 * KiB
 LOOP_PROBLEM_BYTES = 64 * MiB
 
 
-# fp32 column loops of at most this many rows per SM run on 32 warps, more rows on 16.
-LOOP_FEW_PROGRAMS = 16
-
-
 def row_thresholds(sm_count: int) -> set[int]:
     """The first row count past each row threshold of :func:`choose_config` other than the
     short rows' "fewer than four programs per SM" halving (which depends on the rows per
     program) and the byte thresholds (which depend on the row's bytes): between two
     consecutive thresholds, and within those, the rule's layout does not change with the rows.
     """
-    starts = {16385, LOOP_FEW_PROGRAMS * sm_count + 1}
+    starts = {16385}
     starts.update(sm_count * max(1, 32 // warps) + 1 for warps in (2, 4, 8, 16))
     return starts
 
@@ -148,30 +150,32 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     (``lanes * itemsize``), the problem's bytes, the row count and the SMs, in four regimes;
     docs/LAYOUT.md gives the H200 measurements behind each threshold.
 
-    1. Rows of at most 2 KiB of tile (fp32 512 lanes; 2-byte 1024 lanes up to 16384 rows,
-       512 beyond, where 1024-lane rows are unmeasured as such): several rows per program,
-       so that one program moves enough bytes to hide a memory round trip, the weight loaded
-       with x. fp32: 2 KiB per program while the launch is latency-bound (up to 16384 rows),
-       else 4 KiB, on a warp per KiB (two 16-byte vectors per thread). 2-byte: 4 KiB per
-       program, on a warp per KiB up to 16384 rows and per 2 KiB beyond (four vectors per
-       thread). Rows of 1-2 KiB past 16384 rows: 2 KiB on one warp, reduced inside that warp.
-       The rows per program are halved until the grid has 4 programs per SM.
+    1. Rows of at most 2 KiB of tile (fp32 512 lanes; 2-byte 512, or 1024 in launches of up
+       to 16384 rows whose width a 16-byte vector divides): several rows per program, so that
+       one program moves enough bytes to hide a memory round trip, the weight loaded with x.
+       Rows a 16-byte vector divides, 2-byte: 4 KiB per program, on a warp per KiB up to
+       16384 rows and per 2 KiB beyond (four vectors per thread). Otherwise (fp32, and 2-byte
+       rows of scalar accesses, which want fewer bytes per thread): 512 lanes per program up
+       to 16384 rows, 4 KiB beyond, on a warp per KiB. Rows of 1-2 KiB past 16384 rows: 2 KiB
+       on one warp, reduced inside that warp. The rows per program are halved until the grid
+       has 4 programs per SM.
     2. A width no 16-byte vector divides, 2048-8192 lanes: a peeled one-row tile (head,
        16-byte body, tail). 2-byte rows: the weight after the reduction; the body is the
        largest power of two under the width plus a second power-of-two tile of at least two
        vectors when that one is at most an eighth of the first (:func:`split_body`: 2053 is
        2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4). fp32 rows keep
-       the whole tile, the weight loaded with x, on a warp per 2 KiB (4-8).
+       the whole tile, the weight loaded with x, on a warp per 2 KiB of the row's own bytes
+       (the nearest power of two, 4-8: rows just past a power of two leave half the tile
+       masked and want the fewer warps).
     3. Rows over 8192 lanes, and rows of 8 KiB or more in problems of LOOP_PROBLEM_BYTES or
        more: the column loop, one program per row, two passes over its chunks (the second
        re-reads the row from L1/L2, which costs less than holding it in registers). The
        chunk: 4096 lanes (at most half the row); for rows over 16384 lanes 32768, or 8192 for
        partial 2-byte rows; halved (down to 1024, or 4096 for rows over 16384 lanes) while
        the last chunk's masked lanes exceed a fifth of the width: idle lanes hold warps that
-       other rows could use. fp32: 32 warps while the grid has at most LOOP_FEW_PROGRAMS
-       programs per SM, 16 beyond (more programs per SM). 2-byte: a warp per 512 bytes of
-       chunk (one 16-byte vector per thread), at most 32; partial 2-byte rows of 8192-16384
-       lanes keep 4096-lane chunks on a warp per KiB (two vectors per thread).
+       other rows could use. A warp per 512 bytes of chunk (one 16-byte vector per thread),
+       at most 32; partial 2-byte rows of 8192-16384 lanes keep 4096-lane chunks on a warp
+       per KiB (two vectors per thread).
     4. The rest: a one-row tile on a warp per 512 lanes (16 elements per thread), 2 to 16
        (8 for 2-byte elements). The weight is loaded with x in full rows (width a power of
        two), in widths no 16-byte vector divides, in fp32 rows and in grids that fit one wave
@@ -199,17 +203,17 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     row = lanes * itemsize
     unaligned = width % max(1, 16 // itemsize) != 0
     stream = rows * width * itemsize <= STREAM_TILE_BYTES
-    if row <= 2 * KiB and (lanes <= 512 or rows <= 16384):
-        return _short_rows(rows, lanes, row, itemsize, sm_count, stream)
+    if row <= 2 * KiB and (lanes <= 512 or (rows <= 16384 and not unaligned)):
+        return _short_rows(rows, lanes, row, itemsize, sm_count, stream, unaligned)
     if unaligned and 2048 <= lanes <= 8192:
         if itemsize >= 4:
-            warps = _warps_for_bytes(row, 8, 4, 2 * KiB)
+            warps = min(8, max(4, _nearest_power_of_2(width * itemsize / (2 * KiB))))
             return LaunchConfig(False, lanes, warps, w_early=True, stream_store=stream)
         block, block2 = split_body(width, itemsize)
         warps = _warps_for_bytes((block + block2) * itemsize, 4, 2, 2 * KiB)
         return LaunchConfig(False, block, warps, stream_store=stream, block2=block2)
     if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
-        return _loop_config(rows, width, lanes, itemsize, sm_count)
+        return _loop_config(width, lanes, itemsize)
     warps = min(max(lanes // 512, 2), 8 if itemsize <= 2 else 16)
     one_wave = rows <= sm_count * max(1, 32 // warps)
     early = width == lanes or unaligned or itemsize >= 4 or one_wave
@@ -217,16 +221,16 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
 
 
 def _short_rows(
-    rows: int, lanes: int, row: int, itemsize: int, sm_count: int, stream: bool
+    rows: int, lanes: int, row: int, itemsize: int, sm_count: int, stream: bool, unaligned: bool
 ) -> LaunchConfig:
     """The multi-row tile of :func:`choose_config`'s first regime."""
     one_warp = rows > 16384 and row >= 1 * KiB
     if one_warp:
         program, per_warp = 2 * KiB, 2 * KiB
-    elif itemsize >= 4:
-        program, per_warp = (2 * KiB if rows <= 16384 else 4 * KiB), 1 * KiB
-    else:
+    elif itemsize <= 2 and not unaligned:
         program, per_warp = 4 * KiB, (1 * KiB if rows <= 16384 else 2 * KiB)
+    else:
+        program, per_warp = (512 * itemsize if rows <= 16384 else 4 * KiB), 1 * KiB
     per = max(1, program // row)
     while not one_warp and per > 1 and cdiv(rows, per) < 4 * sm_count:
         per //= 2
@@ -251,7 +255,7 @@ def split_body(width: int, itemsize: int) -> tuple[int, int]:
     return lanes, 0
 
 
-def _loop_config(rows: int, width: int, lanes: int, itemsize: int, sm_count: int) -> LaunchConfig:
+def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
     """The column loop of :func:`choose_config`'s third regime."""
     if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
         return LaunchConfig(True, 4096, 8, stream_store=True)
@@ -262,11 +266,9 @@ def _loop_config(rows: int, width: int, lanes: int, itemsize: int, sm_count: int
         chunk, fewest = min(lanes // 2, 4096), 1024
     while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
         chunk //= 2
-    if itemsize >= 4:
-        warps = 32 if rows <= LOOP_FEW_PROGRAMS * sm_count else 16
-    else:
-        warps = _warps_for_bytes(chunk * itemsize, 32, 1, 512)
-    return LaunchConfig(True, chunk, warps, stream_store=True)
+    return LaunchConfig(
+        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, 512), stream_store=True
+    )
 
 
 def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConfig:

@@ -59,13 +59,14 @@ def test_compiled_parity_with_torch_float64(dtype: str, width: int) -> None:
 
 
 # (rows, width) that make choose_config pick each path on an H200: several rows per program,
-# one row per program, the two-chunk column loop, the persistent column loop.
+# one row per program, the two-chunk column loop, the persistent column loop. A pair is the
+# path of (fp32, 2-byte types).
 AUTO_PATH_SHAPES = (
     (4096, 70, "multi_row"),
     (65536, 128, "multi_row"),
     (4099, 255, "multi_row"),
-    (4096, 1000, "one_row"),
-    (4096, 4096, None),  # fp32: column loop; 2-byte types: one row
+    (4096, 1000, ("one_row", "multi_row")),
+    (4096, 4096, ("column_loop", "one_row")),
     (4096, 8192, "column_loop"),
     (300, 65536, "column_loop"),
 )
@@ -73,14 +74,17 @@ AUTO_PATH_SHAPES = (
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("rows", "width", "path"), AUTO_PATH_SHAPES)
-def test_compiled_parity_on_each_auto_path(rows: int, width: int, path: str | None, dtype: str):
+def test_compiled_parity_on_each_auto_path(
+    rows: int, width: int, path: str | tuple[str, str], dtype: str
+):
     x, weight = _inputs(rows, width, dtype, seed=rows + width)
     itemsize = x.element_size()
     config = kernels.choose_config(
         rows, width, itemsize, torch.cuda.get_device_properties(0).multi_processor_count
     )
-    if path is not None:
-        assert config.path == path
+    if isinstance(path, tuple):
+        path = path[0] if itemsize == 4 else path[1]
+    assert config.path == path
     y = kernels.rms_norm(x, weight, 1e-6)
     torch.cuda.synchronize()
     # Compare a sample of rows (first, last, a stride through the middle) in float64 on the CPU.

@@ -26,25 +26,32 @@ def _config(rows: int, width: int, itemsize: int) -> LaunchConfig:
 # What choose_config picks on an H200 (132 SMs) for product shapes: (path, rows per program,
 # warps, block). One line per regime and its branches, read against the rule's docstring.
 EXPECTED_LAYOUTS = {
-    # 1. Short rows: 512-lane tiles up to 16384 rows (halved to >= 4 programs per SM) ...
+    # 1. Short rows: fp32 and unaligned 2-byte rows 512-lane tiles up to 16384 rows (halved to
+    # >= 4 programs per SM) ...
     (4096, 70, 2): ("multi_row", 4, 1, 128),
     (4096, 255, 2): ("multi_row", 2, 1, 256),
     (4096, 255, 4): ("multi_row", 2, 2, 256),
-    # ... 4 KiB tiles beyond, and 2 KiB on one warp for rows of 1-2 KiB.
-    (65536, 128, 2): ("multi_row", 16, 4, 128),
-    (65536, 256, 2): ("multi_row", 8, 4, 256),
+    # ... aligned 2-byte rows of up to 2 KiB 4 KiB programs, a warp per KiB ...
+    (4096, 1000, 2): ("multi_row", 2, 4, 1024),
+    (16384, 112, 2): ("multi_row", 16, 4, 128),
+    # ... 4 KiB tiles beyond (aligned 2-byte: a warp per 2 KiB), and 2 KiB on one warp for
+    # rows of 1-2 KiB.
+    (65536, 128, 2): ("multi_row", 16, 2, 128),
+    (65536, 256, 2): ("multi_row", 8, 2, 256),
     (65536, 256, 4): ("multi_row", 2, 1, 256),
     (65536, 512, 2): ("multi_row", 2, 1, 512),
     (65536, 512, 4): ("one_row", 1, 1, 512),
     # 2. Widths no 16-byte vector divides, 2048-8192 lanes: peeled tiles; 2-byte rows a warp per
     # 2 KiB of body lanes (2-4), the body split where the rest of the row is small; fp32 a
-    # warp per 4 KiB (4-8). The last field is the tile's lanes (both body tiles).
+    # warp per 2 KiB of the row's bytes (nearest power of two, 4-8). The last field is the
+    # tile's lanes (both body tiles).
     (4096, 5125, 2): ("one_row", 1, 4, 8192),  # the rest (1029) is a quarter: one tile
     (4096, 5125, 4): ("one_row", 1, 8, 8192),
     (8192, 2050, 2): ("one_row", 1, 2, 2064),  # 4-byte vectors only: still peeled; 2048 + 16
     (8192, 4097, 2): ("one_row", 1, 4, 4112),  # 4096 + 16
     (16384, 1539, 2): ("one_row", 1, 2, 2048),  # the rest (515) is half: one tile, 2 warps
-    (12288, 2053, 4): ("one_row", 1, 4, 4096),  # fp32 rows keep the whole tile
+    (12288, 2053, 4): ("one_row", 1, 4, 4096),  # fp32: the whole tile, a warp per 2 KiB of row
+    (8192, 3074, 4): ("one_row", 1, 8, 4096),  # 12 KiB of row: 6 warps, the nearest power 8
     # 3. The column loop: rows over 8192 lanes, and rows of >= 8 KiB in >= 64 MiB problems.
     (4096, 4096, 4): ("column_loop", 1, 16, 2048),  # 64 MiB, full rows: half-row chunks
     (16384, 4096, 2): ("column_loop", 1, 8, 2048),
@@ -59,7 +66,7 @@ EXPECTED_LAYOUTS = {
     # 4. One-row tiles: a warp per 512 lanes, 2-16 (8 for 2-byte).
     (1, 4096, 2): ("one_row", 1, 8, 4096),
     (1, 4096, 4): ("one_row", 1, 8, 4096),
-    (4096, 1000, 2): ("one_row", 1, 2, 1024),
+    (4096, 1536, 2): ("one_row", 1, 4, 2048),
     (4096, 4096, 2): ("one_row", 1, 8, 4096),  # 32 MiB: under LOOP_PROBLEM_BYTES
     (32768, 2048, 2): ("one_row", 1, 4, 2048),  # rows of 4 KiB stay tiles at any size
     (512, 8192, 2): ("one_row", 1, 8, 8192),
@@ -93,22 +100,38 @@ def test_rows_over_8192_lanes_always_loop(itemsize: int) -> None:
 
 
 def test_short_rows_pack_512_lanes_up_to_16384_rows_and_4_kib_beyond() -> None:
+    # fp32, and 2-byte rows of scalar accesses: 512 lanes, then 4 KiB (32 rows of 63 2-byte
+    # lanes halved once: 513 programs of 32 would be < 4 per SM).
+    for width, itemsize, rows_at, rows_past in ((64, 4, 8, 16), (63, 2, 8, 16)):
+        at_bound, past = _config(16384, width, itemsize), _config(16385, width, itemsize)
+        assert (at_bound.rows_per_program, past.rows_per_program) == (rows_at, rows_past)
+        assert at_bound.num_warps == rows_at * 64 * itemsize // 1024  # a warp per KiB
+        assert past.num_warps == rows_past * 64 * itemsize // 1024
+        assert at_bound.w_early
+        assert past.w_early
+    # Aligned 2-byte rows: 4 KiB on both sides (32 rows of 64, halved to 16 at 16384 rows:
+    # 512 programs < 4 per SM), a warp per KiB at the bound, per 2 KiB past it.
     at_bound, past = _config(16384, 64, 2), _config(16385, 64, 2)
-    # 512 lanes; 4 KiB = 32 rows, halved once: 513 programs of 32 would be < 4 per SM.
-    assert (at_bound.rows_per_program, past.rows_per_program) == (8, 16)
+    assert (at_bound.rows_per_program, at_bound.num_warps) == (16, 2)
+    assert (past.rows_per_program, past.num_warps) == (16, 1)
     assert _config(70000, 64, 2).rows_per_program == 32
-    assert at_bound.w_early
-    assert past.w_early
-    # 513 lanes leave the short-row regime: one row per program.
+    # 2-byte rows of 1024 lanes: short rows up to 16384 rows when aligned, one-row tiles past
+    # it and when no 16-byte vector divides the width (a one-row tile peels, a multi-row one
+    # cannot).
+    assert _config(16384, 1024, 2).rows_per_program == 2
+    assert _config(16385, 1024, 2).rows_per_program == 1
+    assert _config(16384, 1023, 2).rows_per_program == 1
+    # 513 lanes leave the short-row regime past 16384 rows: one row per program.
     assert _config(70000, 512, 2).rows_per_program == 2
     assert _config(70000, 513, 2).rows_per_program == 1
 
 
 def test_short_row_tiles_halve_until_four_programs_per_sm() -> None:
-    # 4096 rows of 64 lanes: 8 rows per program give 512 programs < 4 * 132; 4 rows give 1024.
+    # 4096 rows of 64 lanes: 8 rows per program give 512 programs < 4 * 132; 4 rows give 1024
+    # (with 64 SMs 16 rows give 256 = 4 * 64).
     assert _config(4096, 64, 2).rows_per_program == 4
     assert _config(4096, 64, 2).grid(4096) >= 4 * 132
-    assert kernels.choose_config(4096, 64, 2, 64).rows_per_program == 8  # fewer SMs
+    assert kernels.choose_config(4096, 64, 2, 64).rows_per_program == 16  # fewer SMs
 
 
 @pytest.mark.parametrize(
@@ -145,13 +168,19 @@ def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps(
     assert (_config(32768, 3584, 2).block, _config(32768, 3584, 2).num_warps) == (2048, 8)
 
 
-def test_one_row_tiles_load_the_weight_early_in_full_unaligned_and_fp32_rows_only() -> None:
-    assert _config(4096, 1024, 2).w_early  # full
-    assert not _config(4096, 1000, 2).w_early  # partial 2-byte rows, 16-byte vectors
+def test_one_row_tiles_load_the_weight_early_in_full_unaligned_fp32_and_one_wave_rows() -> None:
+    assert _config(4096, 2048, 2).w_early  # full
+    assert not _config(4096, 1536, 2).w_early  # partial 2-byte rows, 16-byte vectors
     assert _config(4096, 1000, 4).w_early  # partial fp32 rows
     assert _config(2048, 3072, 4).w_early
-    assert _config(4096, 1023, 2).w_early  # no 16-byte vector divides 1023 (not peeled)
-    assert not _config(4096, 5125, 2).w_early  # peeled tiles: after the reduction
+    assert _config(4096, 5125, 4).w_early  # fp32 peeled tiles
+    assert _config(16385, 1023, 2).w_early  # no 16-byte vector divides 1023 (not peeled)
+    assert not _config(4096, 5125, 2).w_early  # 2-byte peeled tiles: after the reduction
+    # One wave at half the warp slots: 1536 of 2048 lanes on 4 warps, 8 programs per SM.
+    assert _config(8 * 132, 1536, 2).w_early
+    assert not _config(8 * 132 + 1, 1536, 2).w_early
+    assert _config(4 * 132, 5120, 2).w_early  # 8 warps: 4 programs per SM
+    assert not _config(4 * 132 + 1, 5120, 2).w_early
 
 
 # Tile layouts with streaming hints: on where x is at most 8 MiB (launch-bound), off above.
