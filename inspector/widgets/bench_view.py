@@ -116,6 +116,7 @@ class BenchView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.table.setAccessibleName("Benchmark rows: device and eager-loop time per call")
         body = QSplitter(objectName="bench_body")
         body.addWidget(self.plot)
@@ -306,6 +307,11 @@ class BenchView(QWidget):
                     cell.setData(_SORT_ROLE, shape_key(row))
                 table.setItem(i, j, cell)
         table.setSortingEnabled(True)
+        # Sorted again explicitly by the header's indicator (smallest shape first until the
+        # user picks another column or order): the re-sort that enabling sorting makes is not
+        # the same on every Qt binding.
+        header = table.horizontalHeader()
+        table.sortItems(header.sortIndicatorSection(), header.sortIndicatorOrder())
         table.resizeColumnsToContents()
 
     def point_text(self, impl: str, shape_index: int) -> str:

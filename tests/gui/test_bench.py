@@ -319,3 +319,22 @@ def test_the_table_sorts_shapes_by_size_not_as_text(qtbot) -> None:
     assert column == ["1×4096", "8×4096", "64×4096", "8×65536", "512×4096"]
     view.table.sortItems(0, Qt.SortOrder.DescendingOrder)
     assert view.table.item(0, 0).text() == "512×4096"
+
+
+def test_the_table_opens_smallest_shape_first_and_keeps_the_users_order(qtbot) -> None:
+    """Filled, the table is in the header's order: ascending shapes until the user clicks
+    another column or order, which a refill (another record, dtype or set) keeps."""
+    from PySide6.QtCore import Qt
+
+    view = BenchView()
+    qtbot.addWidget(view)
+    base = {"dtype": "bfloat16", "impl": "ours", "status": "ok", "median_us": 2.0}
+    shapes = [(512, 4096), (8, 4096), (64, 4096), (1, 4096)]
+    records = [{**base, "rows": r, "width": w} for r, w in shapes]
+    view.set_records(records)
+    column = [view.table.item(i, 0).text() for i in range(view.table.rowCount())]
+    assert column == ["1×4096", "8×4096", "64×4096", "512×4096"]
+    view.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+    view.set_records(list(reversed(records)))
+    column = [view.table.item(i, 0).text() for i in range(view.table.rowCount())]
+    assert column == ["512×4096", "64×4096", "8×4096", "1×4096"]
