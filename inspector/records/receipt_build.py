@@ -171,9 +171,7 @@ def _device_evidence(result: CheckResult) -> dict[str, Any]:
     """The sanitizer's word on the check's launches, or why there is none; DRAM: absent."""
     sanitizer = result.sanitizer
     if sanitizer is None:
-        reason = "the kernel did not run" if result.kernel is None else (
-            "a user's kernel: its launches are not sanitized yet")  # fmt: skip
-        sanitizer = {"absent": reason}
+        sanitizer = {"absent": "the kernel did not run"}
     return {"sanitizer": sanitizer, "dram": {"absent": NO_DRAM}}
 
 
