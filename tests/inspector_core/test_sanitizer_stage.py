@@ -1,10 +1,12 @@
 """compute-sanitizer in the check: absent with its reason under the interpreter, the report
 parsed, the stage end to end through a stand-in sanitizer for the bundled kernel and a user's,
-and the child that makes the launches."""
+and the child that makes the launches; on a GPU with compute-sanitizer (the ``gpu`` marker), a
+store past a kernel's own allocation caught by the real memcheck."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -171,3 +173,42 @@ def test_a_users_kernel_that_does_not_import_fails_the_stage(tmp_path, monkeypat
     assert line == (
         "compute-sanitizer memcheck did not pass (exit code 1): ImportError: missing dependency"
     )
+
+
+def _gpu_and_sanitizer() -> str | None:
+    if kernels.MODE != "compiled":
+        return "needs a CUDA device (the kernel runs compiled)"
+    if shutil.which("compute-sanitizer") is None:
+        return "needs compute-sanitizer on the PATH"
+    return None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_and_sanitizer() is not None, reason=str(_gpu_and_sanitizer()))
+def test_memcheck_flags_a_store_past_the_kernels_own_allocation() -> None:
+    """The planted bug's results are right and its guards clean; only the device sanitizer sees
+    its last row store past the output it allocated (width 70 in a tile of 128: 58 elements)."""
+    problem = fixtures.get("non_power_of_two_tail").build()
+    assert problem.width % 2  # not a power of two: the last row's tile overruns
+    bad = parse_kernel_spec(f"{EXAMPLES / 'bug_store_past_allocation.py'}:rms_norm")
+    section = check_stages.sanitizer_stage(problem, bad)
+    assert section["ran"] is True, section["report"]
+    assert section["errors"] is not None, section["report"]
+    assert section["errors"] > 0, section["report"]
+    assert section["passed"] is False
+    (line,) = check_stages.sanitizer_failures(section)
+    assert (
+        line == f"compute-sanitizer memcheck: {section['errors']} error(s) in the kernel launches"
+    )
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_and_sanitizer() is not None, reason=str(_gpu_and_sanitizer()))
+def test_memcheck_passes_the_same_launches_of_a_kernel_that_stays_in_bounds() -> None:
+    """The control: the tutorial kernel (masked stores into out=) on the same input is clean, so
+    the errors above are the bug's, not the harness's."""
+    good = parse_kernel_spec(f"{EXAMPLES / 'tutorial.py'}:rms_norm")
+    section = check_stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), good)
+    assert section["errors"] == 0, section["report"]
+    assert section["launches"] == 1 + RUNNABLE, section["report"]
+    assert section["passed"] is True
