@@ -8,17 +8,21 @@ Qt-free; :mod:`inspector.pipeline` runs them, the receipt and the window show wh
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from oracle.spec import Problem
+
+if TYPE_CHECKING:
+    from kernels.usercode import KernelSpec
 
 #: Rows the certificate compares under the Triton interpreter, which runs each program in
 #: Python (a compiled kernel compares every row).
@@ -116,6 +120,10 @@ def invariance_line(section: dict[str, Any] | None) -> str | None:
 
 #: Longest a sanitized run of the check's launches may take (memcheck slows each launch).
 SANITIZER_TIMEOUT_S = 600
+#: Bytes of never-valid memory the sanitizer puts after every allocation, so a store just past
+#: one buffer cannot land unseen in the next.
+SANITIZER_PADDING_BYTES = 512
+SANITIZER_TOOL = f"compute-sanitizer --tool memcheck --padding {SANITIZER_PADDING_BYTES}"
 _ROOT = Path(__file__).resolve().parents[1]
 _SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
 _LAUNCHES = re.compile(r"^launches (\d+)$", re.MULTILINE)
@@ -129,11 +137,18 @@ def parse_sanitizer_output(text: str) -> tuple[int | None, int | None]:
     return (sum(errors) if errors else None, int(launches[-1]) if launches else None)
 
 
-def sanitizer_stage(problem: Problem) -> dict[str, Any]:
-    """The check's launches (:mod:`inspector.sanitize_child`) under ``compute-sanitizer
-    --tool memcheck``, or ``{"absent": why}`` where it cannot run: the interpreter, or no
-    compute-sanitizer on the PATH."""
+def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[str, Any]:
+    """The check's launches (:mod:`inspector.sanitize_child`: the bundled kernel's, or the
+    user's ``kernel``) under ``compute-sanitizer --tool memcheck``, or ``{"absent": why}``
+    where it cannot run: the interpreter, or no compute-sanitizer on the PATH.
+
+    PyTorch's caching allocator is off in the sanitized process
+    (``PYTORCH_NO_CUDA_MEMORY_CACHING=1``): every tensor is an allocation of its own, so a store
+    past a tensor's end is past an allocation's end, where memcheck sees it (in the allocator's
+    pool it would land inside a larger block and pass).
+    """
     import kernels
+    from kernels.bounded import run_bounded
 
     if kernels.MODE != "compiled":
         return {"absent": "the Triton interpreter runs on the CPU; compute-sanitizer checks "
@@ -141,35 +156,36 @@ def sanitizer_stage(problem: Problem) -> dict[str, Any]:
     tool = shutil.which("compute-sanitizer")
     if tool is None:
         return {"absent": "compute-sanitizer is not installed (it comes with the CUDA toolkit)"}
+    user = [] if kernel is None else [str(kernel.path), kernel.function]
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
     with tempfile.TemporaryDirectory(prefix="rmsnorm-sanitize-") as folder:
         data = Path(folder) / "input.npz"
         np.savez(
             data, x=np.asarray(problem.x), weight=np.asarray(problem.weight),
             eps=problem.eps, dtype=problem.dtype, row_stride=problem.row_stride,
         )  # fmt: skip
-        command = [tool, "--tool", "memcheck", "--print-limit", "20", sys.executable, "-m",
-                   "inspector.sanitize_child", str(data)]  # fmt: skip
+        command = [tool, "--tool", "memcheck", "--padding", str(SANITIZER_PADDING_BYTES),
+                   "--print-limit", "20", sys.executable, "-m", "inspector.sanitize_child",
+                   str(data), *user]  # fmt: skip
         try:
-            done = subprocess.run(
-                command, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT_S, cwd=_ROOT
-            )
+            done = run_bounded(command, timeout_s=SANITIZER_TIMEOUT_S, cwd=_ROOT, env=env)
         except (subprocess.TimeoutExpired, OSError) as exc:
             why = (
                 f"did not finish within {SANITIZER_TIMEOUT_S} s"
                 if isinstance(exc, subprocess.TimeoutExpired)
                 else f"could not start: {exc}"
             )
-            return {"tool": "compute-sanitizer --tool memcheck", "ran": False,
-                    "errors": None, "launches": None, "passed": False, "exit_code": None,
-                    "report": why}  # fmt: skip
+            return {"tool": SANITIZER_TOOL, "ran": False, "errors": None, "launches": None,
+                    "passed": False, "exit_code": None, "report": why}  # fmt: skip
     text = done.stdout + done.stderr
     errors, launches = parse_sanitizer_output(text)
     return {
-        "tool": "compute-sanitizer --tool memcheck",
+        "tool": SANITIZER_TOOL,
         "ran": True,
         "errors": errors,
         "launches": launches,
-        "passed": errors == 0 and done.returncode == 0 and launches is not None,
+        # No launch finished (a user's kernel that raised on every run): nothing was checked.
+        "passed": errors == 0 and done.returncode == 0 and bool(launches),
         "exit_code": done.returncode,
         "report": "\n".join(text.strip().splitlines()[-12:])[-4000:],
     }
@@ -181,6 +197,9 @@ def sanitizer_failures(section: dict[str, Any] | None) -> list[str]:
         return []
     if section["errors"]:
         return [f"compute-sanitizer memcheck: {section['errors']} error(s) in the kernel launches"]
+    if section["launches"] == 0 and section["exit_code"] == 0:
+        return ["compute-sanitizer memcheck: no launch finished under it (every run raised), so "
+                "it checked nothing"]  # fmt: skip
     last = (section["report"].splitlines() or ["no report"])[-1]
     return [f"compute-sanitizer memcheck did not pass (exit code {section['exit_code']}): {last}"]
 

@@ -411,9 +411,10 @@ def _steps(
         if user is None:
             yield (step, total, "batch invariance")
             invariance = check_stages.invariance_stage(problem, config.device)
-            yield (step, total, "compute-sanitizer")
-            sanitizer = check_stages.sanitizer_stage(problem)
-            failures += check_stages.sanitizer_failures(sanitizer)
+        yield (step, total, "compute-sanitizer")
+        sanitizer = check_stages.sanitizer_stage(problem, None if user is None else user.spec)
+        failures += check_stages.sanitizer_failures(sanitizer)
+        if user is None:
             yield (step, total, "coverage map")
             coverage = check_stages.coverage_stage()
             failures += check_stages.coverage_failures(coverage)

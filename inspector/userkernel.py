@@ -35,6 +35,13 @@ def loadable_kernel_spec(text: str, cancel: Any = None) -> KernelSpec:
     return spec
 
 
+def guarded_layout(problem: Problem) -> tuple[int, int]:
+    """``(guard, output row stride)`` of a user kernel's run on ``problem``: one power-of-two
+    tile of the row's width as the guard, and as the gap between output rows."""
+    block = 1 << max(0, int(problem.width - 1).bit_length())
+    return block, problem.width + block
+
+
 class UserKernelFailed(RuntimeError):
     """One run of the user's kernel crashed, hung or raised (the message says which)."""
 
@@ -70,8 +77,7 @@ class UserImplementation:
 
     def run(self, problem: Problem, poison: float) -> tuple[UserRun, int, int]:
         """One run; returns it with the output buffer's guard and row stride."""
-        block = 1 << max(0, int(problem.width - 1).bit_length())
-        y_stride = problem.width + block
+        block, y_stride = guarded_layout(problem)
         x = np.asarray(problem.x, dtype=np.float64)
         weight = np.asarray(problem.weight, dtype=np.float64)
         run = self.kernel.run(

@@ -1,5 +1,7 @@
 """The child process that runs a user's kernel for :mod:`kernels.usercode` (never imported by the
-inspector itself): ``python -m kernels.usercode_child PATH FUNCTION``.
+inspector's own process): ``python -m kernels.usercode_child PATH FUNCTION``. The sanitizer's
+child (:mod:`inspector.sanitize_child`, a process of its own) runs the kernel the same way
+through :func:`load_launcher` and :func:`run_guarded`.
 
 The user's file is arbitrary code, so it runs here, in a process of its own: a crash, a hang or
 a store past its buffers ends or corrupts this process only. The protocol runs over the stdout
@@ -46,7 +48,8 @@ def _receive(channel: BinaryIO) -> tuple[dict[str, Any], list[np.ndarray]] | Non
     return header, arrays
 
 
-def _load(path: str, function: str) -> Any:
+def load_launcher(path: str, function: str) -> Any:
+    """The callable ``function`` of the file ``path``, imported as a module of its own."""
     # The file's folder first on the path, so that it imports its siblings as when run itself.
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location("rmsnorm_inspector_user_kernel", path)
@@ -62,7 +65,9 @@ def _load(path: str, function: str) -> Any:
     return launcher
 
 
-def _run(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:
+def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:
+    """One run in poison-filled guarded buffers (``header``: dtype, eps, strides, guard,
+    poison): ``(y, output guard stores, input stores, why out= was refused)``."""
     import torch
 
     import kernels
@@ -145,7 +150,7 @@ def main(argv: list[str]) -> int:
     try:
         import kernels
 
-        launcher = _load(argv[0], argv[1])
+        launcher = load_launcher(argv[0], argv[1])
     except BaseException as err:  # the user's module failed to import: report it
         _send(protocol_out, {"ok": False, "error": f"{type(err).__name__}: {err}"})
         return 2
@@ -161,7 +166,7 @@ def main(argv: list[str]) -> int:
             continue
         x, weight = arrays
         try:
-            y, oob, x_writes, refused_out = _run(launcher, header, x, weight)
+            y, oob, x_writes, refused_out = run_guarded(launcher, header, x, weight)
             _send(
                 protocol_out,
                 {"ok": True, "refused_out": refused_out},

@@ -163,17 +163,19 @@ def _row_entries(result: CheckResult, bounds: dict[str, Any]) -> list[dict[str, 
     return rows
 
 
-#: Why a receipt holds no DRAM figures: check launches small problems; bench measures.
-NO_DRAM = "not measured by check: DRAM throughput from Nsight Compute belongs to bench (not built)"
+#: Why a receipt holds no DRAM figures: the check times nothing; bench --ncu measures them.
+NO_DRAM = (
+    "not measured by check: the check launches small problems and times nothing; Nsight "
+    "Compute's DRAM bytes and throughput per shape are in the benchmark record "
+    "(`python main.py bench --ncu`, each ours row's dram)"
+)
 
 
 def _device_evidence(result: CheckResult) -> dict[str, Any]:
     """The sanitizer's word on the check's launches, or why there is none; DRAM: absent."""
     sanitizer = result.sanitizer
     if sanitizer is None:
-        reason = "the kernel did not run" if result.kernel is None else (
-            "a user's kernel: its launches are not sanitized yet")  # fmt: skip
-        sanitizer = {"absent": reason}
+        sanitizer = {"absent": "the kernel did not run"}
     return {"sanitizer": sanitizer, "dram": {"absent": NO_DRAM}}
 
 

@@ -11,7 +11,10 @@ time per call and the eager-loop time per call (host included: what a user calli
 in a Python loop pays), the two times on a log axis. "auto" plots µs per call for the
 launch-bound set (there the time, not the bandwidth, is what a user weighs) and GB/s otherwise.
 The legend sits above the plot (never over a curve); hovering a point gives its numbers; the
-table beside the plot holds every shown row with both figures, device and eager loop.
+table beside the plot holds every shown row with both figures, device and eager loop. A record
+of ``bench --ncu`` also carries Nsight Compute's DRAM figures of ``ours`` (``dram``): their
+% of peak gets a table column (shown only when a shown row has ``dram``; an absent figure's
+reason is the cell's tooltip) and a line in the hover text.
 """
 
 from __future__ import annotations
@@ -51,7 +54,10 @@ TABLE_COLUMNS = (
     "loop p20–p80",
     "GB/s",
     "% of copy",
+    "DRAM % peak",
 )
+#: The table column of Nsight Compute's DRAM throughput (``bench --ncu``).
+DRAM_COLUMN = TABLE_COLUMNS.index("DRAM % peak")
 #: Hover picks the nearest point within this many pixels.
 HOVER_PIXELS = 12
 # The time metrics: (median field, p20 field, p80 field, axis label).
@@ -305,7 +311,10 @@ class BenchView(QWidget):
                 cell.setData(Qt.ItemDataRole.DisplayRole, value)
                 if j == 0:  # "8×4096" sorts by its size, not as text
                     cell.setData(_SORT_ROLE, shape_key(row))
+                if j == DRAM_COLUMN:
+                    cell.setToolTip(dram_text(row))
                 table.setItem(i, j, cell)
+        table.setColumnHidden(DRAM_COLUMN, not any("dram" in row for row in rows))
         table.setSortingEnabled(True)
         # Sorted again explicitly by the header's indicator (smallest shape first until the
         # user picks another column or order): the re-sort that enabling sorting makes is not
@@ -363,6 +372,11 @@ class BenchView(QWidget):
         ]
         if ratios:
             text += f" · eager loop: {min(ratios):.2f}–{max(ratios):.2f}× the fastest alternative"
+        dram = [
+            pct for r in rows_shown if r.get("impl") == "ours" and (pct := dram_pct(r)) is not None
+        ]
+        if dram:
+            text += f" · ours DRAM (Nsight Compute): {min(dram):.0f}–{max(dram):.0f}% of peak"
         if wrong:
             text += " · WRONG OUTPUT (kept out of the chart): " + ", ".join(
                 f"{r['impl']} {r['rows']}×{r['width']}" for r in wrong
@@ -461,7 +475,33 @@ def table_cells(row: dict[str, Any]) -> list[Any]:
         _spread(row, "loop_p20_us", "loop_p80_us"),
         _number(row.get("gbps"), 1),
         _number(row.get("pct_of_copy"), 1),
+        _number(dram_pct(row), 1),
     ]
+
+
+def dram_pct(row: dict[str, Any]) -> float | None:
+    """Nsight Compute's DRAM throughput of the row, % of peak (None where it has none)."""
+    dram = row.get("dram")
+    value = dram.get("pct_of_peak") if isinstance(dram, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def dram_text(row: dict[str, Any]) -> str:
+    """What the row says about DRAM: Nsight Compute's figures, why there are none, or ""."""
+    dram = row.get("dram")
+    if not isinstance(dram, dict):
+        return ""
+    if "absent" in dram:
+        return f"DRAM (Nsight Compute): not measured: {dram['absent']}"
+    pct = dram_pct(row)
+    try:
+        read, written = float(dram["bytes_read"]) / 1e6, float(dram["bytes_written"]) / 1e6
+    except (KeyError, TypeError, ValueError):
+        return "DRAM (Nsight Compute): figures unreadable"
+    share = f"{pct:.1f}% of peak, " if pct is not None else ""
+    return f"DRAM (Nsight Compute): {share}{read:.3g} MB read, {written:.3g} MB written"
 
 
 def point_text(row: dict[str, Any]) -> str:
@@ -481,6 +521,8 @@ def point_text(row: dict[str, Any]) -> str:
         pct = row.get("pct_of_copy")
         share = f", {float(pct):.1f}% of copy" if pct is not None else ""
         lines.append(f"{float(row['gbps']):.1f} GB/s{share}")
+    if dram_text(row):
+        lines.append(dram_text(row))
     return "\n".join(lines)
 
 

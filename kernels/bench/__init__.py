@@ -11,7 +11,9 @@ with CUDA events, as CUDA-graph replays where launch cost dominates
 
 Modules: ``shapes`` (what is benchmarked), ``parity``, ``timing``, ``impls``, ``harness`` (the
 run), ``candidate`` (the user's ``--kernel``: a preflight in a child process, then timed here),
-``report`` (the record, and ``read_json`` that checks one), ``cli`` (``bench_main``).
+``report`` (the record, and ``read_json`` that checks one), ``cli`` (``bench_main``), ``ncu``
+(``--ncu``: Nsight Compute's DRAM figures of ``ours``, one profiled call per shape and dtype in
+``ncu_child``).
 CPU-safe parts are plain functions tested in ``tests/bench``. The package imports no Qt, nothing
 of ``oracle`` or ``inspector``, and imports ``kernels.rms_norm`` only when it is benchmarked.
 """

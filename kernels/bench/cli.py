@@ -13,12 +13,13 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from kernels.bench import harness
+from kernels.bench import harness, ncu
 from kernels.bench.candidate import CANDIDATE, Candidate, CandidateError, prepare_candidate
 from kernels.bench.harness import BenchConfig
 from kernels.bench.impls import DISPLAY_ORDER, IMPLEMENTATIONS, PREPARERS, implementation_info
@@ -119,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"included; 0: none; default {LOOP_SAMPLES})",
     )
     parser.add_argument(
+        "--ncu",
+        action="store_true",
+        help="after the timing, profile ours once per shape and dtype with Nsight Compute "
+        "(ncu on the PATH, --clock-control none) and record its DRAM bytes read and written "
+        "and DRAM throughput as %% of peak in the row's 'dram' (or why there are none); "
+        "ncu replays each kernel, so this adds seconds per shape",
+    )
+    parser.add_argument(
         "--budget-s",
         type=float,
         default=None,
@@ -170,6 +179,7 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
         rounds=args.rounds,
         loop_samples=args.loop_samples,
         kernel=kernel,
+        ncu=args.ncu,
     )
     if not 0 <= args.loop_samples <= MAX_LOOP_SAMPLES:
         raise BenchUsageError(
@@ -238,6 +248,8 @@ def run_benchmark(
             results.append(row)
             handle.write(json.dumps(json_safe(row)) + "\n")
             handle.flush()
+    if config.ncu:  # after every timing: ncu's replays never share the device with one
+        ncu.attach_dram(results, eps=config.eps, device_type=device.type)
     harness.finalize(results)
     smi_after = harness.nvidia_smi_query()
     report = build_report(
@@ -251,6 +263,8 @@ def run_benchmark(
         wall_s=time.perf_counter() - t0,
         implementations=implementations,
     )
+    if config.ncu:
+        report["protocol"]["dram"] = ncu.PROTOCOL
     report["plot"] = None
     if plot:
         note = write_plot(results, out_dir / "bench.png")
@@ -293,6 +307,8 @@ def bench_main(argv: list[str] | None = None) -> int:
     except CandidateError as err:
         print(f"bench: {'error' if err.exit_code == 2 else 'FAILED'}: {err}", file=sys.stderr)
         return err.exit_code
+    if config.ncu and shutil.which("ncu") is None:
+        print("bench: --ncu: ncu is not on the PATH; each ours row's dram says so", file=sys.stderr)
     command = "python main.py bench " + " ".join(argv)
     report = run_benchmark(
         config, args.out, command=command, plot=not args.no_plot, candidate=candidate

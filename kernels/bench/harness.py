@@ -61,6 +61,7 @@ class BenchConfig:
     rounds: int = 1  # timing rounds over all implementations (run-to-run spread)
     loop_samples: int = timing.LOOP_SAMPLES  # eager-loop samples per round (0: no loop figure)
     kernel: KernelSpec | None = None  # the user's kernel timed as "candidate" (--kernel)
+    ncu: bool = False  # DRAM figures of ours from Nsight Compute after the timing (--ncu)
 
 
 @dataclasses.dataclass

@@ -350,6 +350,42 @@ def _check_row(row: object, where: str) -> None:
             raise ValueError(f"{where}.{field} must be > 0 in an ok row; got {value!r}")
     for field in _ROW_SAMPLES:
         _check_samples(row.get(field), f"{where}.{field}")
+    _check_dram(row.get("dram"), f"{where}.dram")
+
+
+# A dram record's figures (kernels.bench.ncu): counts, numbers and names, each with its type.
+_DRAM_COUNTS = ("bytes_read", "bytes_written", "launches")
+_DRAM_NUMBERS = ("pct_of_peak", "duration_ns")
+_DRAM_TEXTS = ("ncu_version", "clock_control")
+
+
+def _check_dram(dram: object, where: str) -> None:
+    """A row's optional ``dram``: ``{"absent": why}`` or Nsight Compute's figures."""
+    if dram is None:
+        return
+    if not isinstance(dram, dict):
+        raise ValueError(f"{where} must be an object; got {type(dram).__name__}")
+    if "absent" in dram:
+        if set(dram) != {"absent"} or not isinstance(dram["absent"], str):
+            shown = repr(dram)[:80]
+            raise ValueError(f"{where} with 'absent' holds only the reason, a string; got {shown}")
+        return
+    for field in _DRAM_COUNTS:
+        value = dram.get(field)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{where}.{field} must be an integer >= 0; got {value!r}")
+    for field in _DRAM_NUMBERS:
+        value = dram.get(field)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{where}.{field} must be a finite number >= 0; got {value!r}")
+    for field in _DRAM_TEXTS:
+        if not isinstance(dram.get(field), str):
+            raise ValueError(f"{where}.{field} must be a string; got {dram.get(field)!r}")
+    names = dram.get("kernels")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        shown = repr(names)[:80]
+        raise ValueError(f"{where}.kernels must be a non-empty list of kernel names; got {shown}")
 
 
 def _check_samples(values: object, where: str) -> None:

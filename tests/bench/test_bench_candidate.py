@@ -1,8 +1,9 @@
 """``bench --kernel FILE.py:FUNCTION``: the ``candidate`` implementation, on a CPU.
 
 The preflight runs the example kernels in a child process under the Triton interpreter. The
-record is written by the real ``bench_main`` with the CUDA-only timing primitives replaced by
-fixed numbers (the harness, parity, the report and the CSV are the real ones).
+record is written by the real ``bench_main`` on ``fake_device`` (``conftest.py``: the CUDA-only
+timing primitives replaced by fixed numbers; the harness, parity, the report and the CSV are the
+real ones).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import torch
 
 from kernels import bench
 from kernels.bench import candidate as candidate_module
-from kernels.bench import harness, impls, timing
+from kernels.bench import harness, impls
 from kernels.bench.cli import config_from_args
 from kernels.usercode import parse_kernel_spec
 
@@ -26,51 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "resources" / "kernels"
 TUTORIAL = f"{KERNELS / 'tutorial.py'}:rms_norm"
 TUTORIAL_SHA = hashlib.sha256((KERNELS / "tutorial.py").read_bytes()).hexdigest()
-DEVICE_US, GRAPH_US, LOOP_US = 1.25, 1.5, 2.5
 
 
 @pytest.fixture
 def no_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-
-
-@pytest.fixture
-def fake_device(monkeypatch):
-    """A "CUDA" device that is the CPU: the timing primitives return fixed numbers, after
-    calling the implementation where the real ones would (so every timed call still runs)."""
-
-    def time_events(call, count, *, samples, device):
-        call(0)
-        return [DEVICE_US] * samples
-
-    def time_graph(call, count, *, launches, replays, device):
-        call(0)
-        return [GRAPH_US] * replays
-
-    def time_loop(call, count, *, calls, samples, device):
-        call(0)
-        return [LOOP_US] * samples
-
-    def peak_extra_bytes(call, device):
-        y = call()
-        return y.numel() * y.element_size(), y.numel() * y.element_size()
-
-    def first_call_seconds(fn, device):
-        fn()
-        return 0.001
-
-    monkeypatch.setattr(harness, "require_cuda", lambda: torch.device("cpu"))
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
-    monkeypatch.setattr(timing, "device_l2_bytes", lambda device: (1, "fake"))
-    monkeypatch.setattr(harness, "nvidia_smi_query", lambda: {"error": "fake device"})
-    for name, fake in (
-        ("time_events", time_events),
-        ("time_graph", time_graph),
-        ("time_loop", time_loop),
-        ("peak_extra_bytes", peak_extra_bytes),
-        ("first_call_seconds", first_call_seconds),
-    ):
-        monkeypatch.setattr(timing, name, fake)
 
 
 def _bench(tmp_path, *extra: str) -> list[str]:
@@ -193,12 +154,12 @@ def test_the_record_names_the_candidate_and_times_it_like_the_others(fake_device
     assert row["status"] == "ok"
     assert row["note"].startswith(f"{KERNELS / 'tutorial.py'}:rms_norm sha256 {TUTORIAL_SHA}")
     assert row["parity"]["passed"] is True  # the harness's own check, on the benchmark shape
-    assert row["median_us"] == GRAPH_US  # both figures
-    assert row["loop_us"] == LOOP_US
+    assert row["median_us"] == fake_device.graph_us  # both figures
+    assert row["loop_us"] == fake_device.loop_us
     assert row["pct_of_copy"] == pytest.approx(100.0 * row["gbps"] / rows["copy"]["gbps"])
     csv_row = {r["impl"]: r for r in bench.read_csv(tmp_path / "out" / "results.csv")}["candidate"]
     assert TUTORIAL_SHA in csv_row["note"]
-    assert csv_row["loop_us"] == LOOP_US
+    assert csv_row["loop_us"] == fake_device.loop_us
 
 
 def test_a_candidate_wrong_at_a_benchmark_shape_is_reported_and_not_timed(fake_device, monkeypatch):

@@ -338,3 +338,62 @@ def test_the_table_opens_smallest_shape_first_and_keeps_the_users_order(qtbot) -
     view.set_records(list(reversed(records)))
     column = [view.table.item(i, 0).text() for i in range(view.table.rowCount())]
     assert column == ["512×4096", "64×4096", "8×4096", "1×4096"]
+
+
+def test_dram_figures_of_bench_ncu_show_in_the_table_and_the_hover(qtbot) -> None:
+    from inspector.widgets.bench_view import DRAM_COLUMN
+
+    view = BenchView()
+    qtbot.addWidget(view)
+    view.set_records(_rows())
+    assert view.table.isColumnHidden(DRAM_COLUMN)  # a record without --ncu: no empty column
+    assert "DRAM" not in view.point_text("ours", 0)
+    rows = _rows()
+    first, second = (r for r in rows if r["impl"] == "ours")
+    first["dram"] = {"bytes_read": 8_392_704, "bytes_written": 4_194_304, "pct_of_peak": 71.25,
+                     "duration_ns": 5000.0, "kernels": ["_rms_norm_tile"], "launches": 1,
+                     "ncu_version": "2024.3.2.0", "clock_control": "none"}  # fmt: skip
+    second["dram"] = {"absent": "ncu did not finish within 300 s (killed with its child)"}
+    view.set_records(rows)
+    assert not view.table.isColumnHidden(DRAM_COLUMN)
+    assert view.table.horizontalHeaderItem(DRAM_COLUMN).text() == "DRAM % peak"
+    cells = {
+        (view.table.item(i, 0).text(), view.table.item(i, 1).text()): view.table.item(
+            i, DRAM_COLUMN
+        )
+        for i in range(view.table.rowCount())
+    }
+    assert cells[("4096×1024", "ours")].text() == "71.2"
+    assert cells[("4096×1024", "ours")].toolTip() == (
+        "DRAM (Nsight Compute): 71.2% of peak, 8.39 MB read, 4.19 MB written"
+    )
+    assert cells[("4096×4096", "ours")].text() == ""
+    assert cells[("4096×4096", "ours")].toolTip() == (
+        "DRAM (Nsight Compute): not measured: ncu did not finish within 300 s (killed with its "
+        "child)"
+    )
+    assert cells[("4096×1024", "copy")].text() == ""
+    assert view.point_text("ours", 0).splitlines()[-1] == (
+        "DRAM (Nsight Compute): 71.2% of peak, 8.39 MB read, 4.19 MB written"
+    )
+    assert (
+        view.point_text("ours", 1)
+        .splitlines()[-1]
+        .startswith("DRAM (Nsight Compute): not measured: ncu did not finish")
+    )
+    assert "ours DRAM (Nsight Compute): 71–71% of peak" in view.summary.text()
+
+
+def test_a_session_row_with_a_malformed_dram_draws_without_it(qtbot) -> None:
+    """Rows reopened from a session are not re-checked: odd values show as nothing."""
+    view = BenchView()
+    qtbot.addWidget(view)
+    rows = _rows()
+    ours = [r for r in rows if r["impl"] == "ours"]
+    ours[0]["dram"] = "lots"
+    ours[1]["dram"] = {"pct_of_peak": "high", "bytes_read": None}
+    view.set_records(rows)
+    assert "DRAM" not in view.point_text("ours", 0)
+    assert view.point_text("ours", 1).splitlines()[-1] == (
+        "DRAM (Nsight Compute): figures unreadable"
+    )

@@ -45,6 +45,13 @@ def test_the_tutorial_kernel_passes_and_its_receipt_names_it(tmp_path) -> None:
     }
     assert receipt["kernel"]["source_sha256"] == digest
     assert "in a child process" in receipt["kernel"]["note"]
+    # The user's launches go to compute-sanitizer like the bundled kernel's (here: why not).
+    if receipt["kernel"]["mode"] == "interpreter":
+        assert receipt["device_evidence"]["sanitizer"] == {
+            "absent": "the Triton interpreter runs on the CPU; compute-sanitizer checks CUDA "
+            "launches"
+        }
+        assert "compute-sanitizer: not run: the Triton interpreter" in done.stdout
     verified = run_main("verify", str(out / "receipt.json"), str(out / "receipt.csv"))
     assert verified.returncode == 0, verified.stdout
 

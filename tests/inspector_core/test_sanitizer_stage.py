@@ -1,10 +1,12 @@
 """compute-sanitizer in the check: absent with its reason under the interpreter, the report
-parsed, the stage end to end through a stand-in sanitizer (the real one runs on the H200:
-docs/gpu_check/invariance), and the child that makes the launches."""
+parsed, the stage end to end through a stand-in sanitizer for the bundled kernel and a user's,
+and the child that makes the launches; on a GPU with compute-sanitizer (the ``gpu`` marker), a
+store past a kernel's own allocation caught by the real memcheck."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -14,9 +16,11 @@ import pytest
 
 import kernels
 from inspector import check_stages
+from kernels.usercode import parse_kernel_spec
 from oracle import fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "resources" / "kernels"
 RUNNABLE = sum(f.check != "rejection" for f in fixtures.FIXTURES)
 
 
@@ -45,11 +49,15 @@ def test_the_report_is_parsed(text: str, parsed) -> None:
 
 
 def _stand_in(folder: Path, errors: int, child: str = '"$@"') -> None:
-    """A compute-sanitizer that runs ``child`` (the command after its four options) and
-    reports ``errors``."""
+    """A compute-sanitizer that writes its command line and the allocator switch it was given
+    beside itself, runs ``child`` (the command after its own options, from the Python
+    executable on) and reports ``errors``."""
     tool = folder / "compute-sanitizer"
     tool.write_text(
-        f"#!/bin/sh\nshift 4\n{child}\nrc=$?\n"
+        f"#!/bin/sh\nprintf '%s\\n' \"$@\" > '{folder}/args.txt'\n"
+        f"echo \"$PYTORCH_NO_CUDA_MEMORY_CACHING\" > '{folder}/caching.txt'\n"
+        f'while [ "$#" -gt 0 ] && [ "$1" != "{sys.executable}" ]; do shift; done\n'
+        f"{child}\nrc=$?\n"
         f"echo '========= ERROR SUMMARY: {errors} errors'\nexit $rc\n"
     )
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
@@ -65,6 +73,13 @@ def test_the_stage_end_to_end_through_a_stand_in(tmp_path, monkeypatch, errors: 
     assert section["launches"] == 1 + (1 + len(kernels.KERNEL_PATHS)) * RUNNABLE
     assert section["errors"] == errors
     assert section["passed"] is (errors == 0)
+    assert section["tool"] == "compute-sanitizer --tool memcheck --padding 512"
+    args = (tmp_path / "args.txt").read_text().splitlines()
+    assert args[:6] == ["--tool", "memcheck", "--padding", "512", "--print-limit", "20"]
+    assert args[6:9] == [sys.executable, "-m", "inspector.sanitize_child"]
+    assert len(args) == 10  # INPUT.npz: the bundled kernel
+    # Every tensor its own allocation: a store past one is past an allocation's end.
+    assert (tmp_path / "caching.txt").read_text().strip() == "1"
     failures = check_stages.sanitizer_failures(section)
     assert failures == ([] if errors == 0 else [
         "compute-sanitizer memcheck: 2 error(s) in the kernel launches"])  # fmt: skip
@@ -101,3 +116,99 @@ def test_the_child_refuses_a_missing_argument() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "usage: python -m inspector.sanitize_child INPUT.npz" in done.stderr
+
+
+def test_a_users_kernel_runs_its_check_launches_under_the_sanitizer(tmp_path, monkeypatch) -> None:
+    """The input and every fixture with numbers, once each (its launcher picks its layout), in
+    the guarded buffers of its check, in the sanitizer's child."""
+    _stand_in(tmp_path, 0)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(kernels, "MODE", "compiled")
+    spec = parse_kernel_spec(f"{EXAMPLES / 'tutorial.py'}:rms_norm")
+    section = check_stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), spec)
+    assert section["launches"] == 1 + RUNNABLE
+    assert section["errors"] == 0
+    assert section["passed"] is True
+    assert check_stages.sanitizer_failures(section) == []
+    args = (tmp_path / "args.txt").read_text().splitlines()
+    assert args[-2:] == [str(EXAMPLES / "tutorial.py"), "rms_norm"]
+    assert check_stages.sanitizer_line(section) == (
+        f"compute-sanitizer memcheck: 0 errors over {1 + RUNNABLE} launches"
+    )
+
+
+def test_a_users_kernel_that_raises_everywhere_checked_nothing_and_fails(
+    tmp_path, monkeypatch
+) -> None:
+    kernel = tmp_path / "raises.py"
+    kernel.write_text("def rms_norm(x, weight, eps, out=None):\n    raise ValueError('no')\n")
+    _stand_in(tmp_path, 0)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(kernels, "MODE", "compiled")
+    section = check_stages.sanitizer_stage(
+        fixtures.get("hand_checkable").build(), parse_kernel_spec(f"{kernel}:rms_norm")
+    )
+    assert section["launches"] == 0
+    assert section["passed"] is False
+    assert "not counted: " in section["report"]
+    assert "raised ValueError: no" in section["report"]
+    assert check_stages.sanitizer_failures(section) == [
+        "compute-sanitizer memcheck: no launch finished under it (every run raised), so it "
+        "checked nothing"
+    ]
+
+
+def test_a_users_kernel_that_does_not_import_fails_the_stage(tmp_path, monkeypatch) -> None:
+    kernel = tmp_path / "broken.py"
+    kernel.write_text("raise ImportError('missing dependency')\n")
+    _stand_in(tmp_path, 0)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(kernels, "MODE", "compiled")
+    section = check_stages.sanitizer_stage(
+        fixtures.get("hand_checkable").build(), parse_kernel_spec(f"{kernel}:rms_norm")
+    )
+    assert section["passed"] is False
+    assert section["exit_code"] == 1
+    (line,) = check_stages.sanitizer_failures(section)
+    assert line == (
+        "compute-sanitizer memcheck did not pass (exit code 1): ImportError: missing dependency"
+    )
+
+
+def _gpu_and_sanitizer() -> str | None:
+    if kernels.MODE != "compiled":
+        return "needs a CUDA device (the kernel runs compiled)"
+    if shutil.which("compute-sanitizer") is None:
+        return "needs compute-sanitizer on the PATH"
+    return None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_and_sanitizer() is not None, reason=str(_gpu_and_sanitizer()))
+def test_memcheck_flags_a_store_past_the_kernels_own_allocation() -> None:
+    """The planted bug's results are right and its guards clean; only the device sanitizer sees
+    its last row store past the output it allocated (width 70 in a tile of 128: 58 elements)."""
+    problem = fixtures.get("non_power_of_two_tail").build()
+    assert problem.width % 2  # not a power of two: the last row's tile overruns
+    bad = parse_kernel_spec(f"{EXAMPLES / 'bug_store_past_allocation.py'}:rms_norm")
+    section = check_stages.sanitizer_stage(problem, bad)
+    assert section["ran"] is True, section["report"]
+    assert section["errors"] is not None, section["report"]
+    assert section["errors"] > 0, section["report"]
+    assert section["passed"] is False
+    (line,) = check_stages.sanitizer_failures(section)
+    assert (
+        line == f"compute-sanitizer memcheck: {section['errors']} error(s) in the kernel launches"
+    )
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_and_sanitizer() is not None, reason=str(_gpu_and_sanitizer()))
+def test_memcheck_passes_the_same_launches_of_a_kernel_that_stays_in_bounds() -> None:
+    """The control: the tutorial kernel (masked stores into out=) on the same input is clean, so
+    the errors above are the bug's, not the harness's."""
+    good = parse_kernel_spec(f"{EXAMPLES / 'tutorial.py'}:rms_norm")
+    section = check_stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), good)
+    assert section["errors"] == 0, section["report"]
+    assert section["launches"] == 1 + RUNNABLE, section["report"]
+    assert section["passed"] is True

@@ -1,0 +1,80 @@
+"""The call ``bench --ncu`` profiles: ``python -m kernels.bench.ncu_child ROWS WIDTH DTYPE EPS``.
+
+Run under ``ncu --profile-from-start off`` (:mod:`kernels.bench.ncu`): the input is made and
+``kernels.rms_norm`` warmed up (compiled, its launch plan built) outside the profiled range,
+then one call runs between ``cudaProfilerStart`` and ``cudaProfilerStop``, so ncu sees that
+call's kernels and nothing else. Prints nothing on stdout (ncu's CSV goes there); one line on
+stderr. Exit 0 profiled, 1 the call failed (its error on stderr), 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+#: Calls before the profiled one: the first compiles, the next use the launch plan it made.
+WARMUP_CALLS = 3
+_DTYPES = ("bfloat16", "float16", "float32")
+
+
+def parse_args(argv: list[str]) -> tuple[int, int, str, float]:
+    """``(rows, width, dtype, eps)`` from the command line.
+
+    Raises:
+        ValueError: the wrong number of arguments, or one out of its range (the message names it).
+    """
+    if len(argv) != 4:
+        raise ValueError("usage: python -m kernels.bench.ncu_child ROWS WIDTH DTYPE EPS")
+    rows_text, width_text, dtype, eps_text = argv
+    try:
+        rows, width, eps = int(rows_text), int(width_text), float(eps_text)
+    except ValueError:
+        raise ValueError(f"ROWS and WIDTH must be integers and EPS a number; got {argv}") from None
+    if rows < 1 or width < 1:
+        raise ValueError(f"ROWS and WIDTH must be >= 1; got {rows} x {width}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"DTYPE must be one of {', '.join(_DTYPES)}; got {dtype!r}")
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"EPS must be a finite number > 0; got {eps_text!r}")
+    return rows, width, dtype, eps
+
+
+def main(argv: list[str]) -> int:
+    try:
+        rows, width, dtype_name, eps = parse_args(argv)
+    except ValueError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    import torch
+
+    import kernels
+    from kernels.bench.parity import make_weight
+
+    if kernels.MODE != "compiled" or not torch.cuda.is_available():
+        print(f"ncu_child: needs a CUDA device (kernels.MODE is {kernels.MODE})", file=sys.stderr)
+        return 1
+    device = torch.device("cuda", torch.cuda.current_device())
+    dtype = getattr(torch, dtype_name)
+    generator = torch.Generator(device=device)
+    generator.manual_seed(7919 * rows + width)
+    x = (
+        torch.randn(rows, width, device=device, dtype=torch.float32, generator=generator)
+        .add_(0.25)
+        .to(dtype)
+    )
+    weight = make_weight(width, dtype, device, generator=generator)
+    for _ in range(WARMUP_CALLS):
+        kernels.rms_norm(x, weight, eps)
+    torch.cuda.synchronize(device)
+    torch.cuda.profiler.start()
+    try:
+        y = kernels.rms_norm(x, weight, eps)
+        torch.cuda.synchronize(device)
+    finally:
+        torch.cuda.profiler.stop()
+    print(f"ncu_child: profiled one call on {tuple(y.shape)} {dtype_name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
