@@ -1,11 +1,12 @@
 """``python main.py mutate [--kernel FILE.py:FUNCTION] [--out DIR] [--jobs N] [--timeout S]
-[--no-ttir]``.
+[--no-ttir] [--no-coverage] [--first-site N] [--count N]``.
 
 Mutates the kernel's ``@triton.jit`` source (:mod:`inspector.mutation`; without ``--kernel``
 the bundled kernel's ``kernels/jit_parts.py``, ``jit.py`` and ``jit_loop.py``, run through
 ``kernels.rms_norm``), judges each mutant's TTIR against the original's (``equivalent`` when
 it cannot act: :mod:`inspector.equivalence`; ``--no-ttir`` skips that), runs the others against
-the fixture matrix in a child process, and
+the fixture matrix in a child process (the bundled kernel's survivors then on the coverage map's
+configurations that run the mutated statement: :mod:`inspector.coverage_lines`), and
 writes ``DIR/mutation.json`` and ``DIR/mutation.csv`` (one row per mutant), replaced as a pair.
 Exit 0 when no non-equivalent mutant survives, 1 when one does (each survivor is printed), 2 on
 bad usage (one line).
@@ -98,11 +99,13 @@ def mutate_report(
 ) -> dict[str, Any]:
     """``mutation.json``'s content for ``kernel`` (``FILE.py:FUNCTION``; None: the bundled
     kernel, through a launcher shim written into ``scratch``). ``coverage``: the bundled
-    kernel's fixture survivors are proven on every configuration of the coverage map too.
+    kernel's fixture survivors are proven on the coverage map too (under the interpreter only
+    on the configurations that run the mutated statement; compiled, on every one).
 
     Raises:
         kernels.usercode.KernelSpecError: a kernel that is not loadable (the message says why).
     """
+    from inspector.coverage_child import line_map
     from inspector.mutation import report, run_mutants
     from inspector.userkernel import loadable_kernel_spec
 
@@ -117,7 +120,9 @@ def mutate_report(
         shim.write_text(BUNDLED_LAUNCHER)
         spec = loadable_kernel_spec(f"{shim}:rms_norm")
         files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
-    map_path = _coverage_map(scratch) if kernel is None and coverage else None
+    map_path = None
+    if kernel is None and coverage:
+        map_path = _coverage_map(scratch, jobs, timeout_s, progress)
     mutants, left_out = run_mutants(
         spec,
         files=files,
@@ -133,6 +138,7 @@ def mutate_report(
     )
     data = report(spec, mutants, left_out)
     data["coverage_map"] = map_path is not None
+    data["coverage_lines"] = map_path is not None and line_map(map_path) is not None
     data["first_site"] = first_site
     if kernel is None:
         from kernels.compile_info import kernel_source_sha256
@@ -145,12 +151,21 @@ def mutate_report(
     return data
 
 
-def _coverage_map(scratch: Path) -> Path:
+def _coverage_map(
+    scratch: Path,
+    jobs: int = 0,
+    timeout_s: float = 60.0,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Path:
     """The bundled kernel's coverage map for the mutants' children, cheapest proof first (the
-    committed CPU record's times, when it is of this kernel)."""
-    from inspector.coverage_child import write_map
+    committed CPU record's times, when it is of this kernel). Under the interpreter each
+    configuration's kernel lines are recorded in it too (one pass over the map, in ``jobs``
+    children), so a survivor is proven only where its statement runs."""
+    import kernels
+    from inspector.coverage_child import add_lines, write_map
     from inspector.coverage_proof import committed, identity
     from kernels.coverage import reachable
+    from kernels.mode import INTERPRETER
 
     found = reachable()
     record, _ = committed("cpu", identity())
@@ -160,6 +175,17 @@ def _coverage_map(scratch: Path) -> Path:
     order = sorted(found, key=lambda c: (seconds.get(c.label, 0.0), c.label))
     path = scratch / "coverage_map.json"
     write_map(path, found, order)
+    if kernels.MODE == INTERPRETER:
+        label = f"recording the kernel lines each of the map's {len(found)} configurations runs"
+
+        def parts_done(done: int, parts: int) -> None:
+            if progress is not None:
+                progress(done, parts, f"{label} ({done} of {parts} parts)")
+
+        # A share of the map per job, its proofs traced: a few times one full-map proof.
+        workers = min(jobs or max(1, os.cpu_count() or 2), len(found))
+        parts_done(0, workers)
+        add_lines(path, workers, timeout_s * 30, parts_done)
     return path
 
 

@@ -22,18 +22,15 @@ import ast
 import copy
 import dataclasses
 import hashlib
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from inspector import equivalence
+from inspector import coverage_child, coverage_lines, equivalence
 from kernels.usercode import KernelSpec
 from oracle import fixtures, matrix
 
@@ -239,8 +236,9 @@ def run_mutants(
     ``cancelled``: polled before each mutant; once true, the mutants not yet started are left
     out (the count returned says how many sites were not run). ``coverage_map``: a map file
     (:func:`inspector.coverage_child.write_map`) that every mutant the fixtures let through is
-    proven against too (:func:`_coverage_verdict`; the bundled kernel's layouts); the TTIR is
-    then compared last, for the mutants both let through.
+    proven against too (:func:`_coverage_verdict`; the bundled kernel's layouts; where the map
+    records each configuration's lines, only on those that run the site's statement); the TTIR
+    is then compared last, for the mutants both let through.
     ``first_site``: start at this site (0-based; the ids keep their place in the whole list),
     so a file of more than MAX_MUTANTS sites is run in slices of ``count`` (at most
     MAX_MUTANTS).
@@ -298,8 +296,13 @@ def run_mutants(
                 note = detail
                 outcome, killed_by, detail = _run_mutant(mutant_spec, first, poison, timeout_s)
                 if outcome == "survived" and coverage_map is not None:
-                    branch = hand_made_branch(path.read_text(), site)
-                    verdict = _coverage_verdict(first, coverage_map, branch, timeout_s * 10)
+                    source = path.read_text()
+                    branch = hand_made_branch(source, site)
+                    name = path.relative_to(launcher_dir) if launcher_dir else Path(path.name)
+                    span = coverage_lines.statement_span(
+                        source, name.as_posix(), site.start, site.end
+                    )
+                    verdict = _coverage_verdict(first, coverage_map, branch, timeout_s * 10, span)
                     outcome, killed_by, detail = verdict
                     if outcome == "survived":  # the TTIR last: only the survivors compile it
                         judged = _judged(base, mutant_spec, first, path, site)
@@ -341,39 +344,34 @@ def hand_made_branch(source: str, site: Site) -> str | None:
     return None
 
 
-def _coverage_run(first: str, map_path: Path, mutant: str | None, timeout_s: float) -> Any:
-    """The coverage child's JSON line for the package copy in ``first``, or why there is none
-    (``"timeout"`` or ``"crashed: ..."``). The child starts in ``first`` so the copy's
-    ``kernels`` comes first; the project's ``inspector`` and ``oracle`` come after it."""
-    project = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([first, project, env.get("PYTHONPATH", "")])
-    command = [sys.executable, "-m", "inspector.coverage_child", str(map_path)]
-    command += ["--mutant", mutant] if mutant else []
-    try:
-        done = subprocess.run(
-            command, cwd=first, env=env, capture_output=True, timeout=timeout_s, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return "timeout"
-    lines = done.stdout.decode(errors="replace").strip().splitlines()
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        return f"crashed: exit code {done.returncode}: {tail[:300]}"
-    try:
-        return json.loads(lines[-1])
-    except json.JSONDecodeError:
-        return f"crashed: its last line is not the result: {lines[-1][:300]}"
-
-
 def _coverage_verdict(
-    first: str, map_path: Path, branch: str | None, timeout_s: float
+    first: str,
+    map_path: Path,
+    branch: str | None,
+    timeout_s: float,
+    span: coverage_lines.Span | None = None,
 ) -> tuple[str, tuple[str, ...], str]:
     """A fixture survivor's outcome on the coverage map. In a hand-made mutant's branch: that
     mutant still caught means no launch the check makes changes (``equivalent``), no longer
-    caught is ``killed`` (the check would report its mutant surviving). Elsewhere: a failing
-    proof ``killed`` it (named by configuration and fixture), none ``survived``."""
-    result = _coverage_run(first, map_path, branch, timeout_s)
+    caught is ``killed`` (the check would report its mutant surviving); the whole map runs
+    (the branch runs only in that mutant's launches, whose lines are not recorded). Elsewhere:
+    a failing proof ``killed`` it (named by configuration and fixture), none ``survived``.
+    ``span``: the mutated statement's lines, when the map records each configuration's
+    (:mod:`inspector.coverage_lines`): only the configurations that run one of them are
+    proven, and a statement none runs is reported as such without a child."""
+    options = ["--mutant", branch] if branch else []
+    if span is not None and branch is None:
+        recorded = coverage_child.line_map(map_path)
+        if recorded is not None:
+            if not coverage_lines.reaching(recorded, span):
+                why = (
+                    f"every fixture behaved, and none of the coverage map's {len(recorded)} "
+                    f"configurations runs {coverage_lines.format_span(span)} (the original "
+                    "kernel under the interpreter), so none can tell"
+                )
+                return "survived", (), why
+            options = ["--lines", coverage_lines.format_span(span)]
+    result = coverage_child.run_child(first, map_path, options, timeout_s)
     if result == "timeout":
         return "timeout", ("coverage map",), f"the coverage proof ran past {timeout_s:g} s"
     if isinstance(result, str):
@@ -393,11 +391,14 @@ def _coverage_verdict(
         return "killed", (f"hand-made {branch}",), why
     if result["outcome"] == "caught":
         return "killed", (where,), str(result.get("detail", ""))[:500]
-    return (
-        "survived",
-        (),
-        (f"every fixture and all {result['proofs']} configurations of the coverage map behaved"),
-    )
+    reached, total = result.get("reached", result["proofs"]), result.get("map", result["proofs"])
+    why = f"every fixture and all {total} configurations of the coverage map behaved"
+    if "--lines" in options:
+        why = (
+            f"every fixture and all {reached} configurations of the coverage map that run "
+            f"{options[1]} behaved ({total - reached} of its {total} do not run it)"
+        )
+    return "survived", (), why
 
 
 def _judged(
