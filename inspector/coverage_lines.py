@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -43,7 +43,7 @@ def kernel_files() -> dict[str, str]:
 
 class LineRecorder:
     """Records the lines of ``files`` (``{code file name: name}``) that run while it is
-    entered, as ``lines[name]``. Frames of other files are not traced at all."""
+    entered, as ``lines[name]``. Frames of other files are not traced past their call."""
 
     def __init__(self, files: Mapping[str, str]) -> None:
         self.files = dict(files)
@@ -52,24 +52,31 @@ class LineRecorder:
 
     def __enter__(self) -> LineRecorder:
         self._previous = sys.gettrace()
-        sys.settrace(self._call)
+        sys.settrace(self._tracer())
         return self
 
     def __exit__(self, *exc: object) -> None:
         sys.settrace(self._previous)
 
-    def _call(self, frame: FrameType, event: str, arg: object) -> Any:
-        name = self.files.get(frame.f_code.co_filename)
-        if name is None:
-            return None
-        lines = self.lines[name]
+    def _tracer(self) -> Callable[[FrameType, str, object], Any]:
+        # Called on every Python call while entered (the interpreter makes many): a closure
+        # with its lookups bound, not a method.
+        name_of, lines = self.files.get, self.lines
 
-        def line(frame: FrameType, event: str, arg: object) -> Any:
-            if event == "line":
-                lines.add(frame.f_lineno)
+        def call(frame: FrameType, event: str, arg: object) -> Any:
+            name = name_of(frame.f_code.co_filename)
+            if name is None:
+                return None
+            add = lines[name].add
+
+            def line(frame: FrameType, event: str, arg: object) -> Any:
+                if event == "line":
+                    add(frame.f_lineno)
+                return line
+
             return line
 
-        return line
+        return call
 
     def as_json(self) -> dict[str, list[int]]:
         return {name: sorted(lines) for name, lines in sorted(self.lines.items())}
