@@ -182,7 +182,7 @@ def _coverage_map(
             if progress is not None:
                 progress(done, parts, f"{label} ({done} of {parts} parts)")
 
-        # A share of the map per job, its proofs traced: a few times one full-map proof.
+        # A share of the map per job, its proofs traced: about 2.5 untraced full-map proofs.
         workers = min(jobs or max(1, os.cpu_count() or 2), len(found))
         parts_done(0, workers)
         add_lines(path, workers, timeout_s * 30, parts_done)
