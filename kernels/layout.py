@@ -131,11 +131,10 @@ LOOP_PROBLEM_BYTES = 64 * MiB
 
 
 def row_thresholds(sm_count: int) -> set[int]:
-    """The first row count past each row threshold of :func:`choose_config` other than the
-    short rows' "fewer than four programs per SM" halving (which depends on the rows per
-    program) and the byte thresholds (which depend on the row's bytes): between two
-    consecutive thresholds, and within those, the rule's layout does not change with the rows.
-    """
+    """The first row count past each fixed row threshold of :func:`choose_config` (16384 rows,
+    one wave of one-row tiles); the halving to four programs per SM and the byte thresholds
+    depend on the width and are added by the callers. The coverage walk and the invariance
+    certificate read the rule's row classes from here."""
     starts = {16385}
     starts.update(sm_count * max(1, 32 // warps) + 1 for warps in (2, 4, 8, 16))
     return starts
