@@ -137,16 +137,26 @@ def test_a_users_kernel_runs_its_check_launches_under_the_sanitizer(tmp_path, mo
     )
 
 
-def test_a_users_kernel_that_raises_everywhere_checked_nothing_and_fails(
-    tmp_path, monkeypatch
-) -> None:
-    kernel = tmp_path / "raises.py"
-    kernel.write_text("def rms_norm(x, weight, eps, out=None):\n    raise ValueError('no')\n")
+def _user_kernel_stage(tmp_path: Path, monkeypatch, source: str) -> dict:
+    """The stage on the hand-checkable input for a user kernel file of ``source``, through a
+    stand-in sanitizer that reports no error, as in compiled mode."""
+    kernel = tmp_path / "user_kernel.py"
+    kernel.write_text(source)
     _stand_in(tmp_path, 0)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(kernels, "MODE", "compiled")
-    section = check_stages.sanitizer_stage(
+    return check_stages.sanitizer_stage(
         fixtures.get("hand_checkable").build(), parse_kernel_spec(f"{kernel}:rms_norm")
+    )
+
+
+def test_a_users_kernel_that_raises_everywhere_checked_nothing_and_fails(
+    tmp_path, monkeypatch
+) -> None:
+    section = _user_kernel_stage(
+        tmp_path,
+        monkeypatch,
+        "def rms_norm(x, weight, eps, out=None):\n    raise ValueError('no')\n",
     )
     assert section["launches"] == 0
     assert section["passed"] is False
@@ -159,14 +169,7 @@ def test_a_users_kernel_that_raises_everywhere_checked_nothing_and_fails(
 
 
 def test_a_users_kernel_that_does_not_import_fails_the_stage(tmp_path, monkeypatch) -> None:
-    kernel = tmp_path / "broken.py"
-    kernel.write_text("raise ImportError('missing dependency')\n")
-    _stand_in(tmp_path, 0)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(kernels, "MODE", "compiled")
-    section = check_stages.sanitizer_stage(
-        fixtures.get("hand_checkable").build(), parse_kernel_spec(f"{kernel}:rms_norm")
-    )
+    section = _user_kernel_stage(tmp_path, monkeypatch, "raise ImportError('missing dependency')\n")
     assert section["passed"] is False
     assert section["exit_code"] == 1
     (line,) = check_stages.sanitizer_failures(section)
