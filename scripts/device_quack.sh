@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # QuACK (quack-kernels + nvidia-cutlass-dsl, ~97 MB of wheels) on the device machine, which has
 # no network. A call carries at most 64 MiB, so the wheels travel in two ignored folders over two
-# consecutive calls on the same warm machine:
+# or three consecutive calls on the same warm machine:
 #
-#   bash scripts/device_quack.sh stash     carry .whl-quack/a: copies part a to $QUACK_STASH
-#   bash scripts/device_quack.sh install   carry .whl-quack/b: joins the split wheel, checks every
-#                                          wheel against b/SHA256SUMS, pip-installs them all into
-#                                          $QUACK_SITE, prints the exports, imports quack.rmsnorm
+#   bash scripts/device_quack.sh stash [P] carry .whl-quack/P (default a): copies part P to
+#                                          $QUACK_STASH/P
+#   bash scripts/device_quack.sh install   carry .whl-quack/b: joins the split wheel from every
+#                                          stashed part and b, checks every wheel against
+#                                          b/SHA256SUMS, pip-installs them all into $QUACK_SITE,
+#                                          prints the exports, imports quack.rmsnorm
 #   bash scripts/device_quack.sh env       prints the exports of an installed $QUACK_SITE
 #
 # Later scripts, after `. scripts/device_env.sh` (it sets PYTHONPATH=/tmp/site, overwriting):
@@ -14,7 +16,9 @@
 #
 # The folders (made off the device; they are ignored by git): b/SHA256SUMS is `sha256sum *.whl`
 # of the whole wheels; the one wheel over 48 MiB (nvidia-cutlass-dsl-libs-cu12) is cut with
-# `split -b 48M -d -a 2 W W.part-`, part-00 in a, part-01 and every other wheel in b.
+# `split -b 48M -d -a 2 W W.part-`, part-00 in a, part-01 and every other wheel in b. When the
+# working tree plus b and .whl outgrow one call, part-01 moves to a folder c of its own, stashed
+# in a call between a's and install's (a stash call can run other work after it).
 #
 # `pip install --target` does not run nvidia-cutlass-dsl's .pth file (it puts
 # <site>/nvidia_cutlass_dsl/dsl_packages, where the `cutlass` package lives, on sys.path), so the
@@ -26,7 +30,6 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STASH=${QUACK_STASH:-/tmp/quack-stash}
 SITE=${QUACK_SITE:-/tmp/quack-site}
 PYTHON=${PYTHON:-python3}
-PART_A=$REPO/.whl-quack/a
 PART_B=$REPO/.whl-quack/b
 MARKER=$SITE/.quack-installed # holds the SHA256SUMS the install came from
 
@@ -41,22 +44,27 @@ exports() {
   echo "export PYTHONPATH=$SITE:$SITE/nvidia_cutlass_dsl/dsl_packages\${PYTHONPATH:+:\$PYTHONPATH}"
 }
 
-stash() {
-  has_files "$PART_A" || die "$PART_A is empty or missing: carry .whl-quack/a in this call"
-  rm -rf "$STASH/a.tmp"
-  mkdir -p "$STASH/a.tmp"
-  cp "$PART_A"/* "$STASH/a.tmp/"
-  rm -rf "$STASH/a"
-  mv "$STASH/a.tmp" "$STASH/a"
-  echo "device_quack: stashed part a in $STASH/a:"
-  ls -l "$STASH/a"
+stash() { # $1: the part's folder name under .whl-quack (a, c, ...; never b)
+  local part=$1 src=$REPO/.whl-quack/$1
+  case $part in
+    b | wheels | *.tmp | *[!a-z0-9]* | "") die "cannot stash a part named '$part'" ;;
+  esac
+  has_files "$src" || die "$src is empty or missing: carry .whl-quack/$part in this call"
+  mkdir -p "$STASH/parts"
+  rm -rf "$STASH/parts/$part.tmp"
+  mkdir -p "$STASH/parts/$part.tmp"
+  cp "$src"/* "$STASH/parts/$part.tmp/"
+  rm -rf "${STASH:?}/parts/$part"
+  mv "$STASH/parts/$part.tmp" "$STASH/parts/$part"
+  echo "device_quack: stashed part $part in $STASH/parts/$part:"
+  ls -l "$STASH/parts/$part"
 }
 
 join_wheels() { # $1: a fresh folder, filled with the whole wheels of part a and part b
   local dest=$1 file name path
   rm -rf "$dest"
   mkdir -p "$dest"
-  for file in "$STASH/a"/* "$PART_B"/*; do
+  for file in "$STASH"/parts/*/* "$PART_B"/*; do
     case $file in
       *.whl) cp "$file" "$dest/" ;;
       *.whl.part-* | */SHA256SUMS) ;;
@@ -65,7 +73,7 @@ join_wheels() { # $1: a fresh folder, filled with the whole wheels of part a and
   done
   # A split wheel is <wheel>.part-00, -01, ... (split -d), spread over a and b: sorted by name,
   # each part is appended to its wheel in order.
-  for file in "$STASH/a"/*.whl.part-* "$PART_B"/*.whl.part-*; do
+  for file in "$STASH"/parts/*/*.whl.part-* "$PART_B"/*.whl.part-*; do
     if [ -e "$file" ]; then printf '%s\t%s\n' "$(basename "$file")" "$file"; fi
   done | sort | while IFS=$'\t' read -r name path; do
     cat "$path" >>"$dest/${name%.part-*}"
@@ -77,8 +85,8 @@ join_wheels() { # $1: a fresh folder, filled with the whole wheels of part a and
 }
 
 install() {
-  has_files "$STASH/a" ||
-    die "no stash in $STASH/a (a fresh or cold machine): run 'bash scripts/device_quack.sh stash' carrying .whl-quack/a first, then install"
+  compgen -G "$STASH/parts/*/*" >/dev/null ||
+    die "no stash in $STASH/parts (a fresh or cold machine): run 'bash scripts/device_quack.sh stash' carrying .whl-quack/a first (and 'stash c' carrying .whl-quack/c, if there is one), then install"
   [ -f "$PART_B/SHA256SUMS" ] || die "$PART_B/SHA256SUMS missing: carry .whl-quack/b in this call"
   if [ -f "$MARKER" ] && cmp -s "$MARKER" "$PART_B/SHA256SUMS"; then
     echo "device_quack: $SITE already holds these wheels"
@@ -110,7 +118,7 @@ env_mode() {
 }
 
 case ${1:-} in
-  stash) stash ;;
+  stash) stash "${2:-a}" ;;
   install) install ;;
   env) env_mode ;;
   *) die "usage: bash scripts/device_quack.sh stash|install|env" ;;

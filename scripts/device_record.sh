@@ -4,8 +4,9 @@
 # three dtypes, every implementation that imports (QuACK when scripts/device_quack.sh installed
 # it on this warm machine), device and eager-loop times; then the target check.
 #
-#   call 1 (carry .whl-quack/a):        bash scripts/device_quack.sh stash
-#   call 2 (carry .whl-quack/b, .whl):  bash scripts/device_quack.sh install && \
+#   call 1 (carry .whl-quack/a):        bash scripts/device_quack.sh stash a
+#   call 2 (carry .whl-quack/c):        bash scripts/device_quack.sh stash c
+#   call 3 (carry .whl-quack/b, .whl):  bash scripts/device_quack.sh install && \
 #                                       bash scripts/device_record.sh NAME [BUDGET_S]
 #
 # Writes $OUT/NAME/results.{json,csv}, bench.png, targets.md and $OUT/log.txt. Without QuACK
