@@ -50,7 +50,8 @@ PROTOCOL = (
     "time); or {absent: why}."
 )
 _ROOT = Path(__file__).resolve().parents[2]
-# Units ncu prints for these metrics (base units asked for; the scaled ones read too).
+# Units ncu prints for these metrics (base units asked for; the scaled ones read too). The
+# durations come as "nsecond" or, from the H200's ncu (2025), "ns".
 _SCALE = {
     "byte": 1.0,
     "Kbyte": 1e3,
@@ -60,13 +61,17 @@ _SCALE = {
     "usecond": 1e3,
     "msecond": 1e6,
     "second": 1e9,
+    "ns": 1.0,
+    "us": 1e3,
+    "ms": 1e6,
+    "s": 1e9,
     "%": 1.0,
 }
 _UNITS = {
     BYTES_READ: ("byte", "Kbyte", "Mbyte", "Gbyte"),
     BYTES_WRITTEN: ("byte", "Kbyte", "Mbyte", "Gbyte"),
     PCT_OF_PEAK: ("%",),
-    DURATION: ("nsecond", "usecond", "msecond", "second"),
+    DURATION: ("nsecond", "usecond", "msecond", "second", "ns", "us", "ms", "s"),
 }
 _VERSION = re.compile(r"\bVersion\s+(\S+)")
 # Longest reason an absent figure carries.

@@ -192,7 +192,7 @@ def test_memcheck_flags_a_store_past_the_kernels_own_allocation() -> None:
     """The planted bug's results are right and its guards clean; only the device sanitizer sees
     its last row store past the output it allocated (width 70 in a tile of 128: 58 elements)."""
     problem = fixtures.get("non_power_of_two_tail").build()
-    assert problem.width % 2  # not a power of two: the last row's tile overruns
+    assert problem.width & (problem.width - 1)  # not a power of two: the tile overruns the row
     bad = parse_kernel_spec(f"{EXAMPLES / 'bug_store_past_allocation.py'}:rms_norm")
     section = check_stages.sanitizer_stage(problem, bad)
     assert section["ran"] is True, section["report"]

@@ -23,7 +23,7 @@ HEADER = (
     '"Block Size","Grid Size","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum",'
     '"dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum"'
 )
-UNITS = '"","","","","","","","","","","","byte","byte","%","nsecond"'
+UNITS = '"","","","","","","","","","","","byte","byte","%","ns"'  # the H200's ncu: "ns"
 
 
 def launch(index: int, name: str, read: str, write: str, pct: str, ns: str) -> str:
@@ -43,7 +43,7 @@ OUTPUTS = {
     ],
     "scaled": [
         HEADER,
-        UNITS.replace('"byte","byte","%","nsecond"', '"Kbyte","Mbyte","%","usecond"'),
+        UNITS.replace('"byte","byte","%","ns"', '"Kbyte","Mbyte","%","usecond"'),
         launch(0, "_rms_norm_tile", "1.5", "2.25", "50", "3.5"),
     ],
     "malformed": [HEADER, UNITS, launch(0, "_rms_norm_tile", "n/a", "1", "2", "3")],
