@@ -1,5 +1,5 @@
 """``python main.py mutate [--kernel FILE.py:FUNCTION] [--out DIR] [--jobs N] [--timeout S]
-[--no-ttir] [--no-coverage] [--first-site N] [--count N]``.
+[--no-ttir] [--no-coverage] [--first-site N] [--count N] [--sites IDS]``.
 
 Mutates the kernel's ``@triton.jit`` source (:mod:`inspector.mutation`; without ``--kernel``
 the bundled kernel's ``kernels/jit_parts.py``, ``jit.py`` and ``jit_loop.py``, run through
@@ -19,6 +19,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -71,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--count", type=int, default=400, metavar="N", help="run at most N sites (1..400)"
     )
+    parser.add_argument(
+        "--sites", metavar="IDS", default=None,
+        help="only these mutant ids of the slice, comma-separated (m005,m009: an earlier "
+        "report's survivors)",
+    )  # fmt: skip
     return parser
 
 
@@ -96,6 +102,7 @@ def mutate_report(
     coverage: bool = True,
     first_site: int = 0,
     count: int = 400,
+    only: set[str] | None = None,
 ) -> dict[str, Any]:
     """``mutation.json``'s content for ``kernel`` (``FILE.py:FUNCTION``; None: the bundled
     kernel, through a launcher shim written into ``scratch``). ``coverage``: the bundled
@@ -135,10 +142,15 @@ def mutate_report(
         coverage_map=map_path,
         first_site=first_site,
         count=count,
+        only=only,
     )
     data = report(spec, mutants, left_out)
     data["coverage_map"] = map_path is not None
     data["coverage_lines"] = map_path is not None and line_map(map_path) is not None
+    if map_path is not None:
+        entries = json.loads(map_path.read_text())
+        beyond = sum(bool(e.get("beyond_rule")) for e in entries)
+        data["coverage_configurations"] = {"rule": len(entries) - beyond, "beyond_rule": beyond}
     data["first_site"] = first_site
     if kernel is None:
         from kernels.compile_info import kernel_source_sha256
@@ -157,14 +169,16 @@ def _coverage_map(
     timeout_s: float = 60.0,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> Path:
-    """The bundled kernel's coverage map for the mutants' children, cheapest proof first (the
-    committed CPU record's times, when it is of this kernel). Under the interpreter each
+    """The bundled kernel's coverage map for the mutants' children: the rule's configurations,
+    cheapest proof first (the committed CPU record's times, when it is of this kernel), then
+    those only the check's forced layouts and explicit configs launch
+    (:func:`kernels.coverage.beyond_rule`). Under the interpreter each
     configuration's kernel lines are recorded in it too (one pass over the map, in ``jobs``
     children), so a survivor is proven only where its statement runs."""
     import kernels
     from inspector.coverage_child import add_lines, write_map
     from inspector.coverage_proof import committed, identity
-    from kernels.coverage import reachable
+    from kernels.coverage import beyond_rule, reachable
     from kernels.mode import INTERPRETER
 
     found = reachable()
@@ -173,17 +187,19 @@ def _coverage_map(
     if record is not None:
         seconds = {e["label"]: e.get("seconds", 0.0) for e in record["proofs"]}
     order = sorted(found, key=lambda c: (seconds.get(c.label, 0.0), c.label))
+    beyond = beyond_rule(found)
     path = scratch / "coverage_map.json"
-    write_map(path, found, order)
+    write_map(path, {**found, **beyond}, [*order, *beyond], beyond=set(beyond))
     if kernels.MODE == INTERPRETER:
-        label = f"recording the kernel lines each of the map's {len(found)} configurations runs"
+        size = len(found) + len(beyond)
+        label = f"recording the kernel lines each of the map's {size} configurations runs"
 
         def parts_done(done: int, parts: int) -> None:
             if progress is not None:
                 progress(done, parts, f"{label} ({done} of {parts} parts)")
 
         # A share of the map per job, its proofs traced: about 2.5 untraced full-map proofs.
-        workers = min(jobs or max(1, os.cpu_count() or 2), len(found))
+        workers = min(jobs or max(1, os.cpu_count() or 2), size)
         parts_done(0, workers)
         add_lines(path, workers, timeout_s * 30, parts_done)
     return path
@@ -199,6 +215,13 @@ def run_mutate_command(arguments: list[str]) -> int:
         raise ValueError(f"--first-site must be >= 0; got {args.first_site}")
     if not 1 <= args.count <= 400:
         raise ValueError(f"--count must be in [1, 400]; got {args.count}")
+    only = None
+    if args.sites is not None:
+        only = {part.strip() for part in args.sites.split(",") if part.strip()}
+        bad = sorted(i for i in only if not re.fullmatch(r"m\d{3,}", i))
+        if not only or bad:
+            got = bad[:3] or args.sites
+            raise ValueError(f"--sites must be mutant ids like m005, comma-separated; got {got!r}")
     if not 1.0 <= args.timeout <= 3600.0:
         raise ValueError(f"--timeout must be in [1, 3600] seconds; got {args.timeout:g}")
     out = Path(args.out)
@@ -226,6 +249,7 @@ def run_mutate_command(arguments: list[str]) -> int:
             coverage=not args.no_coverage,
             first_site=args.first_site,
             count=args.count,
+            only=only,
         )
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "mutation.csv", _csv_text(data["mutants"]))

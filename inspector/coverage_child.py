@@ -13,7 +13,8 @@ lines of ``FILE`` (a file of the package): the others cannot run a change there.
 configurations (those whose index is K modulo N) with a line recorder on and prints
 ``{"outcome": "recorded", "entries": [{"index", "passed", "failed", "lines"}]}``.
 
-Qt-free. The map file is a list of ``{"configuration", "witness"}`` entries, with ``"lines"``
+Qt-free. The map file is a list of ``{"configuration", "witness", "beyond_rule"}`` entries
+(``beyond_rule``: a layout only forced or explicit configs launch), with ``"lines"``
 (``{file: [line, ...]}``) once recorded (:func:`write_map`, :func:`add_lines`), walked once by
 the parent.
 """
@@ -33,11 +34,25 @@ from typing import Any
 PROJECT = Path(__file__).resolve().parent.parent
 
 
-def write_map(path: Path, found: dict[Any, Any], order: list[Any] | None = None) -> None:
-    """Write ``found`` (``kernels.coverage.reachable()``) as the child's map, in ``order``."""
+def write_map(
+    path: Path,
+    found: dict[Any, Any],
+    order: list[Any] | None = None,
+    beyond: set[Any] = frozenset(),
+) -> None:
+    """Write ``found`` (``kernels.coverage.reachable()``) as the child's map, in ``order``;
+    the configurations of ``beyond`` (:func:`kernels.coverage.beyond_rule`) are marked, so a
+    proof that fails on one says the rule does not choose it."""
     keys = order if order is not None else list(found)
-    entries = [{"configuration": c.to_json(), "witness": found[c].to_json()} for c in keys]
+    entries = [
+        {"configuration": c.to_json(), "witness": found[c].to_json(), "beyond_rule": c in beyond}
+        for c in keys
+    ]
     path.write_text(json.dumps(entries))
+
+
+def _label(configuration: Any, beyond: bool) -> str:
+    return f"{configuration.label} (beyond the rule)" if beyond else configuration.label
 
 
 def line_map(path: Path) -> list[dict[str, list[int]]] | None:
@@ -115,7 +130,7 @@ def add_lines(
     Path(map_path).write_text(json.dumps(entries))
 
 
-def _read_map(path: Path) -> list[tuple[Any, Any, dict[str, list[int]] | None]]:
+def _read_map(path: Path) -> list[tuple[Any, Any, dict[str, list[int]] | None, bool]]:
     from kernels.coverage import Configuration, Witness
     from kernels.layout import LaunchConfig
 
@@ -124,7 +139,8 @@ def _read_map(path: Path) -> list[tuple[Any, Any, dict[str, list[int]] | None]]:
         witness = dict(entry["witness"])
         witness["config"] = LaunchConfig(**witness["config"])
         configuration = Configuration.from_json(entry["configuration"])
-        entries.append((configuration, Witness(**witness), entry.get("lines")))
+        beyond = bool(entry.get("beyond_rule", False))
+        entries.append((configuration, Witness(**witness), entry.get("lines"), beyond))
     return entries
 
 
@@ -146,31 +162,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _record(entries: list[tuple[Any, Any, Any]], part: tuple[int, int]) -> dict[str, Any]:
+def _record(entries: list[tuple[Any, Any, Any, bool]], part: tuple[int, int]) -> dict[str, Any]:
     from inspector.coverage_lines import kernel_files, record
 
     files = kernel_files()
     recorded = []
-    for index, (configuration, witness, _) in enumerate(entries):
+    for index, (configuration, witness, _, beyond) in enumerate(entries):
         if index % part[1] != part[0]:
             continue
         proof, lines = record(configuration, witness, files)
         failed = [f"{o.fixture}: {o.detail[:300]}" for o in proof.outcomes if not o.passed]
-        recorded.append({"index": index, "label": configuration.label, "passed": proof.passed,
+        label = _label(configuration, beyond)
+        recorded.append({"index": index, "label": label, "passed": proof.passed,
                          "failed": failed[0] if failed else "", "lines": lines})  # fmt: skip
     return {"outcome": "recorded", "entries": recorded}
 
 
-def _prove(entries: list[tuple[Any, Any, Any]], mutant: str | None, span: Any) -> dict[str, Any]:
+def _prove(
+    entries: list[tuple[Any, Any, Any, bool]], mutant: str | None, span: Any
+) -> dict[str, Any]:
     from inspector.coverage_lines import executes
     from inspector.coverage_proof import prove
 
-    chosen = [(c, w) for c, w, lines in entries if span is None or executes(lines, span)]
-    for count, (configuration, witness) in enumerate(chosen, start=1):
+    chosen = [(c, w, b) for c, w, lines, b in entries if span is None or executes(lines, span)]
+    for count, (configuration, witness, beyond) in enumerate(chosen, start=1):
         proof = prove(configuration, witness, mutant=mutant)
         failed = [o for o in proof.outcomes if not o.passed]
         if failed:
-            return {"outcome": "caught", "configuration": configuration.label,
+            return {"outcome": "caught", "configuration": _label(configuration, beyond),
                     "fixture": failed[0].fixture, "detail": failed[0].detail[:400],
                     "proofs": count, "reached": len(chosen), "map": len(entries)}  # fmt: skip
     return {"outcome": "passed", "proofs": len(chosen), "reached": len(chosen), "map": len(entries)}
@@ -190,7 +209,7 @@ def main(argv: list[str]) -> int:
         print("error: --record-lines records the original kernel alone", file=sys.stderr)
         return 2
     entries = _read_map(args.map)
-    if span is not None and any(lines is None for _, _, lines in entries):
+    if span is not None and any(lines is None for _, _, lines, _ in entries):
         print("error: --lines: the map records no lines (add_lines)", file=sys.stderr)
         return 2
     if args.record_lines:

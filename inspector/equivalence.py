@@ -245,11 +245,10 @@ def _op_location(line: str, defs: dict[str, str]) -> tuple[str, int] | None:
     return None
 
 
-def fill_unobserved(ttir: str, file_name: str, lines: tuple[int, int]) -> tuple[bool, str]:
-    """Whether every ``tt.load`` of ``file_name`` at ``lines`` in ``ttir`` (with locations)
-    has its value used only lane-wise on its own shape and stored only under its own mask, so
-    that the fill of its masked lanes never reaches memory; (proven, the reason or the use
-    that breaks it). No such load found: not proven."""
+def _parse_ops(
+    ttir: str,
+) -> tuple[dict[str, str], list[tuple[str, str, list[str], list[str], str]]]:
+    """The ``#loc`` definitions and each op as (result, op name, operands, shapes, raw line)."""
     defs = {}
     ops = []
     for raw in ttir.splitlines():
@@ -265,33 +264,84 @@ def fill_unobserved(ttir: str, file_name: str, lines: tuple[int, int]) -> tuple[
         names = _SSA.findall(body)
         dims = _DIMS.findall(body.rpartition(" : ")[2])
         ops.append((results.split(":")[0].strip(), op, names, dims, raw))
+    return defs, ops
+
+
+_AXIS = re.compile(r"axis = (\d+)")
+
+
+def fill_unobserved(ttir: str, file_name: str, lines: tuple[int, int]) -> tuple[bool, str]:
+    """Whether every ``tt.load`` of ``file_name`` at ``lines`` in ``ttir`` (with locations)
+    has its value used only lane-wise, and stored only under a mask that implies its own on
+    the same lanes, so that the fill of its masked lanes never reaches memory; (proven, the
+    reason or the use that breaks it). No such load found: not proven.
+
+    A value may change shape on the way by ``tt.expand_dims`` and ``tt.broadcast`` (a row's
+    weight spread over a tile of rows): its mask is then the load's mask taken through the
+    same ops, and a store's mask implies it when it is that mask or an ``arith.andi`` with it
+    (``rows_ok & cols_ok``)."""
+    defs, ops = _parse_ops(ttir)
+    defined = {results: (op, names, dims, raw) for results, op, names, dims, raw in ops if results}
+
+    def key(name: str, depth: int = 0) -> Any:
+        """A mask's meaning up to expand_dims and broadcast: equal keys, equal lanes."""
+        op, names, dims, raw = defined.get(name, ("", [], [], ""))
+        if depth < 64 and op == "tt.expand_dims" and names and (axis := _AXIS.search(raw)):
+            return ("expand", key(names[0], depth + 1), axis.group(1))
+        if depth < 64 and op == "tt.broadcast" and names and dims:
+            return ("broadcast", key(names[0], depth + 1), dims[-1])
+        return name
+
+    def implies(name: str, wanted: Any, depth: int = 0) -> bool:
+        if key(name) == wanted:
+            return True
+        op, names, _, _ = defined.get(name, ("", [], [], ""))
+        if depth < 64 and op == "arith.andi" and len(names) == 2:
+            return any(implies(n, wanted, depth + 1) for n in names)
+        if depth < 64 and op == "tt.broadcast" and names and wanted[:1] == ("broadcast",):
+            return implies(names[0], wanted[1], depth + 1)
+        return False
+
     loads = []
     for results, op, names, dims, raw in ops:
         where = _op_location(raw, defs)
         if op == "tt.load" and where and where[0] == file_name and lines[0] <= where[1] <= lines[1]:
             if len(names) != 3 or not dims:
                 return False, "a load at that line has no mask and fill"
-            loads.append((results, names[1], dims[0]))
+            loads.append((results, names[1]))
     if not loads:
         return False, "no load of that line found in the TTIR"
-    for result, mask, shape in loads:
-        derived, changed = {result}, True
+    for result, mask in loads:
+        derived, changed = {result: key(mask)}, True
         while changed:
             changed = False
-            for results, op, names, dims, _ in ops:
-                if not derived.intersection(names) or results in derived:
+            for results, op, names, dims, raw in ops:
+                inputs = [n for n in names if n in derived]
+                if not inputs or results in derived:
                     continue
                 if op == "tt.store":
-                    if len(names) != 3 or names[1] not in derived or names[2] != mask:
+                    if len(names) != 3 or names[1] not in derived:
                         return False, "its value reaches a store that is not under its mask"
                     if names[0] in derived or names[2] in derived:
                         return False, "its value reaches a store's address or mask"
-                elif op.startswith(_LANEWISE) and dims and all(d == shape for d in dims):
-                    derived.add(results)
-                    changed = True
+                    if not implies(names[2], derived[names[1]]):
+                        return False, "its value reaches a store that is not under its mask"
+                    continue
+                masks = {repr(derived[n]) for n in inputs}
+                if len(masks) != 1:
+                    return False, f"{op} joins values of different masks"
+                wanted = derived[inputs[0]]
+                if op == "tt.expand_dims" and (axis := _AXIS.search(raw)):
+                    derived[results] = ("expand", wanted, axis.group(1))
+                elif op == "tt.broadcast" and dims:
+                    derived[results] = ("broadcast", wanted, dims[-1])
+                elif op.startswith(_LANEWISE) and dims and len(set(dims)) == 1:
+                    derived[results] = wanted
                 else:
                     return False, f"its value reaches {op}"
+                changed = True
     return True, (
         f"the load's fill (other=) is never observed: its {len(loads)} load(s) feed only "
-        "lane-wise arithmetic stored under the load's own mask"
+        "lane-wise arithmetic (and expand_dims/broadcast) stored under a mask that implies the "
+        "load's own"
     )

@@ -24,6 +24,8 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +35,8 @@ from typing import Any
 from inspector import coverage_child, coverage_lines, equivalence
 from kernels.usercode import KernelSpec
 from oracle import fixtures, matrix
+
+PROJECT = Path(__file__).resolve().parent.parent
 
 ARITHMETIC = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 COMPARISON = {
@@ -228,6 +232,7 @@ def run_mutants(
     coverage_map: Path | None = None,
     first_site: int = 0,
     count: int = MAX_MUTANTS,
+    only: set[str] | None = None,
 ) -> tuple[list[Mutant], int]:
     """Mutate the ``@triton.jit`` functions of ``files`` (default: the kernel's file) and run
     each mutant. ``launcher_dir``: a package folder copied whole for each mutant (the bundled
@@ -241,7 +246,8 @@ def run_mutants(
     is then compared last, for the mutants both let through.
     ``first_site``: start at this site (0-based; the ids keep their place in the whole list),
     so a file of more than MAX_MUTANTS sites is run in slices of ``count`` (at most
-    MAX_MUTANTS).
+    MAX_MUTANTS). ``only``: run just these mutant ids (``m005``) of the slice (a rerun of an
+    earlier report's survivors); the others count as left out.
 
     Returns:
         The mutants in site order and how many sites were left out past MAX_MUTANTS.
@@ -253,10 +259,15 @@ def run_mutants(
     count = min(count, MAX_MUTANTS)
     left_out = max(0, len(sites) - first_site - count) + first_site
     sites = sites[first_site : first_site + count]
+    chosen = [
+        index for index in range(len(sites))
+        if only is None or f"m{first_site + index + 1:03d}" in only
+    ]  # fmt: skip
+    left_out += len(sites) - len(chosen)
     workers = jobs or max(1, (os.cpu_count() or 2))
     done = [0]
     if progress is not None and compare_ttir:
-        progress(0, len(sites), "recording the original's launches and compiling its TTIR")
+        progress(0, len(chosen), "recording the original's launches and compiling its TTIR")
     base = (
         equivalence.baseline(spec)
         if compare_ttir
@@ -297,12 +308,16 @@ def run_mutants(
                 outcome, killed_by, detail = _run_mutant(mutant_spec, first, poison, timeout_s)
                 if outcome == "survived" and coverage_map is not None:
                     source = path.read_text()
-                    branch = hand_made_branch(source, site)
+                    branch = hand_made_branch(source, site) or flag_branches(
+                        source, site, [f.read_text() for f in files]
+                    )
                     name = path.relative_to(launcher_dir) if launcher_dir else Path(path.name)
                     span = coverage_lines.statement_span(
                         source, name.as_posix(), site.start, site.end
                     )
                     verdict = _coverage_verdict(first, coverage_map, branch, timeout_s * 10, span)
+                    if verdict[0] == "survived" and branch is None:
+                        verdict = _past_2_31_verdict(first, timeout_s) or verdict
                     outcome, killed_by, detail = verdict
                     if outcome == "survived":  # the TTIR last: only the survivors compile it
                         judged = _judged(base, mutant_spec, first, path, site)
@@ -312,11 +327,11 @@ def run_mutants(
                     detail = f"{detail}; {note}"
         done[0] += 1
         if progress is not None:
-            progress(done[0], len(sites), f"{mutant_id} {site.function}:{site.line} {outcome}")
+            progress(done[0], len(chosen), f"{mutant_id} {site.function}:{site.line} {outcome}")
         return Mutant(mutant_id, site, outcome, killed_by, detail)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        ran = list(pool.map(one, range(len(sites))))
+        ran = list(pool.map(one, chosen))
     mutants = [m for m in ran if m is not None]
     return mutants, left_out + len(ran) - len(mutants)
 
@@ -344,7 +359,101 @@ def hand_made_branch(source: str, site: Site) -> str | None:
     return None
 
 
+def flag_branches(source: str, site: Site, sources: list[str]) -> tuple[str, ...] | None:
+    """The hand-made mutants that alone run ``site``, when it lies in an ``if FLAG:`` whose
+    ``FLAG`` is a parameter of its function that every call in ``sources`` (the kernel's
+    files) passes as ``MUTANT == NAME``, directly or through a parameter of the caller passed
+    so in turn: ``_body_mask(..., MUTANT == UNMASKED_STORE)``. Else None."""
+    trees = [ast.parse(text) for text in sources]
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        params = [a.arg for a in function.args.args]
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name)):
+                continue
+            if node.test.id not in params or node.test.id == "MUTANT":
+                continue
+            first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
+            if first <= site.start[0] <= last:
+                names = _flag_mutants(trees, function.name, node.test.id, params, 0)
+                return tuple(sorted(names)) if names else None
+    return None
+
+
+def _flag_mutants(
+    trees: list[ast.Module], function: str, param: str, params: list[str], depth: int
+) -> set[str] | None:
+    """The hand-made mutants every call of ``function`` passes as ``param``, or None when one
+    call passes anything else."""
+    from kernels.launcher import KERNEL_MUTANTS
+
+    if depth > 8:
+        return None
+    position = params.index(param)
+    names: set[str] = set()
+    for tree in trees:
+        for caller in ast.walk(tree):
+            if not isinstance(caller, ast.FunctionDef):
+                continue
+            caller_params = [a.arg for a in caller.args.args]
+            for call in ast.walk(caller):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                    continue
+                if call.func.id != function:
+                    continue
+                passed = [k.value for k in call.keywords if k.arg == param]
+                if position < len(call.args):
+                    passed.append(call.args[position])
+                if len(passed) != 1:
+                    return None
+                name = _mutant_compared(passed[0])
+                if name in KERNEL_MUTANTS:
+                    names.add(name)
+                    continue
+                value = passed[0]
+                if not (isinstance(value, ast.Name) and value.id in caller_params):
+                    return None
+                inner = _flag_mutants(trees, caller.name, value.id, caller_params, depth + 1)
+                if inner is None:
+                    return None
+                names |= inner
+    return names
+
+
+def _mutant_compared(node: ast.AST) -> str | None:
+    """``NAME`` (lower case) of an expression ``MUTANT == NAME``, else None."""
+    if (
+        isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Name)
+        and node.left.id == "MUTANT"
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq)
+        and isinstance(node.comparators[0], ast.Name)
+    ):
+        return node.comparators[0].id.lower()
+    return None
+
+
 def _coverage_verdict(
+    first: str,
+    map_path: Path,
+    branch: str | tuple[str, ...] | None,
+    timeout_s: float,
+    span: coverage_lines.Span | None = None,
+) -> tuple[str, tuple[str, ...], str]:
+    """:func:`_one_coverage_verdict`, for each hand-made mutant of a branch that several run
+    (:func:`flag_branches`): equivalent while every one is still caught."""
+    if not isinstance(branch, tuple):
+        return _one_coverage_verdict(first, map_path, branch, timeout_s, span)
+    verdicts = [_one_coverage_verdict(first, map_path, b, timeout_s, span) for b in branch]
+    for verdict in verdicts:
+        if verdict[0] != "equivalent":
+            return verdict
+    return "equivalent", (), "; ".join(v[2] for v in verdicts)[:500]
+
+
+def _one_coverage_verdict(
     first: str,
     map_path: Path,
     branch: str | None,
@@ -401,6 +510,32 @@ def _coverage_verdict(
     return "survived", (), why
 
 
+def _past_2_31_verdict(first: str, timeout_s: float) -> tuple[str, tuple[str, ...], str] | None:
+    """The bundled kernel's rows that start past 2**31 elements (:mod:`kernels.past_2_31`),
+    run on the package copy in ``first`` in a child: ``killed`` when a row comes out wrong,
+    ``crashed`` when the child dies (a wrapped offset's store), ``timeout``; None when every
+    case is right. The coverage map's problems are small, so a change that only acts on
+    64-bit offsets (a dropped int64 cast) shows only here."""
+    from kernels import past_2_31
+    from kernels.mode import INTERPRETER, MODE
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([first, str(PROJECT), env.get("PYTHONPATH", "")])
+    device = "cpu" if MODE == INTERPRETER else "cuda"
+    command = [sys.executable, "-m", "kernels.past_2_31", device]
+    where = ("rows past 2**31",)
+    try:
+        done = subprocess.run(command, cwd=first, env=env, capture_output=True, text=True,
+                              timeout=timeout_s, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return "timeout", where, f"rows past 2**31 elements ran past {timeout_s:g} s"
+    problems = past_2_31.failures(done.stdout, done.returncode)
+    if not problems:
+        return None
+    kind = "killed" if done.returncode == 0 else "crashed"
+    return kind, where, f"rows past 2**31 elements: {'; '.join(problems)}"[:500]
+
+
 def _judged(
     base: equivalence.Baseline, spec: KernelSpec, first: str, original: Path, site: Site
 ) -> tuple[str, tuple[str, ...], str]:
@@ -420,17 +555,22 @@ def _judged(
 
 
 def report(spec: KernelSpec, mutants: list[Mutant], left_out: int) -> dict[str, Any]:
-    """``mutation.json``'s content (README: File formats)."""
-    counts = {k: sum(m.outcome == k for m in mutants) for k in ("killed", "survived", "equivalent")}
+    """``mutation.json``'s content (README: File formats). The score is the share of the
+    mutants that can act which a run caught: killed, or crashed or hung a child (a check of
+    that kernel fails too: the process dies or runs past its limit), over all but the
+    equivalent ones."""
+    outcomes = ("killed", "survived", "equivalent", "crashed", "timeout")
+    counts = {k: sum(m.outcome == k for m in mutants) for k in outcomes}
     scored = len(mutants) - counts["equivalent"]
+    caught = counts["killed"] + counts["crashed"] + counts["timeout"]
     return {
         "kernel": {"path": str(spec.path), "function": spec.function, "sha256": spec.sha256},
         "mutants": [m.as_dict() for m in mutants],
         "killed": counts["killed"],
         "survived": counts["survived"],
         "equivalent": counts["equivalent"],
-        "crashed": sum(m.outcome == "crashed" for m in mutants),
-        "timeout": sum(m.outcome == "timeout" for m in mutants),
-        "score": counts["killed"] / scored if scored else 1.0,
+        "crashed": counts["crashed"],
+        "timeout": counts["timeout"],
+        "score": caught / scored if scored else 1.0,
         "sites_left_out": left_out,
     }

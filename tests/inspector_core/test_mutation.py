@@ -81,7 +81,8 @@ def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
     assert set(outcomes) <= {"killed", "survived", "crashed", "timeout", "equivalent"}
     assert data["killed"] == outcomes.count("killed")
     assert data["survived"] == outcomes.count("survived")
-    assert data["score"] == data["killed"] / (len(outcomes) - data["equivalent"])
+    caught = data["killed"] + data["crashed"] + data["timeout"]
+    assert data["score"] == caught / (len(outcomes) - data["equivalent"])
     # The mean's divisor and the rsqrt are caught, each by a named fixture.
     by_site = {(m["operator"], m["before"]): m for m in data["mutants"]}
     divisor = by_site[("Div -> Mult", "tl.sum(x * x, axis=0) / width")]
