@@ -211,6 +211,10 @@ def sanitizer_line(section: dict[str, Any] | None) -> str | None:
     if "absent" in section:
         return f"compute-sanitizer: not run: {section['absent']}"
     verdict = "0 errors" if section["passed"] else f"FAILED ({section['errors']} error(s))"
+    if section["errors"] and not section["launches"]:
+        # The sanitizer ends the faulting launch; every later run in that process raises.
+        return (f"compute-sanitizer memcheck: {verdict} in the first launch; no run finished "
+                "after the fault")  # fmt: skip
     return f"compute-sanitizer memcheck: {verdict} over {section['launches']} launches"
 
 

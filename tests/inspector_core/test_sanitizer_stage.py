@@ -215,3 +215,18 @@ def test_memcheck_passes_the_same_launches_of_a_kernel_that_stays_in_bounds() ->
     assert section["errors"] == 0, section["report"]
     assert section["launches"] == 1 + RUNNABLE, section["report"]
     assert section["passed"] is True
+
+
+def test_errors_with_no_finished_run_say_the_fault_ended_the_runs() -> None:
+    """The H200's report of the planted bug (2026-12-03): 144 errors in the first launch, after
+    which every run of that process raised, so none was counted."""
+    section = {"tool": check_stages.SANITIZER_TOOL, "ran": True, "errors": 144, "launches": 0,
+               "passed": False, "exit_code": 0, "report": ""}  # fmt: skip
+    assert check_stages.sanitizer_line(section) == (
+        "compute-sanitizer memcheck: FAILED (144 error(s)) in the first launch; no run finished "
+        "after the fault"
+    )
+    assert check_stages.sanitizer_failures(section) == [
+        "compute-sanitizer memcheck: 144 error(s) in the kernel launches"
+    ]
+    assert check_stages.sanitizer_line({**section, "launches": 3}).endswith("over 3 launches")
