@@ -172,13 +172,14 @@ def _coverage_map(
     """The bundled kernel's coverage map for the mutants' children: the rule's configurations,
     cheapest proof first (the committed CPU record's times, when it is of this kernel), then
     those only the check's forced layouts and explicit configs launch
-    (:func:`kernels.coverage.beyond_rule`). Under the interpreter each
+    (:func:`kernels.coverage_beyond.beyond_rule`). Under the interpreter each
     configuration's kernel lines are recorded in it too (one pass over the map, in ``jobs``
     children), so a survivor is proven only where its statement runs."""
     import kernels
     from inspector.coverage_child import add_lines, write_map
     from inspector.coverage_proof import committed, identity
-    from kernels.coverage import beyond_rule, reachable
+    from kernels.coverage import reachable
+    from kernels.coverage_beyond import beyond_rule
     from kernels.mode import INTERPRETER
 
     found = reachable()

@@ -41,7 +41,7 @@ def write_map(
     beyond: set[Any] = frozenset(),
 ) -> None:
     """Write ``found`` (``kernels.coverage.reachable()``) as the child's map, in ``order``;
-    the configurations of ``beyond`` (:func:`kernels.coverage.beyond_rule`) are marked, so a
+    the configurations of ``beyond`` (:func:`kernels.coverage_beyond.beyond_rule`) are marked, so a
     proof that fails on one says the rule does not choose it."""
     keys = order if order is not None else list(found)
     entries = [

@@ -37,16 +37,16 @@ def _sources() -> list[str]:
 
 @pytest.fixture(scope="module")
 def beyond():
-    from kernels import coverage
+    from kernels import coverage, coverage_beyond
 
     rule = coverage.reachable()
-    return rule, coverage.beyond_rule(rule)
+    return rule, coverage_beyond.beyond_rule(rule)
 
 
 def test_the_layouts_beyond_the_rule_are_new_and_reach_the_code_the_rule_never_compiles(
     beyond,
 ) -> None:
-    from kernels import coverage
+    from kernels.coverage_beyond import BEYOND_RULE_WIDTHS
 
     rule, extra = beyond
     assert extra
@@ -59,7 +59,7 @@ def test_the_layouts_beyond_the_rule_are_new_and_reach_the_code_the_rule_never_c
     assert any("peel" in label and "loop" in label and "unroll" not in label for label in labels)
     for configuration, witness in extra.items():
         assert witness.dtype == configuration.dtype
-        assert witness.width in coverage.BEYOND_RULE_WIDTHS
+        assert witness.width in BEYOND_RULE_WIDTHS
 
 
 def test_the_original_kernel_passes_the_proofs_beyond_the_rule(beyond) -> None:
