@@ -63,6 +63,19 @@ def line_map(path: Path) -> list[dict[str, list[int]]] | None:
     return [entry["lines"] for entry in entries]
 
 
+def beyond_rule_only(path: Path, span: Any) -> bool:
+    """Whether the map records lines and only configurations beyond the rule run ``span``:
+    the launcher's own launches then never compile that statement, so a TTIR that matches
+    theirs says nothing about it."""
+    from inspector.coverage_lines import executes
+
+    entries = json.loads(Path(path).read_text())
+    if not entries or any("lines" not in entry for entry in entries):
+        return False
+    running = [entry for entry in entries if executes(entry["lines"], span)]
+    return bool(running) and all(entry.get("beyond_rule") for entry in running)
+
+
 def run_child(first: str, map_path: Path, options: list[str], timeout_s: float) -> Any:
     """The child's JSON line for the package copy in ``first``, or why there is none
     (``"timeout"`` or ``"crashed: ..."``). The child starts in ``first`` so the copy's

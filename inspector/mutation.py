@@ -321,6 +321,14 @@ def run_mutants(
                     outcome, killed_by, detail = verdict
                     if outcome == "survived":  # the TTIR last: only the survivors compile it
                         judged = _judged(base, mutant_spec, first, path, site)
+                        if (
+                            judged[0]
+                            and span
+                            and coverage_child.beyond_rule_only(coverage_map, span)
+                        ):
+                            judged = ("", (), f"{judged[2]}, none of which compiles "
+                                      f"{coverage_lines.format_span(span)}: only layouts beyond "
+                                      "the rule run it")  # fmt: skip
                         outcome, killed_by, detail = judged if judged[0] else verdict
                         note = "" if judged[0] else judged[2]
                 if note and (outcome == "survived" or note.startswith("TTIR not compared")):

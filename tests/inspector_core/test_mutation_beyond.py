@@ -5,6 +5,7 @@ over a tile of rows; and ``--sites`` to rerun an earlier report's survivors."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -210,3 +211,22 @@ def test_the_map_marks_the_layouts_beyond_the_rule(tmp_path, beyond) -> None:
     entries = coverage_child._read_map(path)
     assert [(c, b) for c, _, _, b in entries] == [(first_rule, False), (first_extra, True)]
     assert coverage_child._label(first_extra, True).endswith(" (beyond the rule)")
+
+
+def test_a_statement_only_layouts_beyond_the_rule_run_gets_no_ttir_equivalence(tmp_path) -> None:
+    """The launcher's TTIR signatures are of the rule's layouts: a statement only the others
+    compile matches there vacuously."""
+    from inspector import coverage_child
+
+    path = tmp_path / "map.json"
+    entries = [
+        {"configuration": {}, "witness": {}, "beyond_rule": False, "lines": {"jit.py": [10]}},
+        {"configuration": {}, "witness": {}, "beyond_rule": True, "lines": {"jit.py": [10, 20]}},
+    ]
+    path.write_text(json.dumps(entries))
+    assert coverage_child.beyond_rule_only(path, ("jit.py", 20, 20)) is True
+    assert coverage_child.beyond_rule_only(path, ("jit.py", 10, 10)) is False  # the rule too
+    assert coverage_child.beyond_rule_only(path, ("jit.py", 30, 30)) is False  # nothing runs it
+    del entries[1]["lines"]
+    path.write_text(json.dumps(entries))
+    assert coverage_child.beyond_rule_only(path, ("jit.py", 20, 20)) is False  # not recorded
