@@ -6,7 +6,9 @@ run with ``--sites``, usually of the base's survivors) replaces the base's outco
 mutant it ran, matched by id, which must name the same site (function, line, operator, before,
 after). Every report must be of the same kernel sha256. The counts and the score are recomputed
 as :func:`inspector.mutation.report` computes them; ``reruns`` lists the ids each rerun replaced
-(with ``--label``, what the rerun was). Writes ``DIR/mutation.json`` and ``DIR/mutation.csv``.
+(with ``--label``, what the rerun was); the base's own run settings (``slices``,
+``ttir_compared``, ``first_site``) move under ``base``. Writes ``DIR/mutation.json`` and
+``DIR/mutation.csv``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 
 SITE_FIELDS = ("function", "line", "operator", "before", "after")
 OUTCOMES = ("killed", "survived", "equivalent", "crashed", "timeout")
+# A run's own settings: under "base" in a joined report (a rerun's label says its own).
+RUN_FIELDS = ("slices", "ttir_compared", "first_site")
 
 
 def join(base: dict[str, Any], reruns: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]:
@@ -49,7 +53,10 @@ def join(base: dict[str, Any], reruns: list[dict[str, Any]], labels: list[str]) 
     counts = {k: sum(m["outcome"] == k for m in mutants) for k in OUTCOMES}
     scored = len(mutants) - counts["equivalent"]
     caught = counts["killed"] + counts["crashed"] + counts["timeout"]
-    joined = {key: value for key, value in base.items() if key != "mutants"}
+    joined = {key: value for key, value in base.items() if key not in (*RUN_FIELDS, "mutants")}
+    if reruns and "base" not in base:
+        # How the base ran (its slices, whether it compared TTIR) is no longer the whole report's.
+        joined["base"] = {key: base[key] for key in RUN_FIELDS if key in base}
     joined.update(counts)
     joined["mutants"] = mutants
     joined["score"] = caught / scored if scored else 1.0

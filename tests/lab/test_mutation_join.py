@@ -24,6 +24,7 @@ def _report(sha: str, *mutants: dict) -> dict:
 def test_a_rerun_replaces_its_mutants_and_the_counts_follow(tmp_path) -> None:
     base = _report("a" * 64, _mutant(1, "killed"), _mutant(2, "survived"), _mutant(3, "survived"),
                    _mutant(4, "crashed"))  # fmt: skip
+    base["ttir_compared"] = False
     rerun = _report("a" * 64, _mutant(2, "equivalent"), _mutant(3, "killed"))
     rerun["coverage_configurations"] = {"rule": 242, "beyond_rule": 298}
     joined = mutation_join.join(base, [rerun], ["survivors, TTIR last"])
@@ -37,6 +38,8 @@ def test_a_rerun_replaces_its_mutants_and_the_counts_follow(tmp_path) -> None:
     assert joined["score"] == 1.0  # 2 killed + 1 crashed of 3 that can act
     assert joined["reruns"] == [{"label": "survivors, TTIR last", "ids": ["m002", "m003"]}]
     assert joined["coverage_configurations"] == {"rule": 242, "beyond_rule": 298}
+    assert joined["base"] == {"ttir_compared": False}
+    assert "ttir_compared" not in joined
     # One left surviving: 3 of 4 caught (killed, killed, crashed), one equivalent out.
     partial = mutation_join.join(base, [_report("a" * 64, _mutant(2, "equivalent"))], [])
     assert partial["score"] == pytest.approx(2 / 3)

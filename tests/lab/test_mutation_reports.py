@@ -56,3 +56,51 @@ def test_every_explanation_names_a_change_the_source_still_has(target: str) -> N
     current = _current_keys(module, {entry["file"] for entry in explained})
     stale = [module.key(entry) for entry in explained if module.key(entry) not in current]
     assert not stale, f"explanations of changes no longer in the source: {stale}"
+
+
+KERNEL_FILES = ("kernels/jit_parts.py", "kernels/jit.py", "kernels/jit_loop.py")
+
+
+def _kernel_sites() -> list[tuple]:
+    """(file, function, operator, before, after, occurrence) of every `main.py mutate` site of
+    the bundled kernel as it is now, in `mutate`'s order (its ids m001, m002, ...)."""
+    from inspector.mutation import mutation_sites
+
+    keys, seen = [], {}
+    for name in KERNEL_FILES:
+        for site in mutation_sites((ROOT / name).read_text()):
+            key = (name, site.function, site.operator, site.before, site.after)
+            seen[key] = seen.get(key, -1) + 1
+            keys.append((*key, seen[key]))
+    return keys
+
+
+def test_the_bundled_kernels_report_is_of_every_site_and_explains_every_survivor() -> None:
+    """docs/mutation/bundled.json (`main.py mutate` over the kernel's three files): one mutant
+    per site of the source as it is (an edit that adds, drops or changes a site needs a new
+    run), each survivor explained in bundled_explained.json, the score at least 0.95."""
+    report = json.loads((ROOT / "docs" / "mutation" / "bundled.json").read_text())
+    sites = _kernel_sites()
+    mutants = report["mutants"]
+    assert [m["id"] for m in mutants] == [f"m{i + 1:03d}" for i in range(len(sites))]
+    assert [(m["function"], m["operator"], m["before"], m["after"]) for m in mutants] == [
+        key[1:5] for key in sites
+    ]
+    explained = json.loads((ROOT / "docs" / "mutation" / "bundled_explained.json").read_text())
+    by_key = {(e["file"], e["function"], e["operator"], e["before"], e["after"],
+               e["occurrence"]): e for e in explained}  # fmt: skip
+    assert len(by_key) == len(explained)
+    assert set(by_key) <= set(sites), "explanations of changes no longer in the source"
+    outcome = {sites[int(m["id"][1:]) - 1]: m["outcome"] for m in mutants}
+    survivors = {key for key, value in outcome.items() if value == "survived"}
+    assert survivors <= set(by_key), sorted(survivors - set(by_key))
+    # No explanation of a mutant the run caught: each names why one was let through.
+    assert all(outcome[key] in ("survived", "equivalent") for key in by_key)
+    assert all(e["kind"] in ("equivalent", "unkilled") and e["reason"] for e in explained)
+    counts = {k: sum(m["outcome"] == k for m in mutants) for k in
+              ("killed", "survived", "equivalent", "crashed", "timeout")}  # fmt: skip
+    assert all(report[k] == v for k, v in counts.items())
+    scored = len(mutants) - counts["equivalent"]
+    caught = counts["killed"] + counts["crashed"] + counts["timeout"]
+    assert report["score"] == pytest.approx(caught / scored)
+    assert report["score"] >= 0.95
