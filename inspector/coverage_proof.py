@@ -155,7 +155,8 @@ def implementation(
             check = compare(result.rstd, expected, INTERMEDIATE_TOLERANCE)
             if not check.passed:
                 raise RstdMismatch(f"the kernel's rstd vs the scalar rrms: {check.describe()}")
-        return matrix.RunOutput(y=result.y, oob_writes=len(result.oob_writes))
+        oob = len(result.oob_writes) + result.rstd_oob_writes
+        return matrix.RunOutput(y=result.y, oob_writes=oob)
 
     return run
 

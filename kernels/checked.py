@@ -88,6 +88,8 @@ class CheckedRun:
     # Each row's rrms as the kernel computed it (its rstd output, float32 values); empty when
     # the run did not ask for it.
     rstd: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    # Stores into the poison guards around the rstd output (a phantom row's rrms).
+    rstd_oob_writes: int = 0
     # The output's row stride (the input's unless the run gave out_row_stride); buffer,
     # data_mask and oob_writes are laid out with it.
     out_row_stride: int = 0
@@ -246,7 +248,15 @@ def run_checked(
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
     w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
 
-    rstd_out = torch.full((rows,), float("nan"), device=torch_device) if rstd else None
+    # rstd between guards of poison, as y: a store of a phantom row's rrms past the last row
+    # (or before the first) lands there and counts as an out-of-bounds write.
+    rstd_guard = max(16, 2 * config.rows_per_program)
+    rstd_buffer = None
+    rstd_out = None
+    if rstd:
+        rstd_buffer = torch.full((rows + 2 * rstd_guard,), float(poison), device=torch_device)
+        rstd_out = rstd_buffer[rstd_guard : rstd_guard + rows]
+        rstd_out.fill_(float("nan"))
     run = launch_kernel(
         body(x_buffer, row_stride), w_tensor, body(y_buffer, out_row_stride), float(eps),
         mutant=mutant, config=config, rstd=rstd_out,
@@ -268,7 +278,14 @@ def run_checked(
         for address in changed
     )
     y = body(torch.from_numpy(buffer64), out_row_stride).numpy().copy()
-    rrms = np.zeros(0) if rstd_out is None else rstd_out.cpu().double().numpy()
+    rrms = np.zeros(0)
+    rstd_oob = 0
+    if rstd_buffer is not None:
+        rstd_host = rstd_buffer.cpu()
+        rrms = rstd_host[rstd_guard : rstd_guard + rows].double().numpy()
+        guards = torch.cat([rstd_host[:rstd_guard], rstd_host[rstd_guard + rows :]])
+        poison32 = torch.tensor(float(poison), dtype=torch.float32)
+        rstd_oob = int((guards.view(torch.int32) != poison32.view(torch.int32)).sum())
     for array in (y, buffer64, mask, rrms):
         array.setflags(write=False)
     return CheckedRun(
@@ -290,6 +307,7 @@ def run_checked(
         poison=float(poison),
         data_mask=mask,
         rstd=rrms,
+        rstd_oob_writes=rstd_oob,
         out_row_stride=out_row_stride,
         configuration=configuration_of(dtype, launched.loop, {**dict(run.layout), "WIDTH": width}),
     )

@@ -230,3 +230,39 @@ def test_a_statement_only_layouts_beyond_the_rule_run_gets_no_ttir_equivalence(t
     del entries[1]["lines"]
     path.write_text(json.dumps(entries))
     assert coverage_child.beyond_rule_only(path, ("jit.py", 20, 20)) is False  # not recorded
+
+
+_RSTD_GUARDS = """
+import numpy as np, kernels
+from kernels.layout import LaunchConfig
+x = np.random.default_rng(3).standard_normal((3, 64))
+run = kernels.run_checked(x, np.ones(64), eps=1e-6, dtype="float32", rstd=True,
+                          config=LaunchConfig(True, 16, 1, 2, 0))
+print(run.rstd_oob_writes, run.configuration.label)
+"""
+
+
+def test_a_phantom_rows_rrms_stored_past_rstd_lands_in_its_guards(tmp_path) -> None:
+    """Three rows on blocks of two: the second block's phantom row has no rstd slot. The
+    faithful loop masks its store; without the mask it lands in the guard past rstd."""
+
+    def guarded_writes(first: str) -> list[str]:
+        import os
+
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([first, str(ROOT)]))
+        done = subprocess.run([sys.executable, "-c", _RSTD_GUARDS], cwd=first, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()
+
+    faithful = tmp_path / "faithful"
+    shutil.copytree(_package(), faithful / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    count, label = guarded_writes(str(faithful))
+    assert (count, label) == ("0", "float32/loop/multi/vec4/even/row_mask/unroll/per_row")
+    unmasked = _copy_with(
+        tmp_path,
+        "jit_loop.py",
+        "tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)",
+        "tl.store(rstd_ptr + row_ids[:, None], rrms)",
+    )
+    assert guarded_writes(unmasked)[0] == "1"
