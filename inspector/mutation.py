@@ -350,17 +350,9 @@ def hand_made_branch(source: str, site: Site) -> str | None:
     from kernels.launcher import KERNEL_MUTANTS
 
     for node in ast.walk(ast.parse(source)):
-        test = node.test if isinstance(node, ast.If) else None
-        if not (
-            isinstance(test, ast.Compare)
-            and isinstance(test.left, ast.Name)
-            and test.left.id == "MUTANT"
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)
-            and isinstance(test.comparators[0], ast.Name)
-        ):
+        name = _mutant_compared(node.test) if isinstance(node, ast.If) else None
+        if name is None:
             continue
-        name = test.comparators[0].id.lower()
         first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
         if name in KERNEL_MUTANTS and first <= site.start[0] <= last:
             return name
