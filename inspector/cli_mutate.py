@@ -127,6 +127,10 @@ def mutate_report(
         shim.write_text(BUNDLED_LAUNCHER)
         spec = loadable_kernel_spec(f"{shim}:rms_norm")
         files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
+    if only is not None:
+        from inspector.mutation import check_site_ids
+
+        check_site_ids(files or [spec.path], first_site, count, only)
     map_path = None
     if kernel is None and coverage:
         map_path = _coverage_map(scratch, jobs, timeout_s, progress)

@@ -259,10 +259,9 @@ def run_mutants(
     count = min(count, MAX_MUTANTS)
     left_out = max(0, len(sites) - first_site - count) + first_site
     sites = sites[first_site : first_site + count]
-    chosen = [
-        index for index in range(len(sites))
-        if only is None or f"m{first_site + index + 1:03d}" in only
-    ]  # fmt: skip
+    ids = [f"m{first_site + index + 1:03d}" for index in range(len(sites))]
+    _check_ids(ids, only)
+    chosen = [index for index in range(len(sites)) if only is None or ids[index] in only]
     left_out += len(sites) - len(chosen)
     workers = jobs or max(1, (os.cpu_count() or 2))
     done = [0]
@@ -342,6 +341,22 @@ def run_mutants(
         ran = list(pool.map(one, chosen))
     mutants = [m for m in ran if m is not None]
     return mutants, left_out + len(ran) - len(mutants)
+
+
+def check_site_ids(files: list[Path], first_site: int, count: int, only: set[str]) -> None:
+    """Raise ValueError when an id of ``only`` is not a mutant of the slice ``first_site``,
+    ``count`` of ``files`` (before anything slow runs)."""
+    total = sum(len(mutation_sites(path.read_text())) for path in files)
+    last = min(total, first_site + min(count, MAX_MUTANTS))
+    _check_ids([f"m{index + 1:03d}" for index in range(first_site, last)], only)
+
+
+def _check_ids(ids: list[str], only: set[str] | None) -> None:
+    unknown = sorted(set(only or ()) - set(ids))
+    if unknown:
+        span = f"{ids[0]}..{ids[-1]}" if ids else "none"
+        raise ValueError(f"--sites: {', '.join(unknown[:5])} not among this slice's mutants "
+                         f"({span})")  # fmt: skip
 
 
 def hand_made_branch(source: str, site: Site) -> str | None:

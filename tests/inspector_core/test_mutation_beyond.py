@@ -266,3 +266,19 @@ def test_a_phantom_rows_rrms_stored_past_rstd_lands_in_its_guards(tmp_path) -> N
         "tl.store(rstd_ptr + row_ids[:, None], rrms)",
     )
     assert guarded_writes(unmasked)[0] == "1"
+
+
+def test_sites_that_the_slice_does_not_hold_are_refused_before_anything_runs(tmp_path) -> None:
+    kernel = tmp_path / "k.py"
+    kernel.write_text((ROOT / "resources" / "kernels" / "tutorial.py").read_text())
+    count = len(mutation_sites(kernel.read_text()))
+    done = subprocess.run(
+        [sys.executable, "main.py", "mutate", "--kernel", f"{kernel}:rms_norm", "--sites",
+         f"m001,m{count + 1:03d}", "--out", str(tmp_path / "out")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"--sites: m{count + 1:03d} not among this slice's mutants (m001..m{count:03d})" in (
+        done.stderr + done.stdout
+    )
+    assert not (tmp_path / "out").exists()
