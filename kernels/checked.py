@@ -248,15 +248,9 @@ def run_checked(
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
     w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
 
-    # rstd between guards of poison, as y: a store of a phantom row's rrms past the last row
-    # (or before the first) lands there and counts as an out-of-bounds write.
     rstd_guard = max(16, 2 * config.rows_per_program)
-    rstd_buffer = None
-    rstd_out = None
-    if rstd:
-        rstd_buffer = torch.full((rows + 2 * rstd_guard,), float(poison), device=torch_device)
-        rstd_out = rstd_buffer[rstd_guard : rstd_guard + rows]
-        rstd_out.fill_(float("nan"))
+    rstd_buffer = _rstd_buffer(rows, rstd_guard, poison, torch_device) if rstd else None
+    rstd_out = None if rstd_buffer is None else rstd_buffer[rstd_guard : rstd_guard + rows]
     run = launch_kernel(
         body(x_buffer, row_stride), w_tensor, body(y_buffer, out_row_stride), float(eps),
         mutant=mutant, config=config, rstd=rstd_out,
@@ -278,14 +272,9 @@ def run_checked(
         for address in changed
     )
     y = body(torch.from_numpy(buffer64), out_row_stride).numpy().copy()
-    rrms = np.zeros(0)
-    rstd_oob = 0
+    rrms, rstd_oob = np.zeros(0), 0
     if rstd_buffer is not None:
-        rstd_host = rstd_buffer.cpu()
-        rrms = rstd_host[rstd_guard : rstd_guard + rows].double().numpy()
-        guards = torch.cat([rstd_host[:rstd_guard], rstd_host[rstd_guard + rows :]])
-        poison32 = torch.tensor(float(poison), dtype=torch.float32)
-        rstd_oob = int((guards.view(torch.int32) != poison32.view(torch.int32)).sum())
+        rrms, rstd_oob = _read_rstd(rstd_buffer, rstd_guard, rows, poison)
     for array in (y, buffer64, mask, rrms):
         array.setflags(write=False)
     return CheckedRun(
@@ -311,6 +300,26 @@ def run_checked(
         out_row_stride=out_row_stride,
         configuration=configuration_of(dtype, launched.loop, {**dict(run.layout), "WIDTH": width}),
     )
+
+
+def _rstd_buffer(rows: int, guard: int, poison: float, device: torch.device) -> torch.Tensor:
+    """The rstd output between ``guard`` float32 elements of poison on each side, as y: a
+    store of a phantom row's rrms past the last row (or before the first) lands in a guard.
+    The rows' own slots start as NaN (a row the kernel skips stays visible)."""
+    buffer = torch.full((rows + 2 * guard,), float(poison), device=device)
+    buffer[guard : guard + rows] = float("nan")
+    return buffer
+
+
+def _read_rstd(
+    buffer: torch.Tensor, guard: int, rows: int, poison: float
+) -> tuple[np.ndarray, int]:
+    """(the rows' rrms as float64, how many guard elements no longer hold the poison)."""
+    host = buffer.cpu()
+    guards = torch.cat([host[:guard], host[guard + rows :]])
+    poison32 = torch.tensor(float(poison), dtype=torch.float32)
+    changed = int((guards.view(torch.int32) != poison32.view(torch.int32)).sum())
+    return host[guard : guard + rows].double().numpy(), changed
 
 
 def _row_of(address: int, guard: int, row_stride: int, rows: int) -> int | None:
