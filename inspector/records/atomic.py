@@ -179,24 +179,26 @@ def stage_text(path: str | os.PathLike[str], text: str) -> Path:
 def publish_pair(staged: dict[Path, Path]) -> None:
     """Put each staged file (:func:`stage_text`) in place of its target, as one change.
 
-    A journal naming the targets is written first and the current files are kept as hard links
-    (``.NAME.prev``); then the staged files are renamed in, and the journal and links removed.
+    The current files are first kept as hard links (``.NAME.prev``), then a journal naming the
+    targets is written; then the staged files are renamed in, and the journal and links removed.
     A crash anywhere leaves either the new pair, or a journal from which
-    :func:`recover_pair` restores the previous pair: a reader never keeps a mix.
+    :func:`recover_pair` restores the previous pair: a reader never keeps a mix. The links come
+    before the journal because recovery reads a journal's target without a link as one that did
+    not exist before, and removes it.
 
     Raises:
         OSError: a step failed; the previous pair is restored before it propagates.
     """
     targets = [_real_target(t) for t in staged]
     folder = targets[0].parent
+    for target in targets:  # a crash here leaves no journal: the pair is untouched
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(_prev(target))
+        with contextlib.suppress(FileNotFoundError):
+            os.link(target, _prev(target))
+    fsync_dir(folder)
     atomic_write_text(folder / JOURNAL_NAME, "\n".join(t.name for t in targets) + "\n")
     try:
-        for target in targets:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(_prev(target))
-            with contextlib.suppress(FileNotFoundError):
-                os.link(target, _prev(target))
-        fsync_dir(folder)
         for target, temp in zip(targets, staged.values(), strict=True):
             os.replace(temp, target)
         fsync_dir(folder)

@@ -53,6 +53,55 @@ def test_a_failure_between_the_two_renames_restores_the_previous_pair(
     assert leftovers == [receipt.CSV_NAME, receipt.JSON_NAME]  # no journal, link or temp
 
 
+def test_a_kill_as_the_journal_is_written_keeps_the_previous_pair(model_results, tmp_path):
+    """The state a kill just after the journal lands leaves (links made, nothing renamed in):
+    recovery gives every target its link back; none is taken for a file that did not exist.
+    A kill while the links are made leaves no journal, and the pair as it was."""
+    receipt.write_receipts(model_results["float32"], tmp_path)
+    before = _pair(tmp_path)
+    targets = [tmp_path / receipt.CSV_NAME, tmp_path / receipt.JSON_NAME]
+    stage = {target: target.with_name(f".{target.name}.staged") for target in targets}
+    for target, temp in stage.items():
+        temp.write_bytes(b"new " + target.name.encode())
+
+    class Killed(BaseException):
+        pass
+
+    real_write = atomic.atomic_write_text
+
+    def killed_after(path, text):
+        real_write(path, text)
+        raise Killed  # never caught by publish_pair's cleanup: as a kill, nothing runs after
+
+    atomic.atomic_write_text = killed_after
+    try:
+        with pytest.raises(Killed):
+            atomic.publish_pair(stage)
+    finally:
+        atomic.atomic_write_text = real_write
+    assert (tmp_path / atomic.JOURNAL_NAME).exists()
+    assert atomic.recover_pair(tmp_path)
+    assert _pair(tmp_path) == before
+    real_link = os.link
+    calls = []
+
+    def second_link_killed(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise Killed
+        return real_link(src, dst)
+
+    os.link = second_link_killed
+    try:
+        with pytest.raises(Killed):
+            atomic.publish_pair(stage)
+    finally:
+        os.link = real_link
+    assert not (tmp_path / atomic.JOURNAL_NAME).exists()
+    assert not atomic.recover_pair(tmp_path)
+    assert _pair(tmp_path) == before
+
+
 def test_a_journal_left_by_a_killed_publish_rolls_back_at_the_next_write(
     model_results, tmp_path
 ) -> None:
