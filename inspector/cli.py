@@ -95,6 +95,9 @@ def _add_check_run_options(check: argparse.ArgumentParser) -> None:
         "out=None) -> y, run in a child process on every fixture (crash, hang and "
         "out-of-bounds stores are findings)",
     )
+    run.add_argument("--no-timing", action="store_true", help="on a GPU, do not time the proven "
+                     "kernel on the input's shape (`bench` beside eager PyTorch and a copy; "
+                     "ncu's DRAM figures where installed)")  # fmt: skip
     run.add_argument("--out", metavar="DIR", required=True, help="folder for the receipts")
     run.add_argument("--session", metavar="FILE.h5", help="also save the session here")
     run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -359,7 +362,7 @@ def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
     from inspector.report import result_lines
 
     lines = result_lines(result)
-    lines += list(summarize(receipt))
+    lines += [line for line in summarize(receipt) if line not in lines]  # evidence lines: once
     lines.append(f"receipts: {out_dir / JSON_NAME} {out_dir / CSV_NAME}")
     return lines
 
@@ -406,8 +409,9 @@ def _run_check_locked(
     from inspector.records.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
 
     config = pipeline.CheckConfig(
-        device=args.device, run_kernel=not args.model_only, kernel_spec=spec
-    )
+        device=args.device, run_kernel=not args.model_only, kernel_spec=spec,
+        timing=not args.no_timing,
+    )  # fmt: skip
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
     try:
         receipt = write_receipts(result, out_dir)

@@ -46,6 +46,8 @@ class CheckConfig:
         kernel_spec: a user's kernel (``kernels.usercode.KernelSpec``) to prove instead of the
             bundled one: run in a child process, on every fixture, without the bundled kernel's
             mutants, forced layouts or compiler output.
+        timing: on a GPU, time the proven kernel on the input's shape after the proof
+            (:mod:`inspector.timing_stage`); False leaves the receipt's timing absent.
     """
 
     device: str = "auto"
@@ -53,6 +55,7 @@ class CheckConfig:
     poison: float = tiled.POISON
     compile_target: str = "sm_90"
     kernel_spec: Any = None
+    timing: bool = True
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,8 @@ class CheckResult:
     sanitizer: dict[str, Any] | None = None
     # The launch-layout coverage map and its proofs (check_stages.coverage_stage).
     coverage: dict[str, Any] | None = None
+    # The proven kernel timed on the input's shape (timing_stage.timing_stage), DRAM included.
+    timing: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -372,7 +377,7 @@ def _steps(
     diagnosis: tuple[str, ...] = ()
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
-    invariance = sanitizer = coverage = None
+    invariance = sanitizer = coverage = timing = None
     if kernel_ready:
         yield (step, total, "kernel on the input")
         try:
@@ -420,6 +425,8 @@ def _steps(
             failures += check_stages.coverage_failures(coverage)
             yield (step, total, "compiler output")
             compile_info = check_stages.compile_stage(problem, config.compile_target)
+        yield (step, total, "timing")
+        timing = _timing(problem, config, failures)
         step += 1
 
     return CheckResult(
@@ -442,7 +449,19 @@ def _steps(
         sanitizer=sanitizer,
         coverage=coverage,
         diagnosis=diagnosis,
+        timing=timing,
     )
+
+
+def _timing(problem: Problem, config: CheckConfig, failures: list[str]) -> dict[str, Any]:
+    """The receipt's timing: the proven kernel on the input's shape, or why it is absent."""
+    from inspector import timing_stage
+
+    if not config.timing:
+        return {"absent": "not asked for (check --no-timing)"}
+    if failures:
+        return {"absent": "not timed: the check failed; a kernel is timed once it is proven"}
+    return timing_stage.timing_stage(problem, config.kernel_spec)
 
 
 def _matrix_stage(

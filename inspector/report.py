@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from inspector import check_stages, run_findings
+from inspector import check_stages, run_findings, timing_stage
 
 PASSED_COLOR = "rgb(102,187,106)"
 FAILED_COLOR = "rgb(239,83,80)"
@@ -57,6 +57,7 @@ def result_lines(result: Any) -> list[str]:
         covered = check_stages.coverage_line(getattr(result, "coverage", None))
         if covered is not None:
             lines.append(covered)
+        lines += timing_stage.timing_lines(getattr(result, "timing", None))
     matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
     lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
     for kill_matrix in matrices:

@@ -15,10 +15,11 @@
 #   quack_env=$(bash scripts/device_quack.sh env) && eval "$quack_env"
 #
 # The folders (made off the device; they are ignored by git): b/SHA256SUMS is `sha256sum *.whl`
-# of the whole wheels; the one wheel over 48 MiB (nvidia-cutlass-dsl-libs-cu12) is cut with
-# `split -b 48M -d -a 2 W W.part-`, part-00 in a, part-01 and every other wheel in b. When the
-# working tree plus b and .whl outgrow one call, part-01 moves to a folder c of its own, stashed
-# in a call between a's and install's (a stash call can run other work after it).
+# of the whole wheels; the one wheel too big for a call beside the working tree
+# (nvidia-cutlass-dsl-libs-cu12, 87.4 MiB) is cut with `split -b 44M -d -a 2 W W.part-`: part-00
+# in a, part-01 in c, every other wheel in b. A part plus the working tree (17.5 MiB) must stay
+# under one call's 64 MiB. c is stashed in a call between a's and install's (a stash call can run
+# other work after it).
 #
 # `pip install --target` does not run nvidia-cutlass-dsl's .pth file (it puts
 # <site>/nvidia_cutlass_dsl/dsl_packages, where the `cutlass` package lives, on sys.path), so the

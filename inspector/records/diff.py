@@ -48,7 +48,9 @@ def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
 
     Compared: input dimensions, dtype, eps and hashes; per-row intermediates and errors
     (exactly); headline errors and tolerance; fixture and mutant outcomes per target; kernel
-    mode, source hash, block, num_warps; device; versions; the verdict.
+    mode, source hash, block, num_warps; device; versions; the verdict; the timings, each
+    implementation's device and eager-loop samples where their medians moved beyond their
+    spread.
 
     Args:
         a: the first receipt (schema-valid).
@@ -100,7 +102,39 @@ def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
         "versions", a["versions"], b["versions"], sorted(set(a["versions"]) | set(b["versions"]))
     )
     compare("verdict", a["verdict"], b["verdict"], ("passed",))
+    found += [Difference("timing", line) for line in _timing_differences(a, b)]
     return found
+
+
+def _timing_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Two receipts' timings: presence, then each implementation's device and eager-loop
+    samples moved beyond their spread (:func:`bench_differences`)."""
+    left, right = a.get("timing"), b.get("timing")
+    if left is None or right is None:
+        return []  # a version-2 receipt from before the timing: nothing to compare
+    if "absent" in left or "absent" in right:
+        if ("absent" in left) != ("absent" in right):
+            said = "absent" if "absent" in left else "measured"
+            return [f"{said} in the first, {'measured' if said == 'absent' else 'absent'} in the "
+                    "second"]  # fmt: skip
+        return []
+    shape = ("rows", "width", "dtype", "device")
+    if any(left[key] != right[key] for key in shape):
+        moved = ", ".join(f"{key} {left[key]!r} -> {right[key]!r}" for key in shape
+                          if left[key] != right[key])  # fmt: skip
+        return [f"not comparable: {moved}"]
+
+    def samples(section: dict[str, Any]) -> dict[str, np.ndarray]:
+        out = {}
+        for row in section["results"]:
+            for key, label in (("samples_us", "device us"), ("loop_samples_us", "loop us")):
+                if row.get(key):
+                    out[f"{row['impl']} {label}"] = np.asarray(row[key], dtype=np.float64)
+        return out
+
+    return [
+        line.removeprefix("bench ") for line in bench_differences(samples(left), samples(right))
+    ]
 
 
 # ----------------------------------------------------------------------------- sessions

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector import check_stages
+from inspector import check_stages, timing_stage
 from inspector.records.atomic import publish_pair, recover_pair, stage_text
 from inspector.records.exact import csv_cell, from_json_number
 from inspector.records.exports import check_exports
@@ -227,6 +227,10 @@ def evidence_lines(receipt: dict[str, Any]) -> list[str]:
     evidence = receipt.get("device_evidence")
     if evidence is not None:
         lines.append(check_stages.sanitizer_line(evidence["sanitizer"]))
+    if "timing" in receipt:
+        lines += timing_stage.timing_lines(
+            {**receipt["timing"], "dram": (evidence or {}).get("dram", {"absent": "not recorded"})}
+        )
     coverage = receipt.get("coverage")
     if coverage is not None:
         lines.append(

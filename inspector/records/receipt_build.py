@@ -12,6 +12,7 @@ import numpy as np
 from inspector import run_findings
 from inspector.records.exact import from_json_number, json_number, nan_max
 from inspector.records.receipt_format import FORMAT, HASH_METHOD, SCHEMA_VERSION, values_sha256
+from inspector.timing_stage import split_dram
 from oracle import error_bound
 from oracle.dtypes import ITEMSIZE
 from oracle.mutants import DESCRIPTIONS
@@ -28,8 +29,9 @@ TRUTH_BOUNDARY = (
     "The oracle (scalar reference, tiled lane model, mutants, fixture matrix) proves bounded "
     "numerical logic. The kernel section records what the real Triton program did in the mode "
     "named there: 'interpreter' runs the kernel's logic on the CPU and validates no generated "
-    "GPU code; 'compiled' ran it on the named device. Traffic is modeled, never measured; "
-    "nothing here is a timing or a speedup."
+    "GPU code; 'compiled' ran it on the named device. Traffic is modeled, never measured. "
+    "Timings appear only in 'timing': the benchmark's protocol run on the named device, on "
+    "contiguous random rows of the input's shape, after the proof passed."
 )
 
 
@@ -163,20 +165,13 @@ def _row_entries(result: CheckResult, bounds: dict[str, Any]) -> list[dict[str, 
     return rows
 
 
-#: Why a receipt holds no DRAM figures: the check times nothing; bench --ncu measures them.
-NO_DRAM = (
-    "not measured by check: the check launches small problems and times nothing; Nsight "
-    "Compute's DRAM bytes and throughput per shape are in the benchmark record "
-    "(`python main.py bench --ncu`, each ours row's dram)"
-)
-
-
 def _device_evidence(result: CheckResult) -> dict[str, Any]:
-    """The sanitizer's word on the check's launches, or why there is none; DRAM: absent."""
+    """The sanitizer's word on the check's launches and Nsight Compute's DRAM figures of the
+    timed call (:func:`inspector.timing_stage.split_dram`), each or why there is none."""
     sanitizer = result.sanitizer
     if sanitizer is None:
         sanitizer = {"absent": "the kernel did not run"}
-    return {"sanitizer": sanitizer, "dram": {"absent": NO_DRAM}}
+    return {"sanitizer": sanitizer, "dram": split_dram(getattr(result, "timing", None))[1]}
 
 
 def _stage_section(
@@ -295,6 +290,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             "a user's kernel: its launch layouts are its own, not the rule's",
         ),
         "device_evidence": _device_evidence(result),
+        "timing": split_dram(getattr(result, "timing", None))[0],
         "coverage": _stage_section(
             result,
             getattr(result, "coverage", None),

@@ -122,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ncu",
         action="store_true",
-        help="after the timing, profile ours once per shape and dtype with Nsight Compute "
+        help="after the timing, profile ours (and the --kernel candidate) once per shape and "
+        "dtype with Nsight Compute "
         "(ncu on the PATH, --clock-control none) and record its DRAM bytes read and written "
         "and DRAM throughput as %% of peak in the row's 'dram' (or why there are none); "
         "ncu replays each kernel, so this adds seconds per shape",
@@ -249,7 +250,8 @@ def run_benchmark(
             handle.write(json.dumps(json_safe(row)) + "\n")
             handle.flush()
     if config.ncu:  # after every timing: ncu's replays never share the device with one
-        ncu.attach_dram(results, eps=config.eps, device_type=device.type)
+        kernel = None if config.kernel is None else f"{config.kernel.path}:{config.kernel.function}"
+        ncu.attach_dram(results, eps=config.eps, device_type=device.type, kernel=kernel)
     harness.finalize(results)
     smi_after = harness.nvidia_smi_query()
     report = build_report(

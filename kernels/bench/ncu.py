@@ -1,4 +1,5 @@
-"""DRAM figures of ``ours`` from Nsight Compute: ``bench --ncu``.
+"""DRAM figures of ``ours`` (and of the ``--kernel`` candidate) from Nsight Compute:
+``bench --ncu``.
 
 Per shape and dtype, ``ncu`` runs a small child (:mod:`kernels.bench.ncu_child`) that makes the
 input, warms ``kernels.rms_norm`` up (compiles it) and then calls it once between
@@ -43,7 +44,8 @@ VERSION_TIMEOUT_S = 60.0
 PROTOCOL = (
     "ncu --clock-control none --profile-from-start off --csv --page raw --print-units base "
     f"--metrics {','.join(METRICS)}, once per shape and dtype, over a child that warms "
-    "kernels.rms_norm up and then profiles one call of it (between cudaProfilerStart and "
+    "kernels.rms_norm (or the --kernel candidate) up and then profiles one call of it "
+    "(between cudaProfilerStart and "
     "cudaProfilerStop) on its own random input; ncu's default cache control flushes the caches "
     "before each replay pass. dram: bytes read and written summed over the call's kernels, "
     "pct_of_peak their duration-weighted DRAM throughput (% of sustained peak over elapsed "
@@ -101,8 +103,11 @@ def absent(reason: str) -> dict[str, str]:
     return {"absent": reason}
 
 
-def ncu_command(tool: str, rows: int, width: int, dtype: str, eps: float) -> list[str]:
-    """The ncu command line that profiles one call of ``kernels.rms_norm`` on this shape."""
+def ncu_command(
+    tool: str, rows: int, width: int, dtype: str, eps: float, kernel: str | None = None
+) -> list[str]:
+    """The ncu command line that profiles one call of ``kernels.rms_norm`` (or of the user's
+    ``kernel``, ``FILE.py:FUNCTION``) on this shape."""
     return [
         tool,
         "--clock-control", "none",
@@ -112,6 +117,7 @@ def ncu_command(tool: str, rows: int, width: int, dtype: str, eps: float) -> lis
         "--metrics", ",".join(METRICS),
         sys.executable, "-m", "kernels.bench.ncu_child",
         str(rows), str(width), dtype, repr(float(eps)),
+        *([] if kernel is None else [kernel]),
     ]  # fmt: skip
 
 
@@ -237,12 +243,14 @@ def profile_ours(
     tool: str,
     version: str,
     timeout_s: float = PROFILE_TIMEOUT_S,
+    kernel: str | None = None,
 ) -> dict[str, Any]:
-    """One call of ``kernels.rms_norm`` on ``rows x width`` ``dtype`` under ncu: its
-    :func:`dram_figures`, or :func:`absent` with why there are none."""
+    """One call of ``kernels.rms_norm`` (or of the user's ``kernel``, ``FILE.py:FUNCTION``) on
+    ``rows x width`` ``dtype`` under ncu: its :func:`dram_figures`, or :func:`absent` with why
+    there are none."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), env.get("PYTHONPATH", "")])
-    command = ncu_command(tool, rows, width, dtype, eps)
+    command = ncu_command(tool, rows, width, dtype, eps, kernel)
     try:
         done = run_bounded(command, timeout_s=timeout_s, cwd=_ROOT, env=env)
     except subprocess.TimeoutExpired:
@@ -268,8 +276,10 @@ def attach_dram(
     tool: str | None = None,
     timeout_s: float = PROFILE_TIMEOUT_S,
     progress: Callable[[str], None] | None = None,
+    kernel: str | None = None,
 ) -> None:
-    """Give every ``ours`` row of ``results`` its ``dram`` (in place).
+    """Give every ``ours`` row of ``results`` its ``dram`` (in place), and every ``candidate``
+    row too when ``kernel`` names the user's kernel.
 
     A row that did not run correctly (status other than ``ok``) is not profiled, and says so.
 
@@ -280,8 +290,10 @@ def attach_dram(
         tool: the ncu executable (default: ``ncu`` on the PATH).
         timeout_s: the bound on one shape's profile.
         progress: called with one line per profiled row (default: stderr).
+        kernel: ``FILE.py:FUNCTION`` of the ``candidate`` rows (``bench --kernel``).
     """
-    rows = [row for row in results if row.get("impl") == "ours"]
+    profiled = {"ours": None, **({} if kernel is None else {"candidate": kernel})}
+    rows = [row for row in results if row.get("impl") in profiled]
     if not rows:
         return
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -290,13 +302,17 @@ def attach_dram(
         if isinstance(found, dict):
             row["dram"] = dict(found)
         elif row.get("status") != "ok":
-            row["dram"] = absent(f"not profiled: ours is {row.get('status')} on this shape")
+            row["dram"] = absent(
+                f"not profiled: {row['impl']} is {row.get('status')} on this shape"
+            )
         else:
             row["dram"] = profile_ours(
                 row["rows"], row["width"], row["dtype"], eps,
                 tool=found[0], version=found[1], timeout_s=timeout_s,
+                kernel=profiled[row["impl"]],
             )  # fmt: skip
-        say(f"ncu {row['rows']}x{row['width']} {row['dtype']}: {dram_line(row['dram'])}")
+        label = "" if row["impl"] == "ours" else f" {row['impl']}"
+        say(f"ncu {row['rows']}x{row['width']} {row['dtype']}{label}: {dram_line(row['dram'])}")
 
 
 def _usable_ncu(device_type: str, tool: str | None) -> tuple[str, str] | dict[str, str]:

@@ -141,6 +141,25 @@ def test_a_hanging_ncu_is_killed_with_its_child_and_the_row_says_so(stand_in) ->
         pytest.fail("the profiled child outlived ncu's timeout")
 
 
+def test_the_kernels_candidate_rows_are_profiled_through_its_spec(stand_in, tmp_path) -> None:
+    """bench --kernel --ncu: each candidate row's child is given FILE.py:FUNCTION (it imports
+    the user's launcher as the benchmark does); without a kernel, candidate rows are left."""
+    stand_in("ok")
+    shape = {"set": "dev", "rows": 64, "width": 4096, "dtype": "bfloat16", "status": "ok"}
+    spec = f"{ROOT / 'resources' / 'kernels' / 'tutorial.py'}:rms_norm"
+    rows = [{**shape, "impl": "ours"}, {**shape, "impl": "candidate"}]
+    said: list[str] = []
+    ncu.attach_dram(rows, eps=1e-6, device_type="cuda", progress=said.append, kernel=spec)
+    assert [row["dram"] for row in rows] == [OK_FIGURES, OK_FIGURES]
+    assert stand_in.args()[-8:] == [sys.executable, "-m", "kernels.bench.ncu_child", "64",
+                                    "4096", "bfloat16", "1e-06", spec]  # fmt: skip
+    assert said[1].startswith("ncu 64x4096 bfloat16 candidate: DRAM 87.4% of peak")
+    rows = [{**shape, "impl": "ours"}, {**shape, "impl": "candidate"}]
+    ncu.attach_dram(rows, eps=1e-6, device_type="cuda", progress=said.append)
+    assert "dram" in rows[0]
+    assert "dram" not in rows[1]
+
+
 def test_rows_that_did_not_run_correctly_are_not_profiled(stand_in) -> None:
     stand_in("ok")
     wrong, skipped = _attach(_rows("wrong", "skipped"))
@@ -282,6 +301,12 @@ def test_the_real_ncu_reads_the_bytes_one_call_moves() -> None:
         (["2", "x", "bfloat16", "1e-6"], "ROWS and WIDTH must be integers and EPS a number"),
         (["2", "5", "float8", "1e-6"], "DTYPE must be one of bfloat16, float16, float32"),
         (["2", "5", "float32", "nan"], "EPS must be a finite number > 0; got 'nan'"),
+        (["2", "5", "float32", "1e-6", "kernel"], "--kernel must be FILE.py:FUNCTION"),
+        (
+            ["2", "5", "float32", "1e-6", "missing.py:f"],
+            "--kernel FILE 'missing.py' is not a readable file",
+        ),
+        (["2", "5", "float32", "1e-6", "a.py:f", "x"], "usage: python -m kernels.bench.ncu_child"),
     ],
 )
 def test_the_profiled_child_refuses_bad_arguments(argv, message) -> None:

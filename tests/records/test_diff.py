@@ -142,3 +142,46 @@ def test_a_session_whose_receipt_is_not_json_is_a_usage_error(receipts, tmp_path
     assert cli.main(["diff", str(target), str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: A: the receipt in {target} is not JSON (")
+
+
+def _timed(data: dict, factor: float) -> dict:
+    """The receipt with a timing: the H200 record's 8x4096 bfloat16 rows, ours' device samples
+    times ``factor`` (its loop samples as recorded)."""
+    record = json.loads((Path(__file__).resolve().parents[2] / "docs" / "benchmarks" /
+                         "results.json").read_text())  # fmt: skip
+    rows = [
+        {key: row[key] for key in ("impl", "status", "samples_us", "loop_samples_us")}
+        for row in record["results"]
+        if (row["rows"], row["width"], row["dtype"]) == (8, 4096, "bfloat16")
+        and row["impl"] in ("copy", "ours")
+    ]
+    for row in rows:
+        if row["impl"] == "ours":
+            row["samples_us"] = [value * factor for value in row["samples_us"]]
+    timed = json.loads(json.dumps(data))
+    timed["timing"] = {"command": ["python", "main.py", "bench"], "protocol": "the bench's",
+                       "rows": 8, "width": 4096, "dtype": "bfloat16", "checked": "ours",
+                       "device": "NVIDIA H200", "started_utc": "", "results": rows}  # fmt: skip
+    return timed
+
+
+def test_receipt_timings_differ_only_beyond_their_spread(receipts, tmp_path, capsys):
+    _path, data = receipts
+    first = _write(tmp_path / "t1" / "receipt.json", _timed(data, 1.0))
+    same = _write(tmp_path / "t2" / "receipt.json", _timed(data, 1.0))
+    slower = _write(tmp_path / "t3" / "receipt.json", _timed(data, 1.2))
+    assert cli.main(["diff", str(first), str(same)]) == 0
+    assert cli.main(["diff", str(first), str(slower)]) == 1
+    out = capsys.readouterr().out
+    assert "timing: ours device us: median" in out
+    assert "beyond the spread" in out
+    assert "ours loop us" not in out
+    assert "copy device us" not in out
+    # Measured in one, absent in the other (the interpreter's receipt): named; absent in both:
+    # nothing to compare.
+    absent = json.loads(json.dumps(data))
+    absent["timing"] = {"absent": "the interpreter"}
+    other = _write(tmp_path / "t4" / "receipt.json", absent)
+    assert cli.main(["diff", str(first), str(other)]) == 1
+    assert "timing: measured in the first, absent in the second" in capsys.readouterr().out
+    assert cli.main(["diff", str(other), str(other)]) == 0
