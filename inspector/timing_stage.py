@@ -86,9 +86,10 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
 
         try:
             report = read_json(out / "results.json")
+            return timing_section(report, "ours" if kernel is None else "candidate",
+                                  arguments[:-2])  # fmt: skip
         except ValueError as err:
             return {"absent": f"the benchmark's record was not read: {err}"}
-    return timing_section(report, "ours" if kernel is None else "candidate", arguments[:-2])
 
 
 def timing_section(report: dict[str, Any], checked: str, arguments: list[str]) -> dict[str, Any]:
