@@ -162,7 +162,10 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
        16-byte body, tail). 2-byte rows: the weight after the reduction; the body is the
        largest power of two under the width plus a second power-of-two tile of at least two
        vectors when that one is at most an eighth of the first (:func:`split_body`: 2053 is
-       2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4). fp32 rows keep
+       2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4). 2-byte rows whose
+       body stays one 8192-lane tile (4097-8191 elements, a large rest) take the column loop
+       instead, 4096-lane chunks on 4 warps: the tile holds 109 registers per thread, a
+       quarter occupancy waiting on memory; the loop keeps fewer. fp32 rows keep
        the whole tile, the weight loaded with x, on a warp per 2 KiB of the row's own bytes
        (the nearest power of two, 4-8: rows just past a power of two leave half the tile
        masked and want the fewer warps).
@@ -209,6 +212,8 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
             warps = min(8, max(4, _nearest_power_of_2(width * itemsize / (2 * KiB))))
             return LaunchConfig(False, lanes, warps, w_early=True, stream_store=stream)
         block, block2 = split_body(width, itemsize)
+        if block == 8192:  # 4097-8191 elements, the rest past 4096 too large to split
+            return LaunchConfig(True, 4096, 4, stream_store=True)
         warps = _warps_for_bytes((block + block2) * itemsize, 4, 2, 2 * KiB)
         return LaunchConfig(False, block, warps, stream_store=stream, block2=block2)
     if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):

@@ -45,7 +45,11 @@ EXPECTED_LAYOUTS = {
     # 2 KiB of body lanes (2-4), the body split where the rest of the row is small; fp32 a
     # warp per 2 KiB of the row's bytes (nearest power of two, 4-8). The last field is the
     # tile's lanes (both body tiles).
-    (4096, 5125, 2): ("one_row", 1, 4, 8192),  # the rest (1029) is a quarter: one tile
+    # The rest past 4096 too large to split (1029 of 5125, 2905 of 7001): the column loop on
+    # 4096-lane chunks, 4 warps, at any row count.
+    (4096, 5125, 2): ("column_loop", 1, 4, 4096),
+    (1024, 7001, 2): ("column_loop", 1, 4, 4096),
+    (32768, 4099 + 1024, 2): ("column_loop", 1, 4, 4096),
     (4096, 5125, 4): ("one_row", 1, 8, 8192),
     (8192, 2050, 2): ("one_row", 1, 2, 2064),  # 4-byte vectors only: still peeled; 2048 + 16
     (8192, 4097, 2): ("one_row", 1, 4, 4112),  # 4096 + 16
@@ -175,7 +179,7 @@ def test_one_row_tiles_load_the_weight_early_in_full_unaligned_fp32_and_one_wave
     assert _config(2048, 3072, 4).w_early
     assert _config(4096, 5125, 4).w_early  # fp32 peeled tiles
     assert _config(16385, 1023, 2).w_early  # no 16-byte vector divides 1023 (not peeled)
-    assert not _config(4096, 5125, 2).w_early  # 2-byte peeled tiles: after the reduction
+    assert not _config(4096, 3077, 2).w_early  # 2-byte peeled tiles: after the reduction
     # One wave at half the warp slots: 1536 of 2048 lanes on 4 warps, 8 programs per SM.
     assert _config(8 * 132, 1536, 2).w_early
     assert not _config(8 * 132 + 1, 1536, 2).w_early
@@ -196,7 +200,7 @@ EXPECTED_STREAM_TILES = {
     (4096, 4096, 2): False,
     (32768, 2048, 2): False,
     (65536, 512, 4): False,
-    (4096, 5125, 2): False,
+    (4096, 3077, 2): False,
 }
 
 
