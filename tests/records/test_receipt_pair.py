@@ -53,7 +53,22 @@ def test_a_failure_between_the_two_renames_restores_the_previous_pair(
     assert leftovers == [receipt.CSV_NAME, receipt.JSON_NAME]  # no journal, link or temp
 
 
-def test_a_kill_as_the_journal_is_written_keeps_the_previous_pair(model_results, tmp_path):
+class _Killed(BaseException):
+    """A kill: publish_pair's cleanup catches BaseException only around its renames."""
+
+
+def _publish_killed_in(stage: dict, monkeypatch, owner, name: str, killer) -> None:
+    """Publish ``stage`` with ``owner.name`` replaced by ``killer(real)``, which raises
+    :class:`_Killed` where the kill lands; the real one is back afterwards."""
+    monkeypatch.setattr(owner, name, killer(getattr(owner, name)))
+    with pytest.raises(_Killed):
+        atomic.publish_pair(stage)
+    monkeypatch.undo()
+
+
+def test_a_kill_as_the_journal_is_written_keeps_the_previous_pair(
+    model_results, tmp_path, monkeypatch
+) -> None:
     """The state a kill just after the journal lands leaves (links made, nothing renamed in):
     recovery gives every target its link back; none is taken for a file that did not exist.
     A kill while the links are made leaves no journal, and the pair as it was."""
@@ -64,39 +79,30 @@ def test_a_kill_as_the_journal_is_written_keeps_the_previous_pair(model_results,
     for target, temp in stage.items():
         temp.write_bytes(b"new " + target.name.encode())
 
-    class Killed(BaseException):
-        pass
+    def after_the_journal(real):
+        def write(path, text):
+            real(path, text)
+            raise _Killed
 
-    real_write = atomic.atomic_write_text
+        return write
 
-    def killed_after(path, text):
-        real_write(path, text)
-        raise Killed  # never caught by publish_pair's cleanup: as a kill, nothing runs after
-
-    atomic.atomic_write_text = killed_after
-    try:
-        with pytest.raises(Killed):
-            atomic.publish_pair(stage)
-    finally:
-        atomic.atomic_write_text = real_write
+    _publish_killed_in(stage, monkeypatch, atomic, "atomic_write_text", after_the_journal)
     assert (tmp_path / atomic.JOURNAL_NAME).exists()
     assert atomic.recover_pair(tmp_path)
     assert _pair(tmp_path) == before
-    real_link = os.link
-    calls = []
 
-    def second_link_killed(src, dst):
-        calls.append(dst)
-        if len(calls) == 2:
-            raise Killed
-        return real_link(src, dst)
+    def at_the_second_link(real):
+        calls = []
 
-    os.link = second_link_killed
-    try:
-        with pytest.raises(Killed):
-            atomic.publish_pair(stage)
-    finally:
-        os.link = real_link
+        def link(src, dst):
+            calls.append(dst)
+            if len(calls) == 2:
+                raise _Killed
+            return real(src, dst)
+
+        return link
+
+    _publish_killed_in(stage, monkeypatch, atomic.os, "link", at_the_second_link)
     assert not (tmp_path / atomic.JOURNAL_NAME).exists()
     assert not atomic.recover_pair(tmp_path)
     assert _pair(tmp_path) == before
