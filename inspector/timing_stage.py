@@ -72,7 +72,8 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
         arguments = bench_arguments(problem, kernel, out, ncu)
         command = [sys.executable, str(_ROOT / "main.py"), *arguments]
         try:
-            done = run_bounded(command, timeout_s=TIMING_TIMEOUT_S, cwd=_ROOT)
+            # A cancelled window job kills the check; the benchmark must not outlive it.
+            done = run_bounded(command, timeout_s=TIMING_TIMEOUT_S, cwd=_ROOT, die_with_parent=True)
         except subprocess.TimeoutExpired:
             return {"absent": f"the benchmark did not finish within {TIMING_TIMEOUT_S} s "
                               "(killed with its children)"}  # fmt: skip
