@@ -23,6 +23,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from inspector import parsing
+
 #: A statement's place: the file (relative to the ``kernels`` package), its first and last line.
 Span = tuple[str, int, int]
 
@@ -129,7 +131,7 @@ def statement_span(source: str, name: str, start: tuple[int, int], end: tuple[in
     Raises:
         ValueError: no statement of ``source`` holds the range.
     """
-    statement = _innermost(ast.parse(source).body, start, end)
+    statement = _innermost(parsing.parse(source).body, start, end)
     if statement is None:
         raise ValueError(f"{name}: no statement holds {start}..{end}")
     if any(getattr(statement, field, None) for field in _BODIES):

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from inspector import parsing
 from kernels.ttir import strip_locations
 from kernels.usercode import KernelSpec, UserKernel, compile_ttir
 from oracle import fixtures
@@ -200,7 +201,7 @@ def fill_site(source: str, site: Any) -> tuple[int, int] | None:
     """The source lines of the ``tl.load`` whose ``other=`` value ``site`` changes (the whole
     fill, or a constant inside it), when that value is a plain expression (no call); else
     None."""
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsing.parse(source)):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         if node.func.attr != "load":

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from inspector import coverage_child, coverage_lines, equivalence
+from inspector import coverage_child, coverage_lines, equivalence, parsing
 from kernels.usercode import KernelSpec
 from oracle import fixtures, matrix
 
@@ -144,7 +144,7 @@ def _variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
 
 def mutation_sites(source: str) -> list[Site]:
     """Every site of every ``@triton.jit`` function of ``source``, in file order."""
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     sites = []
     for function in tree.body:
         if not (isinstance(function, ast.FunctionDef) and _is_jit(function)):
@@ -364,7 +364,7 @@ def hand_made_branch(source: str, site: Site) -> str | None:
     compile-time branch: no faithful launch compiles it), else None."""
     from kernels.launcher import KERNEL_MUTANTS
 
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsing.parse(source)):
         name = _mutant_compared(node.test) if isinstance(node, ast.If) else None
         if name is None:
             continue
@@ -379,8 +379,8 @@ def flag_branches(source: str, site: Site, sources: list[str]) -> tuple[str, ...
     ``FLAG`` is a parameter of its function that every call in ``sources`` (the kernel's
     files) passes as ``MUTANT == NAME``, directly or through a parameter of the caller passed
     so in turn: ``_body_mask(..., MUTANT == UNMASKED_STORE)``. Else None."""
-    trees = [ast.parse(text) for text in sources]
-    for function in ast.walk(ast.parse(source)):
+    trees = [parsing.parse(text) for text in sources]
+    for function in ast.walk(parsing.parse(source)):
         if not isinstance(function, ast.FunctionDef):
             continue
         params = [a.arg for a in function.args.args]

@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from inspector import parsing
+
 # Largest mutation.json read (the bundled kernel's 400 mutants take ~250 KB).
 MAX_REPORT_BYTES = 16 << 20
 MAX_SOURCE_BYTES = 2 << 20
@@ -188,7 +190,7 @@ def source_files(report: MutationReport, report_path: str | Path | None = None) 
 
 def _function_lines(source: str) -> dict[str, tuple[int, int]]:
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return {}
     return {
