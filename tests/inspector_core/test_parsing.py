@@ -8,6 +8,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from inspector import parsing
 
 
@@ -32,3 +34,34 @@ def test_parses_never_overlap_and_give_the_tree(monkeypatch) -> None:
         trees = list(pool.map(lambda i: parsing.parse(f"x = {i}\n"), range(32)))
     assert most[0] == 1
     assert [tree.body[0].value.value for tree in trees] == list(range(32))
+
+
+def test_the_mismatch_is_parsed_again_and_other_errors_are_not(monkeypatch) -> None:
+    real, calls = ast.parse, []
+
+    def flaky(source, filename="<unknown>"):
+        calls.append(source)
+        if len(calls) < 3:
+            raise SystemError("AST constructor recursion depth mismatch (before=24, after=50)")
+        return real(source, filename)
+
+    monkeypatch.setattr(parsing.ast, "parse", flaky)
+    assert parsing.parse("x = 1\n").body[0].value.value == 1
+    assert len(calls) == 3
+
+    def always(source, filename="<unknown>"):
+        raise SystemError("AST constructor recursion depth mismatch (before=1, after=2)")
+
+    monkeypatch.setattr(parsing.ast, "parse", always)
+    with pytest.raises(SystemError, match="mismatch"):
+        parsing.parse("x = 1\n")
+
+    def other(source, filename="<unknown>"):
+        calls.append(source)
+        raise SystemError("something else")
+
+    calls.clear()
+    monkeypatch.setattr(parsing.ast, "parse", other)
+    with pytest.raises(SystemError, match="something else"):
+        parsing.parse("x = 1\n")
+    assert len(calls) == 1
