@@ -430,7 +430,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="JSON file for the sweep results")
     parser.add_argument("--rep-ms", type=float, default=25.0)
     parser.add_argument("--budget-s", type=float, default=150.0)
-    parser.add_argument("--only", default="", help="comma-separated RxW:dtype cases to run")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated RxW:dtype cases to run; 'candidates': the cases the --candidates "
+        "file names",
+    )
     parser.add_argument(
         "--rounds", type=int, default=1, help="timing rounds per case (order alternates)"
     )
@@ -494,6 +499,10 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.candidates, encoding="utf-8") as handle:
                 entries = json.load(handle)
             cases = with_candidates(sweep_cases() if cases is None else cases, entries)
+            if args.only == "candidates":
+                args.only = ",".join(f"{e['rows']}x{e['width']}:{e['dtype']}" for e in entries)
+        elif args.only == "candidates":
+            parser.error("--only candidates needs --candidates")
     except (bench.BenchUsageError, OSError, ValueError) as err:
         parser.error(str(err))
     started = time.perf_counter()

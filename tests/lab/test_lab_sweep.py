@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import kernels
@@ -217,3 +219,32 @@ def test_precompile_hands_every_candidate_and_the_rule_to_its_processes(monkeypa
     assert sorted(LaunchConfig(**fields) == rule for *_, fields in items) == [False, False, True]
     assert {(rows, width, dtype) for rows, width, dtype, _ in items} == {(4096, 896, "bfloat16")}
     assert failures == ["failed 2", "failed 1"]
+
+
+def test_only_candidates_needs_a_candidates_file(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        sweep.main(["--out", str(tmp_path / "s.json"), "--only", "candidates"])
+    assert info.value.code == 2
+    assert "--only candidates needs --candidates" in capsys.readouterr().err
+
+
+def test_only_candidates_runs_exactly_the_files_cases(tmp_path, monkeypatch):
+    entries = [
+        {"rows": 4096, "width": 5001, "dtype": "float16", "configs": [{"loop": True, "block": 2048, "num_warps": 4}]},
+        {"rows": 64, "width": 70, "dtype": "float32", "configs": []},
+    ]  # fmt: skip
+    path = tmp_path / "layouts.json"
+    path.write_text(json.dumps(entries))
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(rep_ms, budget_s, only, rounds, cases, references):
+        seen["cases"] = [f"{c[0].rows}x{c[0].width}:{c[1]}" for c in sweep._selected(only, cases)]
+        raise Stop
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_run)
+    with pytest.raises(Stop):
+        sweep.main(["--out", str(tmp_path / "s.json"), "--candidates", str(path), "--only", "candidates"])  # fmt: skip
+    assert seen["cases"] == ["4096x5001:float16", "64x70:float32"]
