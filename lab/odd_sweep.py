@@ -54,8 +54,14 @@ def _classes() -> list[tuple[list[int], list[int], tuple[str, ...], list[LaunchC
             [4096, 16384, 32768],
             [2501, 3001, 3333, 3901],
             TWO_BYTE,
-            [_tile(4), _tile(8), _tile(4, w_early=True), _loop(1024, 2), _loop(1024, 4),
-             _loop(2048, 4)],  # fmt: skip
+            [
+                _tile(4),
+                _tile(8),
+                _tile(4, w_early=True),
+                _loop(1024, 2),
+                _loop(1024, 4),
+                _loop(2048, 4),
+            ],
         ),
         (
             [8192, 16384],
@@ -67,15 +73,20 @@ def _classes() -> list[tuple[list[int], list[int], tuple[str, ...], list[LaunchC
             [1024, 2048, 4096],
             [17001, 20001, 25001],
             ("float32",),
-            [_loop(2048, 8), _loop(4096, 8), _loop(4096, 16), _loop(4096, 32), _loop(8192, 16),
-             _loop(8192, 32)],  # fmt: skip
+            [
+                _loop(2048, 8),
+                _loop(4096, 8),
+                _loop(4096, 16),
+                _loop(4096, 32),
+                _loop(8192, 16),
+                _loop(8192, 32),
+            ],
         ),
         (
             [1024, 2048],
             [20480, 28672],
             TWO_BYTE,
-            [_loop(4096, 8), _loop(4096, 16), _loop(8192, 16), _loop(8192, 32),
-             _loop(16384, 32)],  # fmt: skip
+            [_loop(4096, 8), _loop(4096, 16), _loop(8192, 16), _loop(8192, 32), _loop(16384, 32)],
         ),
     ]
 

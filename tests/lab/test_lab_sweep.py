@@ -229,10 +229,11 @@ def test_only_candidates_needs_a_candidates_file(tmp_path, capsys):
 
 
 def test_only_candidates_runs_exactly_the_files_cases(tmp_path, monkeypatch):
+    loop = {"loop": True, "block": 2048, "num_warps": 4}
     entries = [
-        {"rows": 4096, "width": 5001, "dtype": "float16", "configs": [{"loop": True, "block": 2048, "num_warps": 4}]},
+        {"rows": 4096, "width": 5001, "dtype": "float16", "configs": [loop]},
         {"rows": 64, "width": 70, "dtype": "float32", "configs": []},
-    ]  # fmt: skip
+    ]
     path = tmp_path / "layouts.json"
     path.write_text(json.dumps(entries))
     seen = {}
@@ -246,5 +247,7 @@ def test_only_candidates_runs_exactly_the_files_cases(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sweep, "run_sweep", fake_run)
     with pytest.raises(Stop):
-        sweep.main(["--out", str(tmp_path / "s.json"), "--candidates", str(path), "--only", "candidates"])  # fmt: skip
+        sweep.main(
+            ["--out", str(tmp_path / "s.json"), "--candidates", str(path), "--only", "candidates"]
+        )
     assert seen["cases"] == ["4096x5001:float16", "64x70:float32"]
