@@ -130,12 +130,18 @@ MiB = 1024 * KiB
 LOOP_PROBLEM_BYTES = 64 * MiB
 
 
+# Odd 2-byte rows of 2049-4095 elements take the column loop past this many rows (H200: at
+# 16384 rows and more the loop reaches 87-97% of the copy against the tile's 80-92%; at 4096 the
+# tile is 3-4 points ahead).
+ODD_LOOP_ROWS = 8192
+
+
 def row_thresholds(sm_count: int) -> set[int]:
     """The first row count past each fixed row threshold of :func:`choose_config` (16384 rows,
-    one wave of one-row tiles); the halving to four programs per SM and the byte thresholds
-    depend on the width and are added by the callers. The coverage walk and the invariance
-    certificate read the rule's row classes from here."""
-    starts = {16385}
+    ODD_LOOP_ROWS, one wave of one-row tiles); the halving to four programs per SM and the byte
+    thresholds depend on the width and are added by the callers. The coverage walk and the
+    invariance certificate read the rule's row classes from here."""
+    starts = {16385, ODD_LOOP_ROWS + 1}
     starts.update(sm_count * max(1, 32 // warps) + 1 for warps in (2, 4, 8, 16))
     return starts
 
@@ -165,7 +171,12 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
        2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4). 2-byte rows whose
        body stays one 8192-lane tile (4097-8191 elements, a large rest) take the column loop
        instead, 4096-lane chunks on 4 warps: the tile holds 109 registers per thread, a
-       quarter occupancy waiting on memory; the loop keeps fewer. fp32 rows keep
+       quarter occupancy waiting on memory; the loop keeps fewer. 2-byte rows of 2049-4095
+       elements with a large rest (one 4096-lane tile) load the weight with x, on 4 warps;
+       where a 4-byte vector divides the width the row is not peeled (x and the weight then
+       share that vector instead of a 16-byte body beside a weight loaded element by element);
+       odd widths past ODD_LOOP_ROWS rows take the column loop, on 4 warps, in 1024- or
+       2048-lane chunks, whichever covers the row with fewer lanes. fp32 rows keep
        the whole tile, the weight loaded with x, on a warp per 2 KiB of the row's own bytes
        (the nearest power of two, 4-8: rows just past a power of two leave half the tile
        masked and want the fewer warps).
@@ -176,8 +187,10 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
        partial 2-byte rows; halved (down to 1024, or 4096 for rows over 16384 lanes) while
        the last chunk's masked lanes exceed a fifth of the width: idle lanes hold warps that
        other rows could use. A warp per 512 bytes of chunk (one 16-byte vector per thread),
-       at most 32; partial 2-byte rows of 8192-16384 lanes keep 4096-lane chunks on a warp
-       per KiB (two vectors per thread).
+       at most 32; fp32 rows over 16384 lanes that no 16-byte vector divides (peeled) a warp
+       per KiB (two vectors per thread: 17001-25001 measured 1-7 points ahead of one, where
+       the aligned 18000 lost 8 points); partial 2-byte rows of 8192-16384 lanes keep
+       4096-lane chunks on a warp per KiB.
     4. The rest: a one-row tile on a warp per 512 lanes (16 elements per thread), 2 to 16
        (8 for 2-byte elements). The weight is loaded with x in full rows (width a power of
        two), in widths no 16-byte vector divides, in fp32 rows and in grids that fit one wave
@@ -214,6 +227,14 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
         block, block2 = split_body(width, itemsize)
         if block == 8192:  # 4097-8191 elements, the rest past 4096 too large to split
             return LaunchConfig(True, 4096, 4, stream_store=True)
+        if block == 4096 and not block2:  # 2049-4095 elements, a large rest
+            if width % 2:
+                if rows > ODD_LOOP_ROWS:
+                    return LaunchConfig(
+                        True, _least_lanes_chunk(width, 1024, 2048), 4, stream_store=True
+                    )
+                return LaunchConfig(False, block, 4, w_early=True, stream_store=stream)
+            return LaunchConfig(False, block, 4, w_early=True, stream_store=stream, peel=False)
         warps = _warps_for_bytes((block + block2) * itemsize, 4, 2, 2 * KiB)
         return LaunchConfig(False, block, warps, stream_store=stream, block2=block2)
     if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
@@ -259,6 +280,17 @@ def split_body(width: int, itemsize: int) -> tuple[int, int]:
     return lanes, 0
 
 
+def _least_lanes_chunk(width: int, fewest: int, most: int) -> int:
+    """The power-of-two chunk in ``fewest..most`` whose chunks cover the width with the fewest
+    lanes, the larger chunk on a tie (fewer chunks)."""
+    chunk, best = most, most
+    while chunk >= fewest:
+        if cdiv(width, chunk) * chunk < cdiv(width, best) * best:
+            best = chunk
+        chunk //= 2
+    return best
+
+
 def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
     """The column loop of :func:`choose_config`'s third regime."""
     if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
@@ -270,8 +302,9 @@ def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
         chunk, fewest = min(lanes // 2, 4096), 1024
     while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
         chunk //= 2
+    per_warp = 1 * KiB if itemsize >= 4 and lanes > 16384 and width % 4 else 512
     return LaunchConfig(
-        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, 512), stream_store=True
+        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, per_warp), stream_store=True
     )
 
 

@@ -54,6 +54,13 @@ EXPECTED_LAYOUTS = {
     (8192, 2050, 2): ("one_row", 1, 2, 2064),  # 4-byte vectors only: still peeled; 2048 + 16
     (8192, 4097, 2): ("one_row", 1, 4, 4112),  # 4096 + 16
     (16384, 1539, 2): ("one_row", 1, 2, 2048),  # the rest (515) is half: one tile, 2 warps
+    # 2049-4095 elements, the rest past 2048 too large to split: one 4096-lane tile on 4 warps
+    # up to ODD_LOOP_ROWS rows, odd widths the column loop past them (chunks of fewer lanes:
+    # 3 x 1024 for 3001, 2 x 2048 for 3333); even widths stay tiles (unpeeled).
+    (8192, 3001, 2): ("one_row", 1, 4, 4096),
+    (8193, 3001, 2): ("column_loop", 1, 4, 1024),
+    (16384, 3333, 2): ("column_loop", 1, 4, 2048),
+    (16384, 3590, 2): ("one_row", 1, 4, 4096),
     (12288, 2053, 4): ("one_row", 1, 4, 4096),  # fp32: the whole tile, a warp per 2 KiB of row
     (8192, 3074, 4): ("one_row", 1, 8, 4096),  # 12 KiB of row: 6 warps, the nearest power 8
     # 3. The column loop: rows over 8192 lanes, and rows of >= 8 KiB in >= 64 MiB problems.
@@ -67,6 +74,7 @@ EXPECTED_LAYOUTS = {
     (16384, 16384, 4): ("column_loop", 1, 32, 4096),
     (2048, 32768, 2): ("column_loop", 1, 32, 32768),
     (2048, 65536, 4): ("column_loop", 1, 32, 32768),
+    (2048, 18433, 4): ("column_loop", 1, 16, 4096),  # partial fp32 past 16384 lanes: 1 KiB a warp
     # 4. One-row tiles: a warp per 512 lanes, 2-16 (8 for 2-byte).
     (1, 4096, 2): ("one_row", 1, 8, 4096),
     (1, 4096, 4): ("one_row", 1, 8, 4096),
@@ -149,6 +157,7 @@ def test_short_row_tiles_halve_until_four_programs_per_sm() -> None:
         (40000, 8192),  # 32768 and 16384 chunks mask 64% and 23%; 8192: 960
         (65536, 32768),
         (18433, 4096),  # 8192 chunks mask a third; the floor is 4096
+        (18000, 4096),  # aligned: 32 warps, where the peeled 18433 takes 16
     ],
 )
 def test_fp32_loop_chunks_halve_while_a_fifth_of_the_width_is_masked(width, chunk) -> None:
@@ -157,7 +166,9 @@ def test_fp32_loop_chunks_halve_while_a_fifth_of_the_width_is_masked(width, chun
     assert config.block == chunk
     padding = triton.cdiv(width, chunk) * chunk - width
     assert padding <= width // 5 or chunk == (4096 if width > 16384 else 1024)
-    assert config.num_warps == min(32, chunk * 4 // 512)  # one 16-byte vector per thread
+    # One 16-byte vector per thread; two in peeled rows over 16384 lanes.
+    per_warp = 1024 if width % 4 and width > 16384 else 512
+    assert config.num_warps == min(32, chunk * 4 // per_warp)
     assert config.stream_store
     assert config.unroll
     assert config.grid(32768) == 32768
@@ -179,12 +190,39 @@ def test_one_row_tiles_load_the_weight_early_in_full_unaligned_fp32_and_one_wave
     assert _config(2048, 3072, 4).w_early
     assert _config(4096, 5125, 4).w_early  # fp32 peeled tiles
     assert _config(16385, 1023, 2).w_early  # no 16-byte vector divides 1023 (not peeled)
-    assert not _config(4096, 3077, 2).w_early  # 2-byte peeled tiles: after the reduction
+    assert not _config(8192, 2053, 2).w_early  # 2-byte split bodies: after the reduction
+    assert not _config(8192, 4097, 2).w_early
+    assert _config(4096, 3077, 2).w_early  # 2-byte one 4096-lane tile: with x
+    assert _config(4096, 3590, 2).w_early
     # One wave at half the warp slots: 1536 of 2048 lanes on 4 warps, 8 programs per SM.
     assert _config(8 * 132, 1536, 2).w_early
     assert not _config(8 * 132 + 1, 1536, 2).w_early
     assert _config(4 * 132, 5120, 2).w_early  # 8 warps: 4 programs per SM
     assert not _config(4 * 132 + 1, 5120, 2).w_early
+
+
+def test_odd_2_byte_rows_of_one_4096_lane_tile_loop_past_odd_loop_rows() -> None:
+    bound = layout.ODD_LOOP_ROWS
+    for width in (2561, 2501, 3001, 3077, 3333, 4095):  # 2049-2560 split their body
+        at, past = _config(bound, width, 2), _config(bound + 1, width, 2)
+        assert (at.path, at.block, at.num_warps, at.peel) == ("one_row", 4096, 4, True), width
+        assert (past.path, past.num_warps, past.stream_store) == ("column_loop", 4, True), width
+        lanes = {chunk: triton.cdiv(width, chunk) * chunk for chunk in (1024, 2048)}
+        fewest = min(lanes.values())
+        assert past.block == max(chunk for chunk, n in lanes.items() if n == fewest), width
+    assert bound + 1 in layout.row_thresholds(132)
+
+
+def test_even_2_byte_rows_of_one_4096_lane_tile_are_not_peeled() -> None:
+    for width in (2054 + 512, 3074, 3590, 4092):  # 4-byte or 8-byte vectors divide them
+        for rows in (1, 4096, 70000):
+            config = _config(rows, width, 2)
+            assert (config.path, config.block, config.peel, config.w_early) == (
+                "one_row", 4096, False, True,
+            ), (rows, width)  # fmt: skip
+    # Split bodies keep the peel: 2048 + 16 lanes for 2050.
+    assert _config(8192, 2050, 2).peel
+    assert _config(8192, 2050, 2).block2 == 16
 
 
 # Tile layouts with streaming hints: on where x is at most 8 MiB (launch-bound), off above.
