@@ -130,7 +130,7 @@ MiB = 1024 * KiB
 LOOP_PROBLEM_BYTES = 64 * MiB
 
 
-# Odd 2-byte rows of 2049-4095 elements take the column loop past this many rows (H200: at
+# Odd 2-byte rows of one 4096-lane tile take the column loop past this many rows (H200: at
 # 16384 rows and more the loop reaches 87-97% of the copy against the tile's 80-92%; at 4096 the
 # tile is 3-4 points ahead).
 ODD_LOOP_ROWS = 8192

@@ -27,9 +27,9 @@ import dataclasses
 import json
 from typing import Any
 
-from kernels.layout import LaunchConfig, choose_config, kernel_constexprs
+from kernels.layout import LaunchConfig, block_for, choose_config, kernel_constexprs
+from lab.class_sweep import ITEMSIZE
 
-ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 TWO_BYTE = ("bfloat16", "float16")
 
 
@@ -94,7 +94,7 @@ def _classes() -> list[tuple[list[int], list[int], tuple[str, ...], list[LaunchC
 def _fitted(config: LaunchConfig, width: int) -> LaunchConfig:
     if config.loop:
         return config
-    return dataclasses.replace(config, block=1 << (width - 1).bit_length())
+    return dataclasses.replace(config, block=block_for(width))
 
 
 def entries() -> list[dict[str, Any]]:
@@ -112,14 +112,7 @@ def entries() -> list[dict[str, Any]]:
                         if config == rule:
                             continue
                         kernel_constexprs(config, width, 1, rows, 16 // itemsize)
-                        configs.append(
-                            {
-                                field.name: getattr(config, field.name)
-                                for field in dataclasses.fields(config)
-                                if getattr(config, field.name) != field.default
-                                or field.name in ("loop", "block", "num_warps")
-                            }
-                        )
+                        configs.append(dataclasses.asdict(config))
                     out.append({"rows": rows, "width": width, "dtype": dtype, "configs": configs})
     return out
 
