@@ -25,6 +25,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,43 @@ RUN_TIMEOUT_S = 120.0
 STDERR_TAIL = 4000
 # A Python identifier, optionally dotted (a function inside a class or namespace is not one).
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class StderrTail:
+    """Drains a child's stderr on a thread of its own and keeps its last ``keep`` bytes.
+
+    A child whose stderr nobody reads blocks once the pipe's buffer (64 KiB on Linux) is full:
+    a kernel that prints would look like a hang. Memory stays bounded however much it prints.
+    """
+
+    def __init__(self, stream: Any, keep: int = STDERR_TAIL) -> None:
+        self._stream = stream
+        self._keep = keep
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="kernel-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := os.read(self._stream.fileno(), 1 << 16):
+                with self._lock:
+                    self._tail += chunk
+                    del self._tail[: max(0, len(self._tail) - self._keep)]
+
+    def text(self, wait_s: float = 2.0) -> str:
+        """The kept tail, decoded, once the stream ended (or after ``wait_s``: a grandchild
+        may still hold the pipe open)."""
+        self._thread.join(wait_s)
+        with self._lock:
+            return bytes(self._tail).decode("utf-8", "replace")
+
+    def close(self, wait_s: float = 2.0) -> None:
+        """Close the stream once the drain has ended; a drain still blocked (a grandchild
+        holding the pipe) keeps it, and its daemon thread ends with the process."""
+        self._thread.join(wait_s)
+        if not self._thread.is_alive():
+            self._stream.close()
 
 
 class KernelCancelled(RuntimeError):
@@ -142,6 +180,7 @@ class UserKernel:
         # folder for the siblings of a mutant written elsewhere).
         self.pythonpath_first = pythonpath_first
         self._child: subprocess.Popen[bytes] | None = None
+        self._stderr: StderrTail | None = None
         self.mode = ""
 
     def __enter__(self) -> UserKernel:
@@ -175,6 +214,7 @@ class UserKernel:
             cwd=self.pythonpath_first or root,
             start_new_session=True,
         )
+        self._stderr = StderrTail(self._child.stderr)
         try:
             header = self._read(START_TIMEOUT_S, "importing the kernel file")
         except KernelCancelled:
@@ -201,9 +241,12 @@ class UserKernel:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
         child.wait()
-        for stream in (child.stdin, child.stdout, child.stderr):
+        for stream in (child.stdin, child.stdout):
             if stream is not None:
                 stream.close()
+        stderr, self._stderr = self._stderr, None
+        if stderr is not None:
+            stderr.close()
 
     def _last_words(self) -> str:
         child = self._child
@@ -215,7 +258,7 @@ class UserKernel:
         child.wait()
         code = child.returncode
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        tail = child.stderr.read()[-STDERR_TAIL:].decode("utf-8", "replace") if child.stderr else ""
+        tail = self._stderr.text() if self._stderr is not None else ""
         return f"the kernel's process ended ({how}){': ' + tail.strip() if tail.strip() else ''}"
 
     def _read_exact(self, size: int, deadline: float) -> bytes | None:

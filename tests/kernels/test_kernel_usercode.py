@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.usercode import KernelSpecError, UserKernel, parse_kernel_spec
+from kernels.usercode import STDERR_TAIL, KernelSpecError, UserKernel, parse_kernel_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "resources" / "kernels" / "tutorial.py"
@@ -72,6 +72,16 @@ def bad_file(tmp_path_factory) -> Path:
             def wrong_shape(x, weight, eps, out=None):
                 return x[:, :3]
 
+            def chatty(x, weight, eps, out=None):
+                print("debug " * 50_000)  # 300 KB a call, past a pipe's 64 KiB buffer
+                os.write(2, b"x" * 200_000)  # C's stderr too
+                return good(x, weight, eps, out=out)
+
+            def aborts_loudly(x, weight, eps, out=None):
+                print("noise " * 50_000)
+                print("LAST WORDS", flush=True)
+                os.abort()
+
             NOT_CALLABLE = 3
             """
         )
@@ -109,6 +119,32 @@ def test_a_hang_is_a_timeout(bad_file) -> None:
         run = _run(kernel, x, w)
     assert run.outcome == "timeout"
     assert run.detail == "no result within 3 s"
+
+
+def test_a_kernel_that_prints_runs_as_one_that_does_not(bad_file, tmp_path) -> None:
+    # Its prints go to a pipe this process drains: unread, the child would block once the
+    # pipe's buffer is full and the run would end as a timeout.
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:chatty"), run_timeout_s=60) as kernel:
+        runs = [_run(kernel, x, w) for _ in range(3)]
+    assert [run.outcome for run in runs] == ["ok"] * 3, runs[0].detail
+    np.testing.assert_allclose(runs[2].y, _reference(x, w, 1e-6), rtol=2e-6, atol=1e-6)
+    path = tmp_path / "loud.py"
+    path.write_text("print('hello ' * 50_000)\nfrom bad import chatty\n")
+    with UserKernel(
+        parse_kernel_spec(f"{path}:chatty"), pythonpath_first=str(bad_file.parent)
+    ) as kernel:
+        assert _run(kernel, x, w).outcome == "ok"
+
+
+def test_a_crash_after_many_prints_keeps_only_the_tail_of_its_stderr(bad_file) -> None:
+    x, w = _inputs()
+    with UserKernel(parse_kernel_spec(f"{bad_file}:aborts_loudly"), run_timeout_s=60) as kernel:
+        run = _run(kernel, x, w)
+    assert run.outcome == "crashed"
+    assert "signal SIGABRT" in run.detail
+    assert run.detail.rstrip().endswith("LAST WORDS")
+    assert len(run.detail) < STDERR_TAIL + 200
 
 
 def test_an_exception_is_an_error_with_its_message(bad_file) -> None:
