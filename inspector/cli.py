@@ -27,6 +27,7 @@ from inspector.cli_checks import (
     check_writable_folder,
     fail_usage,
     one_line,
+    printable,
     run_locks,
     session_input_keys,
     with_rerun,
@@ -463,9 +464,10 @@ def run_verify_command(args: argparse.Namespace) -> int:
                               for c in report.checks):  # fmt: skip
         report = with_rerun(report, args.device)
     for line in report.lines():
-        print(line)
+        print(printable(line))
     if report.ok:
-        print(f"verified: {report.json_path}" + (f" {report.csv_path}" if report.csv_path else ""))
+        paths = f"{report.json_path}" + (f" {report.csv_path}" if report.csv_path else "")
+        print(printable(f"verified: {paths}"))
         return EXIT_OK
     print(f"NOT VERIFIED: {len(report.problems)} problem(s)")
     print(f"verify: {one_line(report.problems[0])}", file=sys.stderr)
@@ -514,10 +516,10 @@ def run_diff_command(args: argparse.Namespace) -> int:
     if first_bench is not None and second_bench is not None:
         lines += bench_differences(first_bench, second_bench)
     if not lines:
-        print(f"equivalent: {args.first} {args.second}")
+        print(printable(f"equivalent: {args.first} {args.second}"))
         return EXIT_OK
     for line in lines:
-        print(line)
+        print(printable(line))
     print(f"different: {len(lines)} difference(s)")
     return EXIT_FAILED
 

@@ -31,10 +31,19 @@ class UsageError(Exception):
 
 def one_line(text: object) -> str:
     """``text`` on one line, at most MAX_LINE_CHARS long (the rest counted, not shown)."""
-    line = " ".join(str(text).split())
+    line = printable(" ".join(str(text).split()))
     if len(line) <= MAX_LINE_CHARS:
         return line
     return f"{line[: MAX_LINE_CHARS - 40]}... ({len(line)} characters in all)"
+
+
+def printable(text: object) -> str:
+    """``text`` with every character that is not printable (a newline, a control character,
+    a lone surrogate) written as its escape: a name read from a file can neither forge a line
+    of output nor fail the print."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
+    )
 
 
 def fail_usage(message: str) -> NoReturn:

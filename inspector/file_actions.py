@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PySide6.QtCore import QObject, QTimer
 
-from inspector.state import DEMO_FIXTURE, bench_from_record, recent_with
+from inspector.state import DEMO_FIXTURE, bench_from_record, check_bench_rows, recent_with
 from inspector.widgets import dialogs
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ class SessionFiles(QObject):
 
             session = load_session(path)
             problem = session.problem()
+            check_bench_rows(session.bench_meta)
         except Exception as exc:
             if not interactive:
                 raise
@@ -117,7 +118,17 @@ class SessionFiles(QObject):
             label=f"from {Path(path).name}",
             validated=problem,
         )
-        self.state.restore_session(session, path, as_template=as_template)
+        try:
+            self.state.restore_session(session, path, as_template=as_template)
+        except Exception as exc:  # a part the reader let through that a view cannot show
+            self.state.session_path = None
+            if not interactive:
+                raise
+            dialogs.show_error(
+                self.window, "Cannot show session", f"{path}: {type(exc).__name__}: {exc}"
+            )
+            self._status(f"open failed: {exc}")
+            return False
         if not as_template:
             self.add_recent(path)
             self._stamp(path)

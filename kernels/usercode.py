@@ -39,6 +39,9 @@ START_TIMEOUT_S = 120.0
 # How often a wait for the child looks at the caller's cancel event.
 CANCEL_POLL_S = 0.1
 RUN_TIMEOUT_S = 120.0
+# Largest array a child's message may announce (an output of the largest problem, float64, with
+# its guards, is far below it).
+MAX_ARRAY_BYTES = 2**31
 # Bytes of the user's stderr kept for a finding's detail.
 STDERR_TAIL = 4000
 # A Python identifier, optionally dotted (a function inside a class or namespace is not one).
@@ -293,10 +296,22 @@ class UserKernel:
             line += byte
             if len(line) > 1 << 16:
                 raise ValueError(f"the kernel's process sent a header over 64 KiB while {doing}")
-        header = json.loads(line)
+        try:
+            header = json.loads(line)
+        except RecursionError:
+            raise ValueError(
+                f"the kernel's process sent a header nested too deep while {doing}"
+            ) from None
+        sizes = header.get("array_bytes", []) if isinstance(header, dict) else None
+        if not isinstance(sizes, list) or not all(
+            type(size) is int and 0 <= size <= MAX_ARRAY_BYTES for size in sizes
+        ):
+            raise ValueError(
+                f"the kernel's process sent a header that is not this protocol's while {doing}"
+            )
         arrays = []
-        for size in header.get("array_bytes", []):
-            blob = self._read_exact(int(size), deadline)
+        for size in sizes:
+            blob = self._read_exact(size, deadline)
             if blob is None:
                 return None
             arrays.append(np.load(io.BytesIO(blob), allow_pickle=False))
@@ -343,7 +358,11 @@ class UserKernel:
             raise RuntimeError(detail)
         if not reply[0].get("ok"):
             raise RuntimeError(str(reply[0].get("error", "")))
-        return list(reply[0].get("launches", []))
+        launches = reply[0].get("launches", [])
+        if not isinstance(launches, list) or not all(isinstance(x, dict) for x in launches):
+            self.close()
+            raise RuntimeError("the kernel's process answered a launch record of another shape")
+        return launches
 
     def run(
         self,
@@ -389,6 +408,10 @@ class UserKernel:
         message, arrays = reply
         if not message.get("ok"):
             return UserRun("error", detail=str(message.get("error", "")))
+        if len(arrays) != 3:
+            self.close()
+            detail = f"the kernel's process answered {len(arrays)} arrays, not y, oob and x writes"
+            return UserRun("crashed", detail=detail)
         y, oob, x_writes = arrays
         return UserRun(
             "ok",

@@ -27,12 +27,20 @@ def from_json_number(value: Any) -> float:
     """Inverse of :func:`json_number` (strings "nan", "inf", "-inf" accepted).
 
     Raises:
-        ValueError: ``value`` is not a JSON number (a bool is not one) nor one of those strings.
+        ValueError: ``value`` is not a JSON number (a bool is not one) nor one of those strings,
+            or an integer past float64's range.
     """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a number")
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError(
+                f"an integer of {len(str(abs(value)))} digits is past float64"
+            ) from None
+    if isinstance(value, float):
+        return value
     if isinstance(value, str) and value in ("nan", "inf", "-inf"):
         return float(value)
     raise ValueError(f"{value!r} is not a number")

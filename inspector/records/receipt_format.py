@@ -95,6 +95,17 @@ def values_sha256(values: Any, dtype: str) -> str:
 # ----------------------------------------------------------------------------- schema
 
 
+# Longest list of each kind a receipt of the input bounds holds (``input/x`` is measured before
+# the fast loop; the fixture and mutant lists are the code's, a few dozen).
+MAX_ITEMS = {
+    "input/x": LIMITS.max_rows,
+    "input/weight": LIMITS.max_width,
+    "rows": LIMITS.max_rows,
+    "fixtures": 10_000,
+    "mutants": 10_000,
+}
+
+
 @lru_cache(maxsize=1)
 def load_schema() -> dict[str, Any]:
     """The receipt JSON Schema (draft 2020-12) from ``resources/``.
@@ -113,7 +124,11 @@ def schema_errors(receipt: Any) -> list[str]:
 
     ``input.x`` is checked by a plain loop against exactly what the schema says of it (an array
     of non-empty arrays of numbers): the same verdict as jsonschema, which needs ~20 s for the
-    largest problem's 4M values, in a fraction of a second. The rest goes through jsonschema.
+    largest problem's 4M values, in a fraction of a second. A list longer than any receipt of
+    the input bounds holds (:data:`MAX_ITEMS`: ``rows`` and ``input.x`` a row each,
+    ``input.weight`` a value per column) is a problem by its length alone, and jsonschema sees
+    its first item only: a crafted file of 10**5 rows would hold it for minutes. The rest goes
+    through jsonschema.
     """
     import jsonschema
 
@@ -122,8 +137,22 @@ def schema_errors(receipt: Any) -> list[str]:
     section = receipt.get("input") if isinstance(receipt, dict) else None
     x_values = section.get("x") if isinstance(section, dict) else None
     if isinstance(x_values, list) and len(x_values) > 1:
-        matrix_problems = _matrix_errors(x_values)
+        matrix_problems = _matrix_errors(x_values[: MAX_ITEMS["input/x"] + 1])
         document = {**receipt, "input": {**section, "x": x_values[:1]}}
+    for where, most in MAX_ITEMS.items():
+        parent_key, _, key = where.rpartition("/")
+        parent = document.get(parent_key) if parent_key else document
+        values = (
+            (x_values if where == "input/x" else parent.get(key))
+            if isinstance(parent, dict)
+            else None
+        )
+        if isinstance(values, list) and len(values) > most:
+            matrix_problems.append(f"{where}: {len(values)} items, more than {most}")
+            if parent_key:
+                document = {**document, parent_key: {**parent, key: values[:1]}}
+            else:
+                document = {**document, key: values[:1]}
     validator = jsonschema.Draft202012Validator(load_schema())
     problems = []
     for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):

@@ -242,7 +242,7 @@ def _read_here(source: Path, where: str) -> Session:
         raise
     except Damaged as exc:
         raise SessionError(f"{where}: damaged session: {exc}") from None
-    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError, ArithmeticError) as exc:
         raise SessionError(
             f"{where}: truncated or corrupted ({type(exc).__name__}: {exc})"
         ) from None

@@ -32,14 +32,30 @@ from inspector.records.session_data import (
     SessionResults,
     jsonable,
 )
+from inspector.viewdata import COMPILE_STAGES
 from oracle.dtypes import DTYPES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import h5py
 
+# Benchmark rows a session holds at most: ``kernels.bench.report.MAX_RESULTS``, the rows of
+# a record the window opens (one samples dataset each; a test holds the two equal).
+MAX_BENCH_ROWS = 8192
+
 
 def write_layout(root: h5py.File, session: Session) -> None:
-    """Every group and dataset of ``session`` into the (new, empty but for its attributes) file."""
+    """Every group and dataset of ``session`` into the (new, empty but for its attributes) file.
+
+    Raises:
+        ValueError: more benchmark rows than a session holds (:data:`MAX_BENCH_ROWS`), before
+            anything is written: the reader would refuse the file.
+    """
+    rows = (session.bench_meta or {}).get("rows") or []
+    if max(len(rows), len(session.bench_samples)) > MAX_BENCH_ROWS:
+        raise ValueError(
+            f"bench rows: a session holds at most {MAX_BENCH_ROWS}; this one has "
+            f"{max(len(rows), len(session.bench_samples))}"
+        )
     problem = root.create_group("problem")
     for key in ("dtype", "name"):
         problem.attrs[key] = str(getattr(session, key))
@@ -157,7 +173,7 @@ def read_layout(root: Any) -> Session:
         states = read_array(mutants, f"{target}_on", (len(names),)).astype(bool)
         toggles[target] = {n: bool(s) for n, s in zip(names, states, strict=False)}
     bench = node(root, "bench")
-    samples = {str(attr(bench[k], "key")): np.array(bench[k][...]) for k in sorted(bench)}
+    samples = {str(attr(bench[k], "key")): _bench_samples(bench[k], k) for k in sorted(bench)}
     receipts = node(root, "receipts")
     history_group = node(receipts, "history")
     history = [
@@ -181,15 +197,76 @@ def read_layout(root: Any) -> Session:
         kernel_mutants=toggles["kernel"],
         results=_read_results(root, rows, width),
         bench_samples=samples,
-        bench_meta=json.loads(attr(bench, "meta")),
+        bench_meta=_bench_meta(json.loads(attr(bench, "meta"))),
         compile_info=(
-            json.loads(read_text(root["compile"], "json")) if "compile" in root else None
+            _compile_info(json.loads(read_text(root["compile"], "json")))
+            if "compile" in root
+            else None
         ),
         versions=json.loads(read_text(node(root, "versions"), "json")),
         receipt_json=read_text(receipts, "json") if "json" in receipts else None,
         receipt_csv=read_text(receipts, "csv") if "csv" in receipts else None,
         receipt_history=history,
     )
+
+
+def _bench_samples(dataset: Any, name: str) -> np.ndarray:
+    """One benchmark row's samples: an array of real numbers, in its stored dtype.
+
+    Raises:
+        Damaged: another type (text, records, references, complex numbers).
+    """
+    if dataset.dtype.kind not in "fiu":
+        raise Damaged(
+            f"bench/{name} must hold an array of real numbers; got {dataset.dtype} {dataset.shape}"
+        )
+    return np.array(dataset[...])
+
+
+def _bench_meta(meta: Any) -> Any:
+    """The ``bench`` group's ``meta``: an object whose ``rows`` are at most
+    :data:`MAX_BENCH_ROWS` objects, ``dtypes`` a list of names and ``source`` text. Each
+    row's fields are the window's to check (``kernels.bench.report.check_row``, which needs
+    torch; the session reader does not load it).
+
+    Raises:
+        Damaged: the first part that is not so, named.
+    """
+    if not isinstance(meta, dict):
+        raise Damaged(f"bench meta must be a JSON object; got {type(meta).__name__}")
+    rows = meta.get("rows", [])
+    if not isinstance(rows, list) or len(rows) > MAX_BENCH_ROWS:
+        raise Damaged(f"bench meta rows must be a list of at most {MAX_BENCH_ROWS} result rows")
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise Damaged(f"bench meta rows[{index}] must be an object; got {type(row).__name__}")
+    dtypes = meta.get("dtypes", [])
+    if not isinstance(dtypes, list) or not all(isinstance(d, str) for d in dtypes):
+        raise Damaged("bench meta dtypes must be a list of dtype names")
+    source = meta.get("source")
+    if source is not None and not isinstance(source, str):
+        raise Damaged(f"bench meta source must be text; got {type(source).__name__}")
+    return meta
+
+
+def _compile_info(info: Any) -> dict[str, Any]:
+    """The ``compile`` group's JSON: an object whose compiler texts (each stage's and
+    ``texts``'s) and ``error`` are text.
+
+    Raises:
+        Damaged: the first part that is not so, named.
+    """
+    if not isinstance(info, dict):
+        raise Damaged(f"compile json must be a JSON object; got {type(info).__name__}")
+    texts = info.get("texts", {})
+    if texts is None:
+        texts = {}
+    if not isinstance(texts, dict):
+        raise Damaged(f"compile texts must be an object; got {type(texts).__name__}")
+    for key, value in [*((s, info.get(s)) for s in (*COMPILE_STAGES, "error")), *texts.items()]:
+        if value is not None and not isinstance(value, str):
+            raise Damaged(f"compile {key} must be text; got {type(value).__name__}")
+    return info
 
 
 def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
@@ -241,16 +318,27 @@ def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
 
 def _read_kill_table(group: Any, target: str) -> KillTable:
     sub = node(group, target)
+    if str(attr(sub, "target")) != target:
+        # Saved again, it would be written under its target's name twice.
+        raise Damaged(f"kill_matrix/{target} says its target is {str(attr(sub, 'target'))!r}")
     mutants = read_strings(sub, "mutants")
     fixture_names = read_strings(sub, "fixtures")
     count = len(fixture_names)
+    per_fixture = {
+        name: read_strings(sub, name) for name in ("categories", "expected", "baseline_actual")
+    }
+    for name, values in per_fixture.items():
+        if len(values) != count:
+            raise Damaged(
+                f"kill_matrix/{target}/{name} has {len(values)} entries; its fixtures are {count}"
+            )
     return KillTable(
         target=str(attr(sub, "target")),
         mutants=mutants,
         fixtures=fixture_names,
-        categories=read_strings(sub, "categories"),
-        expected=read_strings(sub, "expected"),
-        baseline_actual=read_strings(sub, "baseline_actual"),
+        categories=per_fixture["categories"],
+        expected=per_fixture["expected"],
+        baseline_actual=per_fixture["baseline_actual"],
         baseline_passed=read_array(sub, "baseline_passed", (count,)).astype(bool),
         detected=read_array(sub, "detected", (len(mutants), count)).astype(bool),
     )

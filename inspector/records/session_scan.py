@@ -22,6 +22,10 @@ MAX_DATASET_BYTES = 32 * LIMITS.max_elements
 # All datasets together, and the number of links walked (a session has a few hundred).
 MAX_TOTAL_BYTES = 16 * MAX_DATASET_BYTES
 MAX_LINKS = 20_000
+# One benchmark row's samples (``kernels.bench.report.MAX_ROW_SAMPLES`` float64 values), and
+# every row's together (a record of 882 rows holds about 3 MiB).
+MAX_BENCH_DATASET_BYTES = 100_000 * 8
+MAX_BENCH_BYTES = 64 * 2**20
 # HDF5 filter ids a session may use: deflate (gzip), and the shuffle h5py may pair with it.
 ALLOWED_FILTERS = {1: "deflate", 2: "shuffle"}
 
@@ -35,7 +39,7 @@ def scan_structure(root: Any) -> None:
     """
     import h5py
 
-    budget = {"links": 0, "bytes": 0}
+    budget = {"links": 0, "bytes": 0, "bench": 0}
     pending = [root]
     while pending:
         group = pending.pop()
@@ -59,6 +63,8 @@ def scan_structure(root: Any) -> None:
 
 
 def _check_dataset(dataset: Any, where: str, budget: dict[str, int]) -> None:
+    from h5py import h5d
+
     if dataset.is_virtual:
         raise Damaged(f"{where} is a virtual dataset (its values live elsewhere); refused")
     if dataset.external:
@@ -68,6 +74,10 @@ def _check_dataset(dataset: Any, where: str, budget: dict[str, int]) -> None:
         code = plist.get_filter(index)[0]
         if code not in ALLOWED_FILTERS:
             raise Damaged(f"{where} uses HDF5 filter {code}; sessions use deflate only")
+    if plist.fill_value_defined() == h5d.FILL_VALUE_USER_DEFINED:
+        # Read from a fill value, unwritten elements cost nothing in the file: 10**5 variable
+        # strings of 10 KB each in a few KB. Sessions this tool writes never set one.
+        raise Damaged(f"{where} sets a fill value; sessions write every element")
     size = 1
     for extent in dataset.shape or ():
         size *= int(extent)
@@ -77,6 +87,15 @@ def _check_dataset(dataset: Any, where: str, budget: dict[str, int]) -> None:
             f"{where} declares {declared} bytes ({dataset.shape} x {dataset.dtype}), more than "
             f"{MAX_DATASET_BYTES}"
         )
+    if declared and not dataset.id.get_storage_size():
+        raise Damaged(f"{where} declares {declared} bytes and stores none (never written)")
+    if where.startswith("/bench/"):
+        budget["bench"] += declared
+        if declared > MAX_BENCH_DATASET_BYTES or budget["bench"] > MAX_BENCH_BYTES:
+            raise Damaged(
+                f"{where} declares {declared} bytes; a benchmark row's samples are at most "
+                f"{MAX_BENCH_DATASET_BYTES}, all rows' {MAX_BENCH_BYTES}"
+            )
     budget["bytes"] += declared
     if budget["bytes"] > MAX_TOTAL_BYTES:
         raise Damaged(f"the datasets declare more than {MAX_TOTAL_BYTES} bytes in all")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernels.bench.impls import DISPLAY_ORDER
 from kernels.bench.parity import TOLERANCES
-from kernels.bench.shapes import BYTES_FORMULA
+from kernels.bench.shapes import BYTES_FORMULA, MAX_ELEMENTS, MAX_ROWS
 from kernels.bench.timing import (
     GRAPH_REPLAY_TARGET_US,
     L2_FACTOR,
@@ -274,6 +274,9 @@ def json_safe(value: Any) -> Any:
 
 # Largest results.json read_json opens (the full H200 record is under 1 MiB).
 MAX_REPORT_BYTES = 64 * 2**20
+# Result rows a report may hold (a record of every shape set, three dtypes and six
+# implementations is under 1000): a session keeps one dataset per row's samples.
+MAX_RESULTS = 8192
 
 # Fields every result row carries, and their types.
 _ROW_FIELDS: dict[str, type] = {
@@ -324,21 +327,40 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{path}: not a {SCHEMA_VERSION} report")
     if not isinstance(data.get("results"), list):
         raise ValueError(f"{path}: results must be a list")
+    if len(data["results"]) > MAX_RESULTS:
+        raise ValueError(
+            f"{path}: results must hold at most {MAX_RESULTS} rows; got {len(data['results'])}"
+        )
     for index, row in enumerate(data["results"]):
-        _check_row(row, f"{path}: results[{index}]")
+        check_row(row, f"{path}: results[{index}]")
     return data
 
 
-def _check_row(row: object, where: str) -> None:
+def check_row(row: object, where: str) -> None:
+    """One result row's fields, types and numbers (``where`` starts each message).
+
+    Raises:
+        ValueError: the first field that is missing or wrong, named ``where.field``.
+    """
     if not isinstance(row, dict):
         raise ValueError(f"{where} must be an object; got {type(row).__name__}")
     for field, kind in _ROW_FIELDS.items():
         value = row.get(field)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ValueError(f"{where}.{field} must be a {kind.__name__}; got {value!r}")
+        if kind is str and not value.isprintable():
+            # A lone surrogate could never be written to a session; a newline would forge a
+            # line of any text that shows the name.
+            raise ValueError(f"{where}.{field} must be printable text; got {value!r}")
     for field in ("rows", "width"):
         if row[field] < 1:
             raise ValueError(f"{where}.{field} must be >= 1; got {row[field]}")
+    if row["rows"] > MAX_ROWS:
+        raise ValueError(f"{where}.rows must be <= {MAX_ROWS}; got {row['rows']}")
+    if row["rows"] * row["width"] > MAX_ELEMENTS:
+        raise ValueError(
+            f"{where}.rows*width must be <= {MAX_ELEMENTS}; got {row['rows']}*{row['width']}"
+        )
     for field in (*_OK_ROW_NUMBERS, *_OPTIONAL_ROW_NUMBERS):
         value = row.get(field)
         if value is None and (row["status"] != "ok" or field in _OPTIONAL_ROW_NUMBERS):

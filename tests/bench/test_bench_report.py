@@ -178,6 +178,14 @@ def test_json_writes_nan_as_null(tmp_path):
         ),
         ({"round_medians_us": [float("nan")]}, r"round_medians_us\[0\] must be a finite"),
         ({"samples_us": [1.0] * 100_001}, r"samples_us must be a list of at most 100000 .*100001"),
+        ({"rows": 2**31}, r"results\[1\]\.rows must be <= 2147483647; got 2147483648"),
+        ({"impl": "ours\ud800"}, r"results\[1\]\.impl must be printable text; got 'ours\\ud800'"),
+        ({"set": "a\nb"}, r"results\[1\]\.set must be printable text; got 'a\\nb'"),
+        ({"rows": 10**300}, r"results\[1\]\.rows must be <= 2147483647; got 1000"),
+        (
+            {"rows": 2, "width": 2**32 + 1},
+            r"results\[1\]\.rows\*width must be <= 8589934592; got 2\*4294967297",
+        ),
     ],
 )
 def test_read_json_names_the_row_and_field_it_refuses(tmp_path, change, message):
@@ -186,6 +194,26 @@ def test_read_json_names_the_row_and_field_it_refuses(tmp_path, change, message)
     path = tmp_path / "results.json"
     bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": rows}, path)
     with pytest.raises(ValueError, match=message):
+        bench.read_json(path)
+
+
+def test_shapes_at_their_bounds_are_read(tmp_path):
+    rows = _results()
+    rows[0] = {**rows[0], "rows": 2**31 - 1, "width": 4}
+    rows[1] = {**rows[1], "rows": 2, "width": 2**32}
+    path = tmp_path / "results.json"
+    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": rows}, path)
+    assert [r["rows"] for r in bench.read_json(path)["results"][:2]] == [2**31 - 1, 2]
+
+
+def test_results_at_their_count_bound_are_read_and_one_more_refused(tmp_path, monkeypatch):
+    rows = _results()
+    path = tmp_path / "results.json"
+    bench.write_json({"schema_version": bench.SCHEMA_VERSION, "results": rows}, path)
+    monkeypatch.setattr(bench_report, "MAX_RESULTS", len(rows))
+    assert len(bench.read_json(path)["results"]) == len(rows)
+    monkeypatch.setattr(bench_report, "MAX_RESULTS", len(rows) - 1)
+    with pytest.raises(ValueError, match=rf"results must hold at most {len(rows) - 1} rows; got"):
         bench.read_json(path)
 
 

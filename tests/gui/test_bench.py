@@ -213,6 +213,7 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
         ('{"schema_version": "rmsnorm-bench/0", "results": []}', "not a rmsnorm-bench/1 report"),
         (None, "results[7].width must be a int; got None"),
         ("samples", "results[7].samples_us must be a list of at most 100000 finite numbers"),
+        ("huge", "results[7].rows must be <= 2147483647; got 1000"),
     ],
 )
 def test_a_bad_benchmark_record_is_refused_and_the_view_keeps_its_rows(
@@ -222,10 +223,12 @@ def test_a_bad_benchmark_record_is_refused_and_the_view_keeps_its_rows(
     window.state.dirty = False
     before = list(window.bench_view.records)
     bad = tmp_path / "bad.json"
-    if content in (None, "samples"):  # the real record with one field broken
+    if content in (None, "samples", "huge"):  # the real record with one field broken
         data = json.loads(RECORD.read_text(encoding="utf-8"))
         if content is None:
             data["results"][7]["width"] = None
+        elif content == "huge":  # once accepted, the table's sort key overflowed Qt's int
+            data["results"][7]["rows"] = 10**300
         else:  # accepted once, this made every later Save of the session fail
             data["results"][7]["samples_us"] = "fast"
         content = json.dumps(data)

@@ -263,3 +263,44 @@ def test_a_save_while_a_run_holds_the_session_lock_fails_cleanly(
     assert path.read_bytes() == before
     assert errors == [f"{path}: another run is writing {path}; save again when it is done"]
     assert window.files.save_session()  # the run is done: the save goes through
+
+
+def test_a_session_whose_bench_rows_a_record_would_refuse_is_refused_by_field(
+    window, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.records.session import save_session
+
+    session = load_session(DEMO)
+    record = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "results.json"
+    row = {**json.loads(record.read_text(encoding="utf-8"))["results"][0], "rows": 10**300}
+    session.bench_meta = {"rows": [row], "dtypes": [row["dtype"]], "shapes": "record"}
+    path = tmp_path / "rows.h5"
+    save_session(path, session)
+    errors: list[str] = []
+    monkeypatch.setattr(dialogs, "show_error", lambda parent, title, text: errors.append(text))
+    before = window.state.problem
+    assert not window.files.open_session(str(path))
+    assert window.state.problem is before
+    assert len(errors) == 1
+    assert "bench meta rows[0].rows must be <= 2147483647" in errors[0]
+    assert window.status_line.text().startswith("open failed")
+
+
+def test_a_session_a_view_cannot_show_is_an_error_not_an_escape(
+    window, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last guard, for a part the reader let through: the error is shown, nothing raises.
+    def refuse(*args, **kwargs):
+        raise TypeError("a view met a value of the wrong type")
+
+    errors: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        dialogs, "show_error", lambda parent, title, text: errors.append((title, text))
+    )
+    monkeypatch.setattr(window.state, "restore_session", refuse)
+    assert not window.files.open_session(str(DEMO))
+    assert errors == [
+        ("Cannot show session", f"{DEMO}: TypeError: a view met a value of the wrong type")
+    ]
+    assert window.status_line.text().startswith("open failed")
+    assert window.state.session_path is None

@@ -257,3 +257,31 @@ def test_a_cancel_ends_the_wait_for_a_hanging_import_and_kills_the_child(tmp_pat
     finally:
         timer.cancel()
     assert kernel._child is None  # closed: the child was killed and reaped
+
+
+@pytest.mark.parametrize(
+    "header", [b"[1, 2]\n", b'{"ok": true, "array_bytes": [-5]}\n', b"[" * 60_000 + b"\n"]
+)
+def test_a_file_that_writes_past_the_protocol_is_refused_not_trusted(tmp_path, header) -> None:
+    # The protocol's pipe is an inherited descriptor; code may write to it (a C library, a
+    # crafted file). Whatever it sends must be this protocol's or the start is refused.
+    path = tmp_path / "forger.py"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            import os, stat
+            for fd in range(3, 16):
+                try:
+                    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                        os.write(fd, {header!r})
+                        break
+                except OSError:
+                    pass
+
+            def rms_norm(x, weight, eps, out=None):
+                return x
+            """
+        )
+    )
+    with pytest.raises(KernelSpecError, match=r"not this protocol's|nested too deep"):
+        UserKernel(parse_kernel_spec(f"{path}:rms_norm")).__enter__()

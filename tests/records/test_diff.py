@@ -185,3 +185,30 @@ def test_receipt_timings_differ_only_beyond_their_spread(receipts, tmp_path, cap
     assert cli.main(["diff", str(first), str(other)]) == 1
     assert "timing: measured in the first, absent in the second" in capsys.readouterr().out
     assert cli.main(["diff", str(other), str(other)]) == 0
+
+
+def test_an_integer_past_float64_is_a_difference_not_an_error(receipts, tmp_path, capsys):
+    path, data = receipts
+    text = json.dumps({**data, "errors": {**data["errors"], "max_abs": 0.123456789}})
+    other = tmp_path / "b" / "receipt.json"
+    other.parent.mkdir()
+    other.write_text(text.replace("0.123456789", "1" + "0" * 400), encoding="utf-8")
+    assert cli.main(["diff", str(path), str(other)]) == 1
+    out = capsys.readouterr().out
+    assert "errors: max_abs" in out
+    assert "different: 1 difference(s)" in out
+
+
+def test_names_from_a_file_are_printed_escaped_on_their_own_line(receipts, tmp_path, capsys):
+    # A newline would forge a line of output; a lone surrogate would fail the print.
+    path, data = receipts
+    changed = json.loads(json.dumps(data))
+    changed["fixtures"][0]["name"] = "a\nverified: all good\ud800"
+    other = _write(tmp_path / "b" / "receipt.json", changed)
+    assert cli.main(["diff", str(path), str(other)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert not any(line.startswith("verified") for line in lines)
+    assert any("a\\nverified: all good\\ud800" in line for line in lines)
+    assert cli.main(["verify", str(other)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert not any(line.startswith("verified") for line in lines)

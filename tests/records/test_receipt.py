@@ -120,6 +120,25 @@ def test_schema_rejects_a_broken_receipt(model_results, damage, where):
     assert where in str(info.value)
 
 
+@pytest.mark.parametrize("where", ["rows", "input/x", "input/weight", "fixtures", "mutants"])
+def test_a_list_at_its_length_bound_is_read_and_one_item_more_refused_by_length(
+    model_results, monkeypatch, where
+):
+    # A list past what any receipt holds is named by its length; jsonschema sees one item.
+    from inspector.records import receipt_format
+
+    good = receipt.build_receipt(model_results["float32"])
+    parent_key, _, key = where.rpartition("/")
+    parent = good[parent_key] if parent_key else good
+    count = len(parent[key])
+    monkeypatch.setitem(receipt_format.MAX_ITEMS, where, count)
+    assert receipt.schema_errors(good) == []
+    monkeypatch.setitem(receipt_format.MAX_ITEMS, where, count - 1)
+    assert receipt.schema_errors(good) == [f"{where}: {count} items, more than {count - 1}"]
+    parent[key].append("not an item")  # not reached: only the first item is validated
+    assert receipt.schema_errors(good) == [f"{where}: {count + 1} items, more than {count - 1}"]
+
+
 def test_write_validates_before_writing(model_results, tmp_path, monkeypatch):
     real_build = receipt.build_receipt
 

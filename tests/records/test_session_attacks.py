@@ -197,3 +197,164 @@ def test_a_fifo_named_like_a_session_is_refused_by_its_type(tmp_path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(SessionError, match=r"not a regular file \(a FIFO, a device or a folder\)"):
         load_session(fifo)
+
+
+def test_a_fill_value_is_refused_before_its_strings_are_made(saved) -> None:
+    # 10**5 variable strings never written, read as a 10 KB fill value each: 1 GB from 70 KB.
+    def change(root):
+        del root["mutants/model_names"]
+        root["mutants"].create_dataset(
+            "model_names", shape=(100_000,), dtype=h5py.string_dtype(), fillvalue="z" * 10_000
+        )
+
+    before = _edit(saved, change)
+    assert len(before) < 1_000_000
+    _refused(saved, before, r"/mutants/model_names sets a fill value")
+
+
+def test_a_dataset_that_stores_none_of_what_it_declares_is_refused(saved) -> None:
+    def change(root):
+        root["bench"].create_dataset("0000", shape=(1000,), dtype=np.float64).attrs["key"] = "k"
+
+    _refused(saved, _edit(saved, change), r"/bench/0000 declares 8000 bytes and stores none")
+
+
+def test_bench_samples_at_the_bound_open_and_one_past_are_refused(saved) -> None:
+    from inspector.records.session_scan import MAX_BENCH_DATASET_BYTES
+
+    count = MAX_BENCH_DATASET_BYTES // 8
+
+    def samples(n):
+        def change(root):
+            if "0000" in root["bench"]:
+                del root["bench/0000"]
+            dataset = root["bench"].create_dataset(
+                "0000", data=np.ones(n), chunks=True, compression="gzip"
+            )
+            dataset.attrs["key"] = "ours/8x4096/bfloat16"
+
+        return change
+
+    _edit(saved, samples(count))
+    assert load_session(saved).bench_samples["ours/8x4096/bfloat16"].shape == (count,)
+    before = _edit(saved, samples(count + 1))
+    _refused(saved, before, rf"/bench/0000 declares {8 * (count + 1)} bytes; a benchmark row")
+
+
+def test_all_bench_samples_past_their_total_are_refused(saved, monkeypatch) -> None:
+    from inspector.records import session_scan
+
+    def change(root):
+        for index in range(3):
+            dataset = root["bench"].create_dataset(f"{index:04d}", data=np.ones(1000))
+            dataset.attrs["key"] = f"ours/{index}x4096/bfloat16"
+
+    before = _edit(saved, change)
+    monkeypatch.setattr(session_scan, "MAX_BENCH_BYTES", 3 * 8000)
+    assert len(load_session(saved, isolated=False).bench_samples) == 3
+    monkeypatch.setattr(session_scan, "MAX_BENCH_BYTES", 3 * 8000 - 1)
+    with pytest.raises(SessionError, match=r"/bench/0002 declares 8000 bytes; .* all rows' 23999"):
+        load_session(saved, isolated=False)
+    assert saved.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ("[1, 2]", r"bench meta must be a JSON object; got list"),
+        ('{"rows": [1]}', r"bench meta rows\[0\] must be an object; got int"),
+        ('{"rows": {}}', r"bench meta rows must be a list of at most 8192"),
+        ('{"rows": [], "dtypes": 7}', r"bench meta dtypes must be a list of dtype names"),
+        (
+            '{"rows": [], "shapes": [[4, 70]], "source": 5}',
+            r"bench meta source must be text; got int",
+        ),
+    ],
+)
+def test_a_bench_meta_of_the_wrong_shape_is_refused_by_name(saved, meta, message) -> None:
+    def change(root):
+        root["bench"].attrs["meta"] = meta
+
+    _refused(saved, _edit(saved, change), message)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1, {}]", r"compile json must be a JSON object; got list"),
+        ('{"texts": 5}', r"compile texts must be an object; got int"),
+        ('{"ptx": ["a"]}', r"compile ptx must be text; got list"),
+        ('{"texts": {"ttir": 7}}', r"compile ttir must be text; got int"),
+        ('{"error": {}}', r"compile error must be text; got dict"),
+    ],
+)
+def test_compiler_output_of_the_wrong_shape_is_refused_by_name(saved, text, message) -> None:
+    from inspector.records.hdf5 import write_text
+
+    def change(root):
+        if "compile" in root:
+            del root["compile"]
+        write_text(root.create_group("compile"), "json", text)
+
+    _refused(saved, _edit(saved, change), message)
+
+
+@pytest.mark.parametrize("name", ["categories", "expected", "baseline_actual"])
+def test_kill_matrix_columns_of_another_length_than_its_fixtures_are_refused(saved, name) -> None:
+    from inspector.records.hdf5 import write_strings
+
+    def change(root):
+        group = root["results/kill_matrix/model"]
+        values = [v.decode() for v in group[name][...]]
+        del group[name]
+        write_strings(group, name, values[:-1])
+
+    count = len(load_session(saved, isolated=False).results.model_matrix.fixtures)
+    _refused(
+        saved,
+        _edit(saved, change),
+        rf"kill_matrix/model/{name} has {count - 1} entries; its fixtures are {count}",
+    )
+
+
+def test_the_session_writer_refuses_more_bench_rows_than_the_reader_opens(model_results, tmp_path):
+    from inspector.records.session_layout import MAX_BENCH_ROWS
+    from kernels.bench.report import MAX_RESULTS
+
+    assert MAX_BENCH_ROWS == MAX_RESULTS
+    path = tmp_path / "big.h5"
+    held = Session.from_check(model_results["float32"])
+    held.bench_meta = {"rows": [{"impl": "ours"}] * MAX_BENCH_ROWS}
+    save_session(path, held)
+    assert len(load_session(path).bench_meta["rows"]) == MAX_BENCH_ROWS
+    held.bench_meta = {"rows": [{"impl": "ours"}] * (MAX_BENCH_ROWS + 1)}
+    with pytest.raises(SessionError, match=r"bench rows: a session holds at most 8192; .* 8193"):
+        save_session(tmp_path / "bigger.h5", held)
+    assert not (tmp_path / "bigger.h5").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "shown"),
+    [
+        (np.array([b"a", b"b"]), r"\|S1 \(2,\)"),
+        (np.array([(1.0, 2)], dtype=[("a", "<f8"), ("b", "<i4")]), r"\[\('a', '<f8'\)"),
+        (np.array([1 + 2j, 3j]), r"complex128 \(2,\)"),
+    ],
+)
+def test_bench_samples_that_are_not_real_numbers_are_refused_by_name(saved, data, shown) -> None:
+    def change(root):
+        root["bench"].create_dataset("0000", data=data).attrs["key"] = "ours/8x4096/bfloat16"
+
+    _refused(
+        saved,
+        _edit(saved, change),
+        rf"bench/0000 must hold an array of real numbers; got {shown}",
+    )
+
+
+def test_a_kill_table_that_names_another_target_is_refused(saved) -> None:
+    # Saved again, both tables would be written under one name: every later save would fail.
+    def change(root):
+        root["results/kill_matrix/model"].attrs["target"] = "kernel"
+
+    _refused(saved, _edit(saved, change), r"kill_matrix/model says its target is 'kernel'")
