@@ -448,22 +448,23 @@ def compile_ttir(
     request = json.dumps(
         {"path": str(path), "launches": launches, "expect": expect, "texts": texts}
     )
+    from kernels.bounded import run_bounded
+
     try:
-        done = subprocess.run(
+        # Bounded output: the kernel file is imported there, and its prints land on stderr.
+        done = run_bounded(
             [sys.executable, "-m", "kernels.launches"],
             input=request.encode("utf-8"),
-            capture_output=True,
             env=env,
             cwd=pythonpath_first or root,
-            timeout=timeout_s,
-            start_new_session=True,
+            timeout_s=timeout_s,
         )
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"the TTIR compile took over {timeout_s:g} s") from None
     try:
         results = json.loads(done.stdout)["ttir"]
-    except (ValueError, KeyError, TypeError):
-        tail = done.stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+    except (ValueError, KeyError, TypeError, RecursionError):
+        tail = done.stderr[-STDERR_TAIL:].strip()
         raise RuntimeError(f"the TTIR compile ended (status {done.returncode}): {tail}") from None
     if not isinstance(results, list) or not 0 < len(results) <= len(launches):
         raise RuntimeError("the TTIR compile answered a different number of launches")

@@ -86,3 +86,37 @@ def test_a_tool_that_cannot_start_says_so() -> None:
         done = run_bounded(["/nonexistent/tool"], timeout_s=30, die_with_parent=True)
         assert done.returncode == 127
         assert "cannot start /nonexistent/tool" in done.stderr
+
+
+def test_output_past_its_head_and_tail_is_counted_not_kept(monkeypatch) -> None:
+    from kernels import bounded
+
+    monkeypatch.setattr(bounded, "KEEP_HEAD_BYTES", 1000)
+    monkeypatch.setattr(bounded, "KEEP_TAIL_BYTES", 500)
+    flood = (
+        "import os, sys\n"
+        "os.write(1, b'H' * 1000)\n"
+        "for _ in range(100): os.write(1, b'.' * 10_000); os.write(2, b'e' * 10_000)\n"
+        "os.write(1, b'T' * 500)\n"
+    )
+    done = run_bounded([sys.executable, "-c", flood], timeout_s=60)
+    assert done.returncode == 0
+    assert done.stdout == "H" * 1000 + "\n[... 1000000 bytes not kept ...]\n" + "T" * 500
+    assert done.stderr.endswith("e" * 500)
+    assert len(done.stderr) < 1600
+
+
+def test_output_within_the_bounds_is_kept_whole_and_input_is_fed() -> None:
+    echo = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data[::-1])"
+    payload = bytes(range(256)) * 1000  # past a pipe's buffer both ways
+    done = run_bounded([sys.executable, "-c", echo], timeout_s=60, input=payload)
+    assert done.stdout == payload[::-1].decode("utf-8", "replace")
+
+
+def test_a_tool_that_never_reads_its_input_does_not_block_the_caller() -> None:
+    started = time.monotonic()
+    done = run_bounded(
+        [sys.executable, "-c", "print('done')"], timeout_s=60, input=b"x" * 10_000_000
+    )
+    assert done.stdout == "done\n"
+    assert time.monotonic() - started < 30
