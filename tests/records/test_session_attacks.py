@@ -358,3 +358,10 @@ def test_a_kill_table_that_names_another_target_is_refused(saved) -> None:
         root["results/kill_matrix/model"].attrs["target"] = "kernel"
 
     _refused(saved, _edit(saved, change), r"kill_matrix/model says its target is 'kernel'")
+
+
+def test_an_overflow_in_the_reader_is_a_session_error(saved) -> None:
+    def change(root):
+        root["results/tiled"].attrs["block"] = np.inf
+
+    _refused(saved, _edit(saved, change), r"truncated or corrupted \(OverflowError")
