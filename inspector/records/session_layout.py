@@ -32,6 +32,7 @@ from inspector.records.session_data import (
     SessionResults,
     jsonable,
 )
+from inspector.records.session_scan import MAX_BENCH_BYTES, MAX_BENCH_DATASET_BYTES
 from inspector.viewdata import COMPILE_STAGES
 from oracle.dtypes import DTYPES
 
@@ -47,14 +48,21 @@ def write_layout(root: h5py.File, session: Session) -> None:
     """Every group and dataset of ``session`` into the (new, empty but for its attributes) file.
 
     Raises:
-        ValueError: more benchmark rows than a session holds (:data:`MAX_BENCH_ROWS`), before
-            anything is written: the reader would refuse the file.
+        ValueError: more benchmark rows or samples than a session holds
+            (:data:`MAX_BENCH_ROWS`, the scan's bench bounds), before anything is written: the
+            reader would refuse the file.
     """
     rows = (session.bench_meta or {}).get("rows") or []
     if max(len(rows), len(session.bench_samples)) > MAX_BENCH_ROWS:
         raise ValueError(
             f"bench rows: a session holds at most {MAX_BENCH_ROWS}; this one has "
             f"{max(len(rows), len(session.bench_samples))}"
+        )
+    sizes = [np.asarray(values).nbytes for values in session.bench_samples.values()]
+    if max(sizes, default=0) > MAX_BENCH_DATASET_BYTES or sum(sizes) > MAX_BENCH_BYTES:
+        raise ValueError(
+            f"bench samples: a session holds at most {MAX_BENCH_DATASET_BYTES} bytes a row and "
+            f"{MAX_BENCH_BYTES} in all; this one has {max(sizes)} and {sum(sizes)}"
         )
     problem = root.create_group("problem")
     for key in ("dtype", "name"):

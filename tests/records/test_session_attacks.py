@@ -365,3 +365,23 @@ def test_an_overflow_in_the_reader_is_a_session_error(saved) -> None:
         root["results/tiled"].attrs["block"] = np.inf
 
     _refused(saved, _edit(saved, change), r"truncated or corrupted \(OverflowError")
+
+
+def test_the_session_writer_refuses_bench_samples_past_the_readers_bounds(
+    model_results, tmp_path, monkeypatch
+):
+    from inspector.records import session_layout
+
+    held = Session.from_check(model_results["float32"])
+    held.bench_samples = {"a": np.ones(100), "b": np.ones(100)}
+    save_session(tmp_path / "ok.h5", held)
+    assert len(load_session(tmp_path / "ok.h5").bench_samples) == 2
+    monkeypatch.setattr(session_layout, "MAX_BENCH_BYTES", 1599)
+    with pytest.raises(
+        SessionError, match=r"bench samples: .* 1599 in all; this one has 800 and 1600"
+    ):
+        save_session(tmp_path / "past.h5", held)
+    monkeypatch.setattr(session_layout, "MAX_BENCH_DATASET_BYTES", 799)
+    with pytest.raises(SessionError, match=r"at most 799 bytes a row"):
+        save_session(tmp_path / "past.h5", held)
+    assert not (tmp_path / "past.h5").exists()
