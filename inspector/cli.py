@@ -463,11 +463,10 @@ def run_verify_command(args: argparse.Namespace) -> int:
     if args.rerun and not any(c.name in ("json parse", "json schema") and not c.ok
                               for c in report.checks):  # fmt: skip
         report = with_rerun(report, args.device)
-    for line in report.lines():
-        print(printable(line))
+    print("\n".join(printable(line) for line in report.lines()))
     if report.ok:
-        paths = f"{report.json_path}" + (f" {report.csv_path}" if report.csv_path else "")
-        print(printable(f"verified: {paths}"))
+        csv = f" {report.csv_path}" if report.csv_path else ""
+        print(printable(f"verified: {report.json_path}{csv}"))
         return EXIT_OK
     print(f"NOT VERIFIED: {len(report.problems)} problem(s)")
     print(f"verify: {one_line(report.problems[0])}", file=sys.stderr)
@@ -518,8 +517,7 @@ def run_diff_command(args: argparse.Namespace) -> int:
     if not lines:
         print(printable(f"equivalent: {args.first} {args.second}"))
         return EXIT_OK
-    for line in lines:
-        print(printable(line))
+    print("\n".join(printable(line) for line in lines))
     print(f"different: {len(lines)} difference(s)")
     return EXIT_FAILED
 

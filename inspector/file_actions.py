@@ -10,18 +10,34 @@ the window's status line, check log and verdict. Every dialog goes through
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer
 
-from inspector.state import DEMO_FIXTURE, bench_from_record, check_bench_rows, recent_with
+from inspector.state import DEMO_FIXTURE, bench_from_record, recent_with
 from inspector.widgets import dialogs
 
 if TYPE_CHECKING:
     from inspector.window import InspectorWindow
 
 AUTOSAVE_MS = 60_000
+
+
+def check_bench_rows(meta: dict[str, Any] | None) -> None:
+    """Each benchmark row a session holds, checked as a record's rows are
+    (:func:`kernels.bench.report.check_row`): the views read their fields as such.
+
+    Raises:
+        ValueError: the first wrong field, named ``bench meta rows[i].field``.
+    """
+    rows = (meta or {}).get("rows") or []
+    if not rows:
+        return
+    from kernels.bench.report import check_row
+
+    for index, row in enumerate(rows):
+        check_row(row, f"bench meta rows[{index}]")
 
 
 class SessionFiles(QObject):

@@ -561,22 +561,6 @@ def bench_for_session(bench: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
     return meta, samples
 
 
-def check_bench_rows(meta: dict[str, Any] | None) -> None:
-    """Each benchmark row a session holds, checked as a record's rows are
-    (:func:`kernels.bench.report.check_row`): the views read their fields as such.
-
-    Raises:
-        ValueError: the first wrong field, named ``bench meta rows[i].field``.
-    """
-    rows = (meta or {}).get("rows") or []
-    if not rows:
-        return
-    from kernels.bench.report import check_row
-
-    for index, row in enumerate(rows):
-        check_row(row, f"bench meta rows[{index}]")
-
-
 def bench_from_session(meta: dict[str, Any] | None) -> dict[str, Any] | None:
     """The benchmark rows a session file holds (None: it holds none)."""
     meta = meta or {}
