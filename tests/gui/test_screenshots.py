@@ -161,3 +161,18 @@ def test_the_comparison_fails_on_another_theme_and_on_a_changed_block(rendered) 
         changed = same.copy()
         changed[:side, :side, :3] = np.where(changed[:side, :side, :3] < 128, 255, 0)
         assert "pixels" in difference(changed, same)[0], view
+
+
+def test_the_window_renders_with_the_fonts_shipped_under_tests(qapp) -> None:
+    """Fontconfig sees tests/fonts only (tests/conftest.py): the generic families the window
+    asks for resolve to those DejaVu files, whatever fonts the machine has installed."""
+    from PySide6.QtGui import QFont, QFontDatabase, QFontInfo
+
+    shipped = {"DejaVu Sans", "DejaVu Sans Mono"}
+    assert shipped <= set(QFontDatabase.families())
+    # Qt lists fontconfig's generic names too; each resolves to a shipped family.
+    assert {QFontInfo(QFont(family)).family() for family in QFontDatabase.families()} == shipped
+    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    assert QFontInfo(fixed).family() == "DejaVu Sans Mono"
+    assert QFontInfo(QApplication.font()).family() == "DejaVu Sans"
+    assert QFontInfo(QFont("monospace")).family() == "DejaVu Sans Mono"
