@@ -83,15 +83,15 @@ def run_child(first: str, map_path: Path, options: list[str], timeout_s: float) 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([first, str(PROJECT), env.get("PYTHONPATH", "")])
     command = [sys.executable, "-m", "inspector.coverage_child", str(map_path), *options]
+    from kernels.bounded import run_bounded
+
     try:
-        done = subprocess.run(
-            command, cwd=first, env=env, capture_output=True, timeout=timeout_s, check=False
-        )
+        done = run_bounded(command, cwd=first, env=env, timeout_s=timeout_s, preloaded=True)
     except subprocess.TimeoutExpired:
         return "timeout"
-    lines = done.stdout.decode(errors="replace").strip().splitlines()
+    lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        tail = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"crashed: exit code {done.returncode}: {tail[:300]}"
     try:
         return json.loads(lines[-1])

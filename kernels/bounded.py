@@ -23,6 +23,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from kernels import forkserver
+
 #: ``python -c WRAPPER COMMAND...``: ask for SIGKILL when the parent ends, then exec COMMAND.
 #: The parent may already be gone by then (its pid is no longer ours): exit at once.
 _DIE_WITH_PARENT = (
@@ -88,6 +90,7 @@ def run_bounded(
     env: Mapping[str, str] | None = None,
     die_with_parent: bool = False,
     input: bytes | None = None,
+    preloaded: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``command`` to its end, its output captured as text (undecodable bytes replaced).
 
@@ -96,6 +99,9 @@ def run_bounded(
     with the reason on stderr instead of raising OSError. ``input``: bytes for its stdin (else
     none). Of each output stream the first :data:`KEEP_HEAD_BYTES` and the last
     :data:`KEEP_TAIL_BYTES` are kept, the bytes between counted in a marker line.
+    ``preloaded``: a ``python -m MODULE`` command is forked from a server that has torch and
+    triton imported (:mod:`kernels.forkserver`; it dies with that server, which ends with this
+    process) instead of started from nothing.
 
     Raises:
         subprocess.TimeoutExpired: it ran past ``timeout_s`` (or its output stayed open that
@@ -106,15 +112,18 @@ def run_bounded(
     if die_with_parent and sys.platform.startswith("linux"):
         argv = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
     deadline = time.monotonic() + timeout_s
-    with subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    ) as child:
+    stdin = subprocess.DEVNULL if input is None else subprocess.PIPE
+    if preloaded and not die_with_parent:
+        started = forkserver.popen(
+            argv, env=os.environ if env is None else env, cwd=os.fspath(cwd or os.getcwd()),
+            stdin=stdin,
+        )  # fmt: skip
+    else:
+        started = subprocess.Popen(
+            argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+            env=None if env is None else dict(env), start_new_session=True,
+        )  # fmt: skip
+    with started as child:
         if child.stdout is None or child.stderr is None:  # pragma: no cover - PIPE asked
             raise OSError("no output pipes")
         kept = (_Kept(child.stdout), _Kept(child.stderr))

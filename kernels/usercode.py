@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from kernels import forkserver
 from kernels.mode import INTERPRETER, MODE
 
 # Longest a child may take to import the user's file (torch and triton included), and one run.
@@ -182,7 +183,7 @@ class UserKernel:
         # A folder searched before the repository (a mutated copy of a package, a kernel's own
         # folder for the siblings of a mutant written elsewhere).
         self.pythonpath_first = pythonpath_first
-        self._child: subprocess.Popen[bytes] | None = None
+        self._child: forkserver.ForkedChild | subprocess.Popen[bytes] | None = None
         self._stderr: StderrTail | None = None
         self.mode = ""
 
@@ -200,23 +201,18 @@ class UserKernel:
         root = str(Path(__file__).resolve().parents[1])
         first = [self.pythonpath_first] if self.pythonpath_first else []
         env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
-        self._child = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "kernels.usercode_child",
-                str(self.spec.path),
-                self.spec.function,
-            ],
+        # Forked from a server that has torch and triton imported (kernels.forkserver), in a
+        # session of its own; sys.path[0] of `-m` is the working folder: the folder meant to
+        # come first (a mutated package copy), else the repository, never the caller's.
+        self._child = forkserver.popen(
+            [sys.executable, "-m", "kernels.usercode_child", str(self.spec.path),
+             self.spec.function],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            # sys.path[0] of `-m` is the working folder: the folder meant to come first (a
-            # mutated package copy), else the repository, never wherever the caller stands.
             cwd=self.pythonpath_first or root,
-            start_new_session=True,
-        )
+        )  # fmt: skip
         self._stderr = StderrTail(self._child.stderr)
         try:
             header = self._read(START_TIMEOUT_S, "importing the kernel file")
@@ -458,6 +454,7 @@ def compile_ttir(
             env=env,
             cwd=pythonpath_first or root,
             timeout_s=timeout_s,
+            preloaded=True,
         )
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"the TTIR compile took over {timeout_s:g} s") from None

@@ -267,16 +267,17 @@ def _probe_in_child(source: Path, where: str, shown: str) -> None:
     import subprocess
     import sys
 
+    from kernels.bounded import run_bounded
+
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     try:
-        done = subprocess.run(
+        done = run_bounded(
             [sys.executable, "-m", "inspector.records.session", str(source), shown],
-            capture_output=True,
-            timeout=PROBE_TIMEOUT_S,
+            timeout_s=PROBE_TIMEOUT_S,
             cwd=root,
             env=env,
-            check=False,
+            preloaded=True,
         )
     except subprocess.TimeoutExpired:
         raise SessionError(
@@ -285,7 +286,7 @@ def _probe_in_child(source: Path, where: str, shown: str) -> None:
         ) from None
     if done.returncode == 0:
         return
-    said = done.stdout.decode("utf-8", "replace").strip()
+    said = done.stdout.strip()
     if done.returncode == _PROBE_REFUSED and said:
         raise SessionError(said[:2000])
     if done.returncode < 0:
@@ -293,7 +294,7 @@ def _probe_in_child(source: Path, where: str, shown: str) -> None:
         raise SessionError(
             f"{where}: this file is damaged (the HDF5 library crashed reading it: {name})"
         )
-    tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+    tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
     raise SessionError(f"{where}: reading it failed (exit {done.returncode}: {tail[0][:300]})")
 
 

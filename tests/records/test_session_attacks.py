@@ -15,6 +15,7 @@ import pytest
 
 from inspector.records import autosave, seal, session
 from inspector.records.session import Session, SessionError, load_session, save_session
+from kernels import bounded
 
 
 @pytest.fixture
@@ -124,9 +125,9 @@ def test_a_compressed_bomb_is_refused_from_its_declared_shape(saved) -> None:
 
 def test_a_crash_in_the_childs_reader_is_a_clean_refusal(saved, monkeypatch) -> None:
     def crashed(*args, **kwargs):
-        return subprocess.CompletedProcess(args[0], -signal.SIGSEGV, b"", b"")
+        return subprocess.CompletedProcess(args[0], -signal.SIGSEGV, "", "")
 
-    monkeypatch.setattr(subprocess, "run", crashed)
+    monkeypatch.setattr(bounded, "run_bounded", crashed)
     with pytest.raises(
         SessionError, match=r"damaged \(the HDF5 library crashed reading it: SIGSEGV"
     ):
@@ -135,9 +136,9 @@ def test_a_crash_in_the_childs_reader_is_a_clean_refusal(saved, monkeypatch) -> 
 
 def test_a_read_that_never_ends_in_the_child_is_a_clean_refusal(saved, monkeypatch) -> None:
     def hangs(*args, **kwargs):
-        raise subprocess.TimeoutExpired(args[0], kwargs["timeout"])
+        raise subprocess.TimeoutExpired(args[0], kwargs["timeout_s"])
 
-    monkeypatch.setattr(subprocess, "run", hangs)
+    monkeypatch.setattr(bounded, "run_bounded", hangs)
     with pytest.raises(SessionError, match="did not finish within 60 s"):
         load_session(saved)
 
