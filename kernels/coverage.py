@@ -240,12 +240,30 @@ def reachable(
 ) -> dict[Configuration, Witness]:
     """Every configuration the rule reaches, with its cheapest witness.
 
+    The walk over every width (the default) is a function of the code alone and takes tens of
+    seconds under CPython, so a process makes it once per ``(sm_count, dtypes)`` and returns
+    copies after.
+
     Args:
         sm_count: the device's SMs (the rule keeps four programs per SM on short rows).
         widths: the widths to walk (default every supported width, 1..MAX_WIDTH).
         dtypes: dtype names.
     """
-    widths = range(1, MAX_WIDTH + 1) if widths is None else widths
+    if widths is None:
+        key = (sm_count, tuple(dtypes))
+        if key not in _WHOLE_WALKS:
+            _WHOLE_WALKS[key] = _walk(sm_count, range(1, MAX_WIDTH + 1), key[1])
+        return dict(_WHOLE_WALKS[key])
+    return _walk(sm_count, widths, dtypes)
+
+
+# The whole walks made in this process (frozen keys and values: callers get copies of the dict).
+_WHOLE_WALKS: dict[tuple[int, tuple[str, ...]], dict[Configuration, Witness]] = {}
+
+
+def _walk(
+    sm_count: int, widths: Iterable[int], dtypes: Iterable[str]
+) -> dict[Configuration, Witness]:
     found: dict[Configuration, Witness] = {}
     rule = choose_config.__wrapped__  # the rule itself, past its per-shape cache
     by_itemsize: dict[int, list[str]] = {}
