@@ -89,3 +89,48 @@ def coverage_map() -> dict:
     from kernels import coverage
 
     return coverage.reachable()
+
+
+# ---- how long a test may take ----
+#: A test that needs longer than this on a quiet 2-core machine is marked ``slow`` with its
+#: reason and carries a ``timeout`` mark of its own (pyproject's global timeout is the rest's).
+SLOW_S = 60.0
+#: Tests that walk the whole coverage map (tens of seconds, once a process) share one xdist
+#: worker (``--dist loadgroup``), so the walk is made once per run, not once per worker.
+WALK_GROUP = "coverage_walk"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = []
+    for item in items:
+        slow = item.get_closest_marker("slow")
+        if slow is not None and (
+            not slow.kwargs.get("reason") or not item.get_closest_marker("timeout")
+        ):
+            unmarked.append(item.nodeid)
+        if "coverage_map" in getattr(item, "fixturenames", ()) and not item.get_closest_marker(
+            "xdist_group"
+        ):
+            item.add_marker(pytest.mark.xdist_group(WALK_GROUP))
+    if unmarked:
+        raise pytest.UsageError(
+            "a test marked slow needs slow(reason=...) and a timeout(seconds) mark of its own: "
+            + ", ".join(unmarked[:5])
+        )
+
+
+_over: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.duration > SLOW_S and "slow" not in report.keywords:
+        _over.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Name the tests that ran past SLOW_S without the slow mark (on a busy machine any test
+    may: this is a prompt to measure it, not a failure)."""
+    if _over:
+        terminalreporter.section(f"over {SLOW_S:g} s without the slow mark")
+        for nodeid, seconds in sorted(_over, key=lambda o: -o[1]):
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")

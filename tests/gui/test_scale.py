@@ -12,7 +12,6 @@ from inspector.widgets import dialogs
 from oracle.spec import LIMITS
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("rows", "width"), [(4096, 1024), (64, 65536)])
 def test_largest_problem_checks_saves_and_reopens(
     qtbot, window, settings, tmp_path, monkeypatch: pytest.MonkeyPatch, rows: int, width: int

@@ -18,6 +18,9 @@ from inspector import coverage_proof as cp
 from inspector.records.verify import _coverage_checks
 from kernels import coverage
 
+# The whole coverage walk: on the worker that makes it once (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("coverage_walk")
+
 
 def test_every_reachable_configuration_is_proven_here(coverage_map) -> None:
     # The CI gate: a rule that can reach a configuration the fixture checks cannot prove on

@@ -24,6 +24,8 @@ from inspector.mutation import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+# The whole coverage walk: on the worker that makes it once (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("coverage_walk")
 
 
 def _package() -> Path:
