@@ -2,7 +2,7 @@
 
     python scripts/mutate_python.py --package oracle --tests tests/oracle \
         --out docs/mutation/oracle.json [--jobs N] [--timeout S] [--files a.py,b.py] \
-        [--explained docs/mutation/oracle_explained.json] [--select REPORT]
+        [--explained docs/mutation/oracle_explained.json] [--select REPORT] [--killed-in REPORT]
 
 Every function and method of each file, and every module- and class-level assignment (the
 declared bounds live there), is searched for sites with the kernel mutator's operators
@@ -20,6 +20,8 @@ keys do not). ``--explained`` is a JSON list of ``{key..., "kind", "reason"}``: 
 key is there gets the reason, and ``kind: equivalent`` (the change cannot alter behaviour) takes
 it out of the score; an explanation that matches no survivor is reported, since a stale one
 hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive;
+``--killed-in REPORT`` reruns only those it killed (after a change to the tests: any of them that
+survives now is a kill the change lost, listed and the exit status 1);
 ``--merge A,B,...`` runs nothing and joins reports (of slices, or of the same mutants on other
 machines, e.g. the GPU tests): a mutant takes the first report's outcome unless a later report
 killed it, and each entry keeps its ``machine``.
@@ -191,6 +193,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--explained", type=Path, help="JSON list of explained survivors")
     parser.add_argument("--select", type=Path, help="rerun only the survivors of this report")
+    parser.add_argument("--killed-in", type=Path, help="rerun only the mutants this report killed")
     parser.add_argument("--pytest-args", default="", help="more pytest arguments, e.g. --deselect")
     parser.add_argument("--merge", help="comma-separated reports to join (runs nothing)")
     parser.add_argument("--machine", default="", help="where the mutants ran, for the report")
@@ -227,6 +230,17 @@ def main() -> int:
             earlier = keyed(earlier)
         alive = {key(m) for m in earlier if m["outcome"] != "killed"}
         chosen = [i for i in chosen if key(planned[i]) in alive]
+    killed_before: set[tuple] = set()
+    if args.killed_in:
+        earlier = json.loads(args.killed_in.read_text())["mutants"]
+        if earlier and "occurrence" not in earlier[0]:
+            earlier = keyed(earlier)
+        killed_before = {key(m) for m in earlier if m["outcome"] == "killed"}
+        chosen = [i for i in chosen if key(planned[i]) in killed_before]
+        missing = len(killed_before) - len(chosen)
+        if missing:
+            print(f"{missing} mutants {args.killed_in} killed are not sites of this source "
+                  "(it changed since)", file=sys.stderr)  # fmt: skip
     done_count = [0]
 
     def one(index: int) -> dict:
@@ -251,7 +265,14 @@ def main() -> int:
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         mutants = list(pool.map(one, chosen))
-    return _write(args, mutants, explained, start, 0.0)
+    status = _write(args, mutants, explained, start, 0.0)
+    lost = [m for m in mutants if key(m) in killed_before and m["outcome"] not in
+            ("killed", "not run")]  # fmt: skip
+    for mutant in lost:
+        print(f"kill lost: {mutant['id']} {mutant['file']}:{mutant['line']} "
+              f"{mutant['function']} {mutant['before']!r} -> {mutant['after']!r}: "
+              f"{mutant['outcome']}", file=sys.stderr)  # fmt: skip
+    return 1 if lost else status
 
 
 def _write(args, mutants: list[dict], explained: dict, start: float, earlier_s: float) -> int:
