@@ -20,8 +20,9 @@ keys do not). ``--explained`` is a JSON list of ``{key..., "kind", "reason"}``: 
 key is there gets the reason, and ``kind: equivalent`` (the change cannot alter behaviour) takes
 it out of the score; an explanation that matches no survivor is reported, since a stale one
 hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive;
-``--killed-in REPORT`` reruns only those it killed (after a change to the tests: any of them that
-survives now is a kill the change lost, listed and the exit status 1);
+``--killed-in REPORT`` reruns only those it killed, each first against the test that killed it
+(then the whole suite if that test passes now): after a change to the tests, any of them that
+survives is a kill the change lost, listed, and the exit status is 1;
 ``--merge A,B,...`` runs nothing and joins reports (of slices, or of the same mutants on other
 machines, e.g. the GPU tests): a mutant takes the first report's outcome unless a later report
 killed it, and each entry keeps its ``machine``.
@@ -230,12 +231,12 @@ def main() -> int:
             earlier = keyed(earlier)
         alive = {key(m) for m in earlier if m["outcome"] != "killed"}
         chosen = [i for i in chosen if key(planned[i]) in alive]
-    killed_before: set[tuple] = set()
+    killed_before: dict[tuple, str] = {}
     if args.killed_in:
         earlier = json.loads(args.killed_in.read_text())["mutants"]
         if earlier and "occurrence" not in earlier[0]:
             earlier = keyed(earlier)
-        killed_before = {key(m) for m in earlier if m["outcome"] == "killed"}
+        killed_before = {key(m): m["killed_by"] for m in earlier if m["outcome"] == "killed"}
         chosen = [i for i in chosen if key(planned[i]) in killed_before]
         missing = len(killed_before) - len(chosen)
         if missing:
@@ -253,7 +254,14 @@ def main() -> int:
             _copy(folder, args.package, tests)
             target = folder / args.package / path.name
             target.write_text(apply_site(path.read_text(), site))
-            outcome, detail = _pytest(folder, tests, args.timeout, args.pytest_args)
+            killer = killed_before.get(key(planned[index]), "")
+            outcome = ""
+            if "::" in killer:  # the test that killed it: when it still fails, the kill stands
+                outcome, detail = _pytest(folder, [killer], args.timeout, args.pytest_args)
+                if not detail.startswith(killer.split("[")[0]):
+                    outcome = ""  # not that test failing (an id pytest no longer finds...)
+            if outcome != "killed":
+                outcome, detail = _pytest(folder, tests, args.timeout, args.pytest_args)
         done_count[0] += 1
         print(f"[{done_count[0]}/{len(chosen)}] {path.name}:{site.line} {site.function} "
               f"{site.operator}: {outcome}", file=sys.stderr, flush=True)  # fmt: skip
