@@ -234,7 +234,14 @@ def first_divergence(problem: Problem, reference: ScalarResult, output: KernelOu
         else []
     )
     lines = diagnose.diagnose(
-        problem.x, problem.weight, y, reference.y, reference.rrms, problem.eps, problem.block
+        problem.x,
+        problem.weight,
+        y,
+        reference.y,
+        reference.rrms,
+        problem.eps,
+        problem.block,
+        problem.dtype,
     )
     passed = comparison.passed and not output.oob_addresses
     if not lines:

@@ -97,6 +97,7 @@ def kernel_run_findings(
                 reference.rrms,
                 problem.eps,
                 problem.block,
+                problem.dtype,
             )
         )
     if not run.torch_comparison.passed:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from oracle.dtypes import round_to_dtype
+
 # Columns whose |x * w| is at most this fraction of the row's largest are left out of the ratio
 # (rounding of y to the dtype makes their ratio meaningless).
 MIN_SHARE = 0.05
@@ -67,13 +69,29 @@ def inferred_rrms(x: np.ndarray, weight: np.ndarray, y: np.ndarray, eps: float) 
     return Inferred(rrms, mean_square, spread, columns)
 
 
+def _half_mean_square(x: np.ndarray, dtype: str) -> np.ndarray:
+    """Each row's mean square as a kernel that squares and sums in ``dtype`` gets it: every
+    square rounded, the exact sum of those rounded once (inf past the dtype's range), the mean
+    rounded. The order of a real kernel's additions moves it further; overflow and underflow,
+    which this keeps, do not depend on it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = round_to_dtype(x * x, dtype)
+        total = round_to_dtype(squares.sum(axis=1), dtype)
+        return round_to_dtype(total / x.shape[1], dtype)
+
+
 def _signatures(
-    width: int, block: int, mean_square: np.ndarray, eps: float
+    width: int,
+    block: int,
+    mean_square: np.ndarray,
+    eps: float,
+    x: np.ndarray | None = None,
+    dtype: str = "float32",
 ) -> list[tuple[str, np.ndarray]]:
     """(description, each row's rrms under that bug) of known bugs, from the model's mean
     squares: a bug changes what goes under the square root, and eps stays inside it, so the
     factor it makes depends on the row where the mean square is near eps."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         found = [
             (
                 "a sum instead of a mean: the square sum divided by 1, not by the width: every "
@@ -95,7 +113,76 @@ def _signatures(
                 1.0 / np.sqrt(mean_square),
             )
         )
+        found.append(
+            (
+                "eps outside the square root: 1 / (sqrt(mean square) + eps)",
+                1.0 / (np.sqrt(mean_square) + eps),
+            )
+        )
+        if x is not None and dtype != "float32":
+            half = _half_mean_square(np.asarray(x, dtype=np.float64), dtype)
+            found.append(
+                (
+                    f"squares summed in {dtype}, not float32 (a half-precision accumulation: "
+                    "its sum overflows, underflows or loses terms)",
+                    1.0 / np.sqrt(half + eps),
+                )
+            )
     return found
+
+
+def _apart(inferred: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Relative distance of inferred from expected rrms; 0 where both are 0 (a zeroed row)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        apart = np.abs(inferred / expected - 1.0)
+    both_zero = (inferred == 0) & (expected == 0)
+    return np.where(both_zero, 0.0, apart)
+
+
+def _weight_variants(
+    x: np.ndarray, weight: np.ndarray, y: np.ndarray, reference_rrms: np.ndarray, eps: float
+) -> list[str]:
+    """The weight conventions ``y`` follows instead of ``w``: read with the weight left out, or
+    with ``(1 + w)``, every row's lanes agree on one rrms, the model's (within the signature
+    tolerance)."""
+    found = []
+    for name, applied in (
+        ("the weight left out: y = x * rrms in every row", np.ones_like(weight)),
+        ("weights applied as (1 + w): y = x * rrms * (1 + w) (the Gemma convention)",
+         1.0 + np.asarray(weight, dtype=np.float64)),
+    ):  # fmt: skip
+        read = inferred_rrms(x, applied, y, eps)
+        ratio = read.rrms / np.asarray(reference_rrms, dtype=np.float64)
+        finite = np.isfinite(ratio)
+        if (
+            finite.any()
+            and np.all(read.spread[finite] < 1e-2)
+            and np.all(np.abs(ratio[finite] - 1.0) <= SIGNATURE_TOLERANCE)
+        ):
+            found.append(name)
+    return found
+
+
+def _cast_before_weight(
+    x: np.ndarray, weight: np.ndarray, y: np.ndarray, reference_y: np.ndarray,
+    reference_rrms: np.ndarray, dtype: str,
+) -> list[str]:  # fmt: skip
+    """``y`` matches ``(x * rrms).to(dtype) * w`` (two roundings; a half dtype only) within the
+    dtype's tolerance and lies closer to it than to the reference: the double rounding explains
+    the lanes that differ."""
+    from oracle.compare import TOLERANCES, compare
+
+    if dtype == "float32":
+        return []
+    rrms = np.asarray(reference_rrms, dtype=np.float64)[:, None]
+    w = np.asarray(weight, dtype=np.float64)[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        early = round_to_dtype(round_to_dtype(x * rrms, dtype) * w, dtype)
+        to_early = np.nanmax(np.abs(y - early), initial=0.0)
+        to_reference = np.nanmax(np.abs(y - reference_y), initial=0.0)
+    if not to_early < to_reference or not compare(y, early, TOLERANCES[dtype]).passed:
+        return []
+    return [f"the cast to {dtype} before the weight: y = (x * rrms).to({dtype}) * w"]
 
 
 def diagnose(
@@ -106,9 +193,14 @@ def diagnose(
     reference_rrms: np.ndarray,
     eps: float,
     block: int,
+    dtype: str = "float32",
 ) -> list[str]:
     """Lines that say where ``y`` parts from the reference and what that looks like; empty when
-    every element agrees exactly enough to leave nothing to say (the caller judges tolerance)."""
+    every element agrees exactly enough to leave nothing to say (the caller judges tolerance).
+    The variants it tests the output against: the divisor (BLOCK, 1), eps left out or outside
+    the root, squares summed in ``dtype``, the weight left out or applied as ``(1 + w)``, and the
+    cast to ``dtype`` before the weight."""
+    x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     reference_y = np.asarray(reference_y, dtype=np.float64)
     error = np.abs(y - reference_y)
@@ -137,28 +229,27 @@ def diagnose(
             "they part after the rrms: every row's rrms agrees, so the output step (the weight, "
             "the store, or the lanes written) differs"
         )
-        return lines
+        early = _cast_before_weight(x, weight, y, reference_y, reference_rrms, dtype)
+        return lines + [f"behaves like {name}" for name in early]
     if np.all(consistent):
         lines.append("they part at the rrms: each row's output is x * c * w with the wrong c")
         known = np.isfinite(ratio)
         mean_square = 1.0 / np.asarray(reference_rrms, dtype=np.float64) ** 2 - eps
-        for description, expected in _signatures(width, block, mean_square, eps):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                apart = np.abs(inferred.rrms[known] / expected[known] - 1.0)
-            if np.all(apart <= SIGNATURE_TOLERANCE):
-                lines.append(f"behaves like {description}")
+        # The closest signature within the tolerance (two can be: eps left out and eps outside
+        # the root part by eps / sqrt(mean square) only); the first listed wins a tie.
+        matches = []
+        signatures = _signatures(width, block, mean_square, eps, x, dtype)
+        for order, (description, expected) in enumerate(signatures):
+            apart = float(np.max(_apart(inferred.rrms[known], expected[known]), initial=0.0))
+            if apart <= SIGNATURE_TOLERANCE:
+                matches.append((apart, order, description))
+        if matches:
+            lines.append(f"behaves like {min(matches)[2]}")
     else:
         off = int(np.sum(~consistent & np.isfinite(ratio)))
-        unweighted = inferred_rrms(x, np.ones(width), y, eps)
-        plain = unweighted.rrms / np.asarray(reference_rrms, dtype=np.float64)
-        finite = np.isfinite(plain)
-        if (
-            finite.any()
-            and np.all(unweighted.spread[finite] < 1e-2)
-            and np.all(np.abs(plain[finite] - 1.0) <= SIGNATURE_TOLERANCE)
-        ):
-            lines.append("behaves like the weight left out: y = x * rrms in every row")
-            return lines
+        named = _weight_variants(x, weight, y, reference_rrms, eps)
+        if named:
+            return lines + [f"behaves like {name}" for name in named]
         lines.append(
             f"{off} row(s) are not x * c * w for any one c: the lanes of a row disagree (a "
             "tail, a mask, a stride or a wrong weight)"

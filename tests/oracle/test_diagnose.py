@@ -130,3 +130,52 @@ def test_describe_stores_names_rows_lanes_padding_and_the_guards() -> None:
     assert describe_stores((-2,), 5, 2, 3) == " (2 element(s) before row 0)"
     assert describe_stores((0, 1, 2, 3), 5, 2, 3, shown=2) == " (row 0 lane 0, row 0 lane 1, ...)"
     assert describe_stores((), 5, 2, 3) == ""
+
+
+def test_eps_outside_the_root_is_named_on_rows_near_eps() -> None:
+    x, w, _, _ = _problem()
+    x *= 1e-3  # mean squares ~1e-6 = eps: where eps sits shows
+    mean_square = (x * x).mean(axis=1)
+    rrms = 1.0 / np.sqrt(mean_square + EPS)
+    reference = x * rrms[:, None] * w
+    outside = 1.0 / (np.sqrt(mean_square) + EPS)
+    lines = diagnose(x, w, x * outside[:, None] * w, reference, rrms, EPS, 128)
+    assert "behaves like eps outside the square root: 1 / (sqrt(mean square) + eps)" in lines
+    assert not any("eps left out" in line for line in lines)
+
+
+def test_a_float16_sum_that_overflowed_is_named_as_half_accumulation() -> None:
+    # |x| ~14 over 4096 columns: the float16 sum of squares is inf, so the kernel stores zeros.
+    from oracle.dtypes import round_to_dtype
+
+    rng = np.random.default_rng(3)
+    x = round_to_dtype(rng.uniform(12, 16, (2, 4096)) * rng.choice([-1, 1], (2, 4096)), "float16")
+    w = np.resize(np.array([0.5, 1.25, -2.0]), 4096)
+    rrms = 1.0 / np.sqrt((x * x).mean(axis=1) + EPS)
+    reference = round_to_dtype(x * rrms[:, None] * w, "float16")
+    lines = diagnose(x, w, np.zeros_like(x), reference, rrms, EPS, 4096, "float16")
+    assert any(line.startswith("behaves like squares summed in float16") for line in lines)
+    # the same output read as float32 names no half accumulation (there is none to have)
+    lines32 = diagnose(x, w, np.zeros_like(x), reference, rrms, EPS, 4096)
+    assert not any("summed in" in line for line in lines32)
+
+
+def test_weights_applied_as_one_plus_w_are_named() -> None:
+    x, w, rrms, reference = _problem()
+    lines = diagnose(x, w, x * rrms[:, None] * (1.0 + w), reference, rrms, EPS, 128)
+    assert lines[-1].startswith("behaves like weights applied as (1 + w)")
+
+
+def test_the_cast_before_the_weight_is_named_in_bfloat16() -> None:
+    from oracle.dtypes import round_to_dtype
+
+    x, w, rrms, _ = _problem()
+    x, w = round_to_dtype(x, "bfloat16"), round_to_dtype(w, "bfloat16")
+    rrms = 1.0 / np.sqrt((x * x).mean(axis=1) + EPS)
+    reference = round_to_dtype(x * rrms[:, None] * w, "bfloat16")
+    early = round_to_dtype(round_to_dtype(x * rrms[:, None], "bfloat16") * w, "bfloat16")
+    lines = diagnose(x, w, early, reference, rrms, EPS, 128, "bfloat16")
+    assert (
+        "behaves like the cast to bfloat16 before the weight: y = (x * rrms).to(bfloat16) * w"
+        in lines
+    )
