@@ -46,6 +46,18 @@ def _quiet_reason(problem: Problem, mutant: str) -> str:
         )
     if mutant == "sum_instead_of_mean":
         return "a width of 1 makes the sum the mean: load hand_checkable"
+    if mutant == "half_accumulation":
+        if problem.dtype == "float32":
+            return "on float32 the input dtype is float32, so nothing changes: load a float16 case"
+        return (
+            f"these {problem.dtype} squares neither overflow, underflow nor stagnate in "
+            f"{problem.dtype}: load float16_sum_overflow or float16_square_underflow"
+        )
+    if mutant == "eps_outside_root":
+        return (
+            f"eps ({problem.eps:g}) moves the root only near the mean square; the smallest "
+            f"here is {mean_square.min():.3g}: load float32_mean_square_near_eps"
+        )
     return "no row moves beyond the tolerance on this input: load hand_checkable"
 
 

@@ -2,7 +2,7 @@
 
 Layer by layer, in the spec's order: the scalar reference and the tiled lane model must agree
 (outputs *and* intermediates); the fixture matrix must pass on the faithful model and kill all
-six model mutants; the real kernel (Triton interpreter on a CPU, compiled on CUDA) must agree
+eight model mutants; the real kernel (Triton interpreter on a CPU, compiled on CUDA) must agree
 with the scalar reference and with ``torch.nn.functional.rms_norm`` in float64, store nothing
 out of bounds, and every kernel mutant must be killed by a named fixture.
 

@@ -333,7 +333,7 @@ def compile_fields(
     config = settled(config, width, peel)
     constexprs: dict[str, object] = {
         **kernel_constexprs(config, width, vec, rows, peel),
-        "MUTANT": mutant_code(mutant),
+        "MUTANT": mutant_code(mutant, SUPPORTED_DTYPES[dtype]),
         "rstd_ptr": None,
         "STORE_RSTD": False,
     }

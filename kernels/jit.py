@@ -49,7 +49,10 @@ from kernels.jit_loop import (
     rms_norm_loop_kernel,
 )
 from kernels.jit_parts import (
+    EPS_OUTSIDE_ROOT,
     FAITHFUL,
+    HALF_ACCUMULATION_BFLOAT16,
+    HALF_ACCUMULATION_FLOAT16,
     MASKED_TAIL_INCLUSION,
     MISSING_EPSILON,
     MISSING_SQUARE,
@@ -69,7 +72,10 @@ from kernels.jit_parts import (
 )
 
 __all__ = [
+    "EPS_OUTSIDE_ROOT",
     "FAITHFUL",
+    "HALF_ACCUMULATION_BFLOAT16",
+    "HALF_ACCUMULATION_FLOAT16",
     "KERNEL_FUNCTIONS",
     "MASKED_TAIL_INCLUSION",
     "MISSING_EPSILON",

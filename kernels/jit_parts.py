@@ -24,6 +24,11 @@ MASKED_TAIL_INCLUSION = tl.constexpr(4)  # loads every lane of the tile, past th
 MISSING_WEIGHT = tl.constexpr(5)  # y = x * rrms
 WRONG_ROW_STRIDE = tl.constexpr(6)  # addresses rows as if packed (stride == width)
 UNMASKED_STORE = tl.constexpr(7)  # stores every lane of the tile, past the row too
+# half_accumulation: the squares (and so the sums over them) in the input dtype; the launcher
+# picks the code of the launch's dtype (a float32 launch runs the real kernel).
+HALF_ACCUMULATION_FLOAT16 = tl.constexpr(8)
+HALF_ACCUMULATION_BFLOAT16 = tl.constexpr(9)
+EPS_OUTSIDE_ROOT = tl.constexpr(10)  # 1 / (sqrt(mean square) + eps)
 
 
 @triton.jit
@@ -72,6 +77,10 @@ def _square(x, MUTANT: tl.constexpr):
     """``x * x`` of float32 lanes."""
     if MUTANT == MISSING_SQUARE:
         squares = x
+    elif MUTANT == HALF_ACCUMULATION_FLOAT16:
+        squares = x.to(tl.float16) * x.to(tl.float16)
+    elif MUTANT == HALF_ACCUMULATION_BFLOAT16:
+        squares = x.to(tl.bfloat16) * x.to(tl.bfloat16)
     else:
         squares = x * x
     return squares
@@ -87,6 +96,8 @@ def _rrms_of_sum(sum_squares, width, eps, MUTANT: tl.constexpr):
         mean_square = sum_squares / width
     if MUTANT == MISSING_EPSILON:
         rrms = tl.rsqrt(mean_square)
+    elif MUTANT == EPS_OUTSIDE_ROOT:
+        rrms = 1.0 / (tl.sqrt(mean_square) + tl.cast(eps, tl.float32))
     else:
         # eps as float32 whatever the caller passed (Inductor passes Python floats as fp64,
         # which would promote the sum and the rsqrt to fp64).

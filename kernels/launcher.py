@@ -55,11 +55,23 @@ KERNEL_MUTANTS: tuple[str, ...] = (
     "masked_tail_inclusion",
     "missing_weight",
     "wrong_row_stride",
+    "half_accumulation",
+    "eps_outside_root",
     "unmasked_store",
 )
 
-# The kernels' MUTANT code of each name (kernels.jit's constant of the same name, upper case).
-MUTANT_CODES: dict[str, int] = {name: getattr(jit, name.upper()).value for name in KERNEL_MUTANTS}
+# half_accumulation squares and sums in the launch's input dtype: one code per half dtype, and
+# a float32 launch (where the input dtype is float32) runs the real kernel.
+HALF_ACCUMULATION_CODES: dict[torch.dtype, int] = {
+    torch.float16: jit.HALF_ACCUMULATION_FLOAT16.value,
+    torch.bfloat16: jit.HALF_ACCUMULATION_BFLOAT16.value,
+}
+
+# The kernels' MUTANT code of each other name (kernels.jit's constant of the same name, upper
+# case).
+MUTANT_CODES: dict[str, int] = {
+    name: getattr(jit, name.upper()).value for name in KERNEL_MUTANTS if name != "half_accumulation"
+}
 
 # CUDA's grid x dimension limit (at most one program per row).
 MAX_ROWS = 2**31 - 1
@@ -74,11 +86,12 @@ MAX_ROW_STRIDE = 2**31 - 1
 _INTERPRETER_LOCK = threading.Lock()
 
 
-def mutant_code(mutant: str | None) -> int:
-    """The kernels' ``MUTANT`` constexpr for ``mutant``.
+def mutant_code(mutant: str | None, dtype: torch.dtype = torch.float32) -> int:
+    """The kernels' ``MUTANT`` constexpr for ``mutant`` on a launch of ``dtype``.
 
     Args:
         mutant: one of ``KERNEL_MUTANTS``, or None for the real kernel.
+        dtype: the launch's input dtype (``half_accumulation``'s code depends on it).
 
     Returns:
         The mutant's code; ``jit.FAITHFUL`` (0) for None.
@@ -92,6 +105,8 @@ def mutant_code(mutant: str | None) -> int:
         raise ValueError(
             f"mutant must be None or one of {', '.join(KERNEL_MUTANTS)}; got {mutant!r}"
         )
+    if mutant == "half_accumulation":
+        return HALF_ACCUMULATION_CODES.get(dtype, jit.FAITHFUL.value)
     return MUTANT_CODES[mutant]
 
 
@@ -177,7 +192,7 @@ def launch_kernel(
     config = settled(config, width, peel)
     constexprs = kernel_constexprs(config, width, vec, rows, peel)
     layout = tuple(constexprs.items())
-    constexprs["MUTANT"] = mutant_code(mutant)
+    constexprs["MUTANT"] = mutant_code(mutant, x2d.dtype)
     if rstd is not None:
         _check_rstd(rstd, rows, x2d.device)
     constexprs["rstd_ptr"] = rstd

@@ -269,6 +269,97 @@ def _boundary_and_negative() -> list[Fixture]:
     ]
 
 
+def _signed_magnitudes(rows: int, width: int, seed: int, low: float, high: float) -> np.ndarray:
+    """Magnitudes uniform in [low, high] with random signs: every square in a known range."""
+    rng = _rng(seed)
+    return rng.uniform(low, high, (rows, width)) * rng.choice([-1.0, 1.0], (rows, width))
+
+
+#: Constant rows for the bfloat16 stagnation case: a bfloat16 running sum of their squares stops
+#: growing after a few hundred terms (at 256 for 1.0), and the three values stop it at different
+#: counts, so a thread's share of any length from about 64 terms on shows it.
+STAGNATION_VALUES: tuple[float, ...] = (1.0, 1.0625, 1.25)
+
+
+def _precision() -> list[Fixture]:
+    """Rows whose float32 (or wider) sum of squares is right and a half-precision one is not,
+    and rows whose mean square is near eps, in every declared dtype: the spec's "accumulate in
+    safe precision" and "eps inside the root", each a fixture that fails when broken."""
+    max_w = LIMITS.max_width
+    return [
+        Fixture(
+            "float16_sum_overflow",
+            "boundary",
+            "float16 rows of |x| in [12, 16] over 4096 columns: every square fits float16, "
+            "the sum of squares (~8e5; ~1e5 for any 512 of them) is past its 65504, so a "
+            "kernel that sums squares in float16 gets inf and stores zeros (the bug: "
+            "accumulating in the input dtype)",
+            lambda: {
+                "x": _signed_magnitudes(2, 4096, 40, 12.0, 16.0),
+                "weight": _asymmetric(4096),
+                "eps": 1e-6,
+                "dtype": "float16",
+            },
+        ),
+        Fixture(
+            "float16_square_underflow",
+            "boundary",
+            "float16 rows of |x| in [7e-5, 2e-4], eps 1e-12: each square is below float16's "
+            "smallest subnormal (6e-8), so a kernel that squares in float16 sums zeros and "
+            "scales by 1/sqrt(eps) (the bug: squaring in the input dtype)",
+            lambda: {
+                "x": _signed_magnitudes(2, 96, 41, 7e-5, 2e-4),
+                "weight": _asymmetric(96),
+                "eps": LIMITS.min_eps,
+                "dtype": "float16",
+            },
+        ),
+        Fixture(
+            "bfloat16_sum_stagnation",
+            "boundary",
+            f"bfloat16 constant rows ({', '.join(f'{v:g}' for v in STAGNATION_VALUES)}) of "
+            f"width {max_w}: a bfloat16 running sum stops growing (256 + 1 rounds back to 256), "
+            "so a kernel that adds squares one after another in bfloat16 (a thread's share of a "
+            "long row, a loop-carried accumulator) under-counts the mean square (the bug: "
+            "accumulating in the input dtype; a pure pairwise tree of equal values stays exact)",
+            lambda: {
+                "x": np.repeat(np.array(STAGNATION_VALUES)[:, None], max_w, axis=1),
+                "weight": _asymmetric(max_w),
+                "eps": 1e-6,
+                "dtype": "bfloat16",
+            },
+        ),
+        *(
+            _reference_case(
+                f"{dtype}_mean_square_near_eps",
+                "boundary",
+                f"{dtype} rows whose mean square is ~eps = {LIMITS.max_eps:g}: eps outside the "
+                "root (x / (sqrt(ms) + eps), rsqrt(ms) + eps) is off by up to 40% here (the "
+                "bug: eps in the wrong place)",
+                2,
+                48,
+                seed=seed,
+                dtype=dtype,
+                eps=LIMITS.max_eps,
+                scale=0.1,
+            )
+            for seed, dtype in ((42, "float32"), (43, "float16"), (44, "bfloat16"))
+        ),
+        _reference_case(
+            "mean_square_near_small_eps",
+            "boundary",
+            "float32 rows of scale 1e-3 with eps 1e-6: the same mean square ~eps at the eps "
+            "models use, where eps outside the root is off by ~40% (the bug: eps in the wrong "
+            "place)",
+            2,
+            48,
+            seed=45,
+            eps=1e-6,
+            scale=1e-3,
+        ),
+    ]
+
+
 def _malformed() -> list[Fixture]:
     """Inputs the validator must reject, each naming the field it rejects."""
     max_w = LIMITS.max_width
@@ -317,7 +408,7 @@ def _malformed() -> list[Fixture]:
 
 
 def _build_fixtures() -> tuple[Fixture, ...]:
-    fixtures = _positive() + _boundary_and_negative() + _malformed()
+    fixtures = _positive() + _boundary_and_negative() + _precision() + _malformed()
     names = [f.name for f in fixtures]
     if len(set(names)) != len(names):
         raise RuntimeError("duplicate fixture names")

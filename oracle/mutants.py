@@ -1,6 +1,6 @@
-"""The six named mutants of the tiled model: bugs the fixture matrix must catch.
+"""The named mutants of the tiled model: bugs the fixture matrix must catch.
 
-The kernel floor (``kernels``) carries the same six plus ``unmasked_store``; the names are
+The kernel floor (``kernels``) carries the same ones plus ``unmasked_store``; the names are
 shared by value (a test compares the two lists), never by import.
 """
 
@@ -13,6 +13,8 @@ MODEL_MUTANTS: tuple[str, ...] = (
     "masked_tail_inclusion",
     "missing_weight",
     "wrong_row_stride",
+    "half_accumulation",
+    "eps_outside_root",
 )
 
 DESCRIPTIONS: dict[str, str] = {
@@ -22,6 +24,9 @@ DESCRIPTIONS: dict[str, str] = {
     "masked_tail_inclusion": "reduces the tail lanes (offset >= width) too, poison included",
     "missing_weight": "stores x * rrms, ignoring the per-feature weight",
     "wrong_row_stride": "addresses rows with width instead of the declared row stride",
+    "half_accumulation": "squares, sums and averages in the input dtype (float16, bfloat16), "
+    "not float32",
+    "eps_outside_root": "1 / (sqrt(mean_square) + eps): eps added outside the root",
     "unmasked_store": "stores all BLOCK lanes, past the end of the row (kernel only)",
 }
 

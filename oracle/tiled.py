@@ -75,13 +75,14 @@ def _input_buffer(problem: Problem, poison: float) -> np.ndarray:
     return buffer
 
 
-def _tree_stages(squares: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Pairwise halving tree: stage k+1 lane i = stage k lane i + stage k lane i + half."""
+def _tree_stages(squares: np.ndarray, dtype: str = "float32") -> tuple[np.ndarray, ...]:
+    """Pairwise halving tree: stage k+1 lane i = stage k lane i + stage k lane i + half, each
+    sum rounded to ``dtype`` (float32 in the kernel; the input dtype in ``half_accumulation``)."""
     stages = [squares]
     current = squares
     while current.shape[1] > 1:
         half = current.shape[1] // 2
-        current = current[:, :half] + current[:, half:]
+        current = round_float32_to_dtype(current[:, :half] + current[:, half:], dtype)
         stages.append(current)
     return tuple(stages)
 
@@ -109,17 +110,23 @@ def model(problem: Problem, *, poison: float = POISON, mutant: str | None = None
     lanes = np.full((rows, block), np.float32(poison), dtype=np.float32)
     lanes[in_bounds] = in_buffer[addresses[in_bounds]]
 
-    # Square in float32 (the kernel upcasts on load) and keep masked lanes out of the tree.
+    # Square in float32 (the kernel upcasts on load) and keep masked lanes out of the tree;
+    # the half_accumulation bug rounds each square, sum and the mean to the input dtype.
+    accumulate = problem.dtype if mutant == "half_accumulation" else "float32"
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         lane_terms = lanes if mutant == "missing_square" else lanes * lanes
         keep = np.ones_like(mask) if mutant == "masked_tail_inclusion" else mask
         squares = np.where(keep[None, :], lane_terms, np.float32(0)).astype(np.float32)
-        stages = _tree_stages(squares)
+        squares = round_float32_to_dtype(squares, accumulate)
+        stages = _tree_stages(squares, accumulate)
         sum_squares = stages[-1][:, 0].astype(np.float32)
         divisor = np.float32(1) if mutant == "sum_instead_of_mean" else np.float32(width)
-        mean_square = (sum_squares / divisor).astype(np.float32)
+        mean_square = round_float32_to_dtype(sum_squares / divisor, accumulate)
         eps32 = np.float32(0) if mutant == "missing_epsilon" else np.float32(problem.eps)
-        rrms = (np.float32(1) / np.sqrt(mean_square + eps32)).astype(np.float32)
+        if mutant == "eps_outside_root":
+            rrms = (np.float32(1) / (np.sqrt(mean_square) + eps32)).astype(np.float32)
+        else:
+            rrms = (np.float32(1) / np.sqrt(mean_square + eps32)).astype(np.float32)
         weight32 = np.zeros(block, dtype=np.float32)
         weight32[:width] = problem.weight.astype(np.float32)
         normalized = lanes * rrms[:, None]

@@ -13,6 +13,7 @@ from inspector.records import receipt, verify
 from inspector.records.session import load_session
 from inspector.widgets import dialogs
 from oracle.dtypes import bfloat16_bits
+from oracle.mutants import MODEL_MUTANTS
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo_session.h5"
 
@@ -57,7 +58,7 @@ def test_save_open_round_trip_is_bit_exact_in_bfloat16(
     assert other.state.problem.eps == problem.eps
     assert other.mutant_panel.current == "missing_weight"
     # The saved check comes back into the kill-matrix view.
-    assert len(other.kill_view.model.row_labels()) == 7
+    assert len(other.kill_view.model.row_labels()) == 1 + len(MODEL_MUTANTS)
     assert str(saved) in other.files.recent_files()
     other.state.dirty = False
     other.shutdown()

@@ -85,11 +85,15 @@ def test_the_original_kernel_passes_the_proofs_beyond_the_rule(beyond) -> None:
 def test_a_flag_parameter_passed_as_a_mutant_test_makes_its_branch_a_hand_made_one() -> None:
     sources = _sources()
     parts = sources[0]
-    in_branch = [s for s in mutation_sites(parts) if s.function == "_body_mask" and s.line == 131]
+    # The PAST_ROW branch's one statement (the tail mutants' lanes).
+    line = 1 + parts.splitlines().index(
+        "        mask = (cols < body) | ((cols >= row_end) & (cols < tile_end))"
+    )
+    in_branch = [s for s in mutation_sites(parts) if s.function == "_body_mask" and s.line == line]
     assert in_branch
     for site in in_branch:
         assert flag_branches(parts, site, sources) == ("masked_tail_inclusion", "unmasked_store")
-    outside = [s for s in mutation_sites(parts) if s.function == "_body_mask" and s.line != 131]
+    outside = [s for s in mutation_sites(parts) if s.function == "_body_mask" and s.line != line]
     assert outside
     assert all(flag_branches(parts, s, sources) is None for s in outside)
     # One call that passes anything but `MUTANT == NAME` (or a flag passed so) ends it.

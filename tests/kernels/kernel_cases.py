@@ -142,10 +142,26 @@ def _power_of_two_width() -> tuple[np.ndarray, np.ndarray]:
     return x, _asymmetric_weight(256)
 
 
+def _tiny_squares() -> tuple[np.ndarray, np.ndarray]:
+    # |x| in [7e-5, 2e-4]: normal float16 values whose squares are below its smallest
+    # subnormal, so squares taken in float16 are zeros on every path (eps 1e-12 below).
+    rng = np.random.default_rng(11)
+    x = rng.uniform(7e-5, 2e-4, (2, 70)) * rng.choice([-1.0, 1.0], (2, 70))
+    return x, _asymmetric_weight(70)
+
+
+def _mean_square_near_eps() -> tuple[np.ndarray, np.ndarray]:
+    # Mean square ~0.01 = eps: where eps sits (inside or outside the root) moves rrms by ~25%.
+    x = np.random.default_rng(12).standard_normal((2, 48)) * 0.1
+    return x, _asymmetric_weight(48)
+
+
 CASES: dict[str, NamedCase] = {
     case.name: case
     for case in (
         NamedCase("random_rows_width_70", _random_rows),
+        NamedCase("tiny_squares", _tiny_squares, eps=1e-12),
+        NamedCase("mean_square_near_eps", _mean_square_near_eps, eps=1e-2),
         NamedCase("zero_row", _zero_row),
         NamedCase("alternating_signs", _alternating_signs),
         NamedCase("asymmetric_weights_padded_stride", _random_rows, row_stride_pad=5),
@@ -228,7 +244,13 @@ KILLED_BY: dict[str, str] = {
     "missing_weight": "random_rows_width_70",
     "wrong_row_stride": "asymmetric_weights_padded_stride",
     "unmasked_store": "random_rows_width_70",
+    "half_accumulation": "tiny_squares",
+    "eps_outside_root": "mean_square_near_eps",
 }
+
+# mutant -> the dtype its case kills it in, where not float32: half_accumulation squares and
+# sums in the input dtype, so on float32 it is the real kernel.
+KILL_DTYPE: dict[str, str] = {"half_accumulation": "float16"}
 
 # mutant -> a case it survives: evidence that the killing case is not incidental
 SURVIVES: dict[str, str] = {
@@ -236,6 +258,8 @@ SURVIVES: dict[str, str] = {
     "masked_tail_inclusion": "power_of_two_width_256",  # no tail lanes at a power of two
     "missing_weight": "ones_weight",  # ones hide a dropped weight
     "wrong_row_stride": "random_rows_width_70",  # packed rows: stride == width
+    "half_accumulation": "random_rows_width_70",  # float16 sums of ~70 squares ~1 stay exact
+    "eps_outside_root": "random_rows_width_70",  # eps 1e-6 is invisible next to ~1
 }
 
 

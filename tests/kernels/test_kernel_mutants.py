@@ -13,6 +13,7 @@ from kernel_cases import (
     EVEN_TILE_ROWS,
     EVEN_TILE_TAIL_MUTANTS,
     EVEN_TILE_VARIANTS,
+    KILL_DTYPE,
     KILLED_BY,
     LAYOUT_VARIANTS,
     LOOP_VARIANTS,
@@ -73,7 +74,8 @@ def test_real_kernel_passes_every_case_on_each_layout_variant(case: str, variant
 @pytest.mark.parametrize("mutant", sorted(KILLED_BY))
 def test_each_mutant_is_killed_on_each_layout_variant(mutant: str, variant: str) -> None:
     case = KILLED_BY[mutant]
-    _, reasons = _run_config(case, "float32", LAYOUT_VARIANTS[variant], mutant)
+    dtype = KILL_DTYPE.get(mutant, "float32")
+    _, reasons = _run_config(case, dtype, LAYOUT_VARIANTS[variant], mutant)
     assert reasons, f"kernel mutant {mutant} SURVIVED case {case} on layout variant {variant}"
 
 
@@ -155,6 +157,8 @@ def test_kernel_mutant_names_are_the_interface_names() -> None:
         "masked_tail_inclusion",
         "missing_weight",
         "wrong_row_stride",
+        "half_accumulation",
+        "eps_outside_root",
         "unmasked_store",
     )
     assert set(KILLED_BY) == set(kernels.KERNEL_MUTANTS)
@@ -164,10 +168,15 @@ def test_each_mutant_name_has_its_own_kernel_code() -> None:
     # One MUTANT constexpr: 0 is the real kernel, each name the jit module's constant of the
     # same name, all different.
     assert mutant_code(None) == jit.FAITHFUL.value == 0
-    codes = [mutant_code(name) for name in kernels.KERNEL_MUTANTS]
-    assert codes == [getattr(jit, name.upper()).value for name in kernels.KERNEL_MUTANTS]
-    assert len(set(codes)) == len(codes)
-    assert 0 not in codes
+    # half_accumulation has one code per half dtype and is the real kernel on float32.
+    names = [n for n in kernels.KERNEL_MUTANTS if n != "half_accumulation"]
+    codes = [mutant_code(name) for name in names]
+    assert codes == [getattr(jit, name.upper()).value for name in names]
+    halves = [mutant_code("half_accumulation", dtype) for dtype in (torch.float16, torch.bfloat16)]
+    assert halves == [jit.HALF_ACCUMULATION_FLOAT16.value, jit.HALF_ACCUMULATION_BFLOAT16.value]
+    assert mutant_code("half_accumulation", torch.float32) == jit.FAITHFUL.value
+    assert len(set(codes + halves)) == len(codes) + 2
+    assert 0 not in codes + halves
     with pytest.raises(ValueError, match=r"mutant must be None or one of sum_instead_of_mean, "):
         mutant_code("nope")
 
@@ -181,9 +190,11 @@ def test_real_kernel_passes_every_named_case(case: str, dtype: str, path: str) -
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("mutant", sorted(KILLED_BY))
 def test_each_mutant_is_killed_by_its_named_case(mutant: str, dtype: str, path: str) -> None:
+    if mutant in KILL_DTYPE and dtype != KILL_DTYPE[mutant]:
+        pytest.skip(f"{mutant}'s case kills it in {KILL_DTYPE[mutant]} only")
     case = KILLED_BY[mutant]
     run, reasons = _run(case, dtype, mutant, path=path)
     assert reasons, (
@@ -195,7 +206,7 @@ def test_each_mutant_is_killed_by_its_named_case(mutant: str, dtype: str, path: 
 @pytest.mark.parametrize("mutant", sorted(SURVIVES))
 def test_mutant_survives_the_case_that_cannot_see_it(mutant: str, path: str) -> None:
     # Evidence that the killing case matters: these cases are blind to the mutant.
-    _, reasons = _run(SURVIVES[mutant], "float32", mutant, path=path)
+    _, reasons = _run(SURVIVES[mutant], KILL_DTYPE.get(mutant, "float32"), mutant, path=path)
     assert not reasons, f"{mutant} was expected to survive {SURVIVES[mutant]}: {reasons}"
 
 

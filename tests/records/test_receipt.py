@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import kernels
 from inspector.records import exact, exports, receipt, verify
 from oracle.dtypes import bfloat16_bits
+from oracle.mutants import MODEL_MUTANTS
 
 
 def _load(path: Path) -> dict:
@@ -45,8 +47,8 @@ def test_write_reparse_compare_kernel_run(kernel_result, tmp_path):
     assert len(on_disk["kernel"]["source_sha256"]) == 64
     assert on_disk["traffic"]["modeled"] is True
     targets = {(m["target"], m["name"]): m for m in on_disk["mutants"]}
-    assert len([t for t in targets if t[0] == "model"]) == 6
-    assert len([t for t in targets if t[0] == "kernel"]) == 7
+    assert len([t for t in targets if t[0] == "model"]) == len(MODEL_MUTANTS)
+    assert len([t for t in targets if t[0] == "kernel"]) == len(kernels.KERNEL_MUTANTS)
     assert all(m["killed"] and m["killed_by"] for m in on_disk["mutants"])
     assert {"tool", "python", "numpy", "torch", "triton"} <= set(on_disk["versions"])
 
@@ -334,7 +336,7 @@ def test_every_kernel_launch_layout_is_in_the_receipt_and_verified(kernel_result
     for entry in layouts.values():
         assert entry["survivors"] == []
         assert entry["fixtures_as_expected"] == entry["fixtures"] > 0
-        assert len(entry["killed_by"]) == 7
+        assert len(entry["killed_by"]) == len(kernels.KERNEL_MUTANTS)
         assert all(entry["killed_by"].values())
     assert "padded_row_stride" in layouts["multi_row"]["killed_by"]["wrong_row_stride"]
     assert verify.verify_receipts(path, tmp_path / "receipt.csv").ok
