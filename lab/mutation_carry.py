@@ -1,0 +1,120 @@
+"""Carry a `main.py mutate` report of the bundled kernel onto its edited source: ``python -m
+lab.mutation_carry OLD.json --old-rev REV --out DIR`` (REV: the commit OLD's kernel is of).
+
+An edit that only adds code (a new hand-made mutant's ``if MUTANT == CODE:`` branch, compiled
+out of every other launch) leaves each existing site's mutant what it was: same statement, same
+change, the same launches. This writes ``DIR/mutation.json``, a report of every site of the
+kernel as it is now (ids ``m001``... in ``mutate``'s order, lines as they are now), each site
+whose key (file, function, operator, before, after, occurrence) ``OLD`` ran keeping its outcome
+with ``carried`` naming the kernel sha256 it ran on, and each new site ``"outcome": "not run"``;
+``DIR/new_sites.txt`` lists the new ids by ``--first-site`` slice of 400, for ``main.py mutate
+--sites``, whose reports :mod:`lab.mutation_join` then joins in. Whether an edit only added
+code is the editor's claim to check (``git diff``); this tool matches keys, nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL_FILES = ("kernels/jit_parts.py", "kernels/jit.py", "kernels/jit_loop.py")
+SLICE = 400
+
+
+def _now(name: str) -> str:
+    return (ROOT / name).read_text()
+
+
+def _at(rev: str) -> Callable[[str], str]:
+    def read(name: str) -> str:
+        done = subprocess.run(["git", "show", f"{rev}:{name}"], cwd=ROOT, capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        return done.stdout
+
+    return read
+
+
+def sites_of(read: Callable[[str], str] = _now) -> list[tuple[tuple, int]]:
+    """((file, function, operator, before, after, occurrence), line) of every site, in order."""
+    from inspector.mutation import mutation_sites
+
+    sites, seen = [], {}
+    for name in KERNEL_FILES:
+        for site in mutation_sites(read(name)):
+            head = (name, site.function, site.operator, site.before, site.after)
+            seen[head] = seen.get(head, -1) + 1
+            sites.append(((*head, seen[head]), site.line))
+    return sites
+
+
+def old_keys(old: dict[str, Any], old_sites: list[tuple]) -> dict[tuple, dict[str, Any]]:
+    """OLD's mutants by key; ``old_sites`` are OLD's site keys in its id order."""
+    if len(old_sites) != len(old["mutants"]):
+        raise ValueError(f"{len(old['mutants'])} mutants in the report, {len(old_sites)} sites")
+    keyed = {}
+    for key, mutant in zip(old_sites, old["mutants"], strict=True):
+        if tuple(key[1:5]) != (mutant["function"], mutant["operator"], mutant["before"],
+                               mutant["after"]):  # fmt: skip
+            raise ValueError(f"{mutant['id']} is not the site {key}")
+        keyed[key] = mutant
+    return keyed
+
+
+def carry(old: dict[str, Any], old_sites: list[tuple], sha256: str) -> dict[str, Any]:
+    by_key = old_keys(old, old_sites)
+    mutants, new = [], []
+    for index, (key, line) in enumerate(sites_of()):
+        ident = f"m{index + 1:03d}"
+        earlier = by_key.get(key)
+        if earlier is None:
+            new.append(index)
+            mutants.append({"id": ident, "function": key[1], "line": line, "operator": key[2],
+                            "before": key[3], "after": key[4], "outcome": "not run",
+                            "killed_by": [], "detail": ""})  # fmt: skip
+        else:
+            mutants.append({**earlier, "id": ident, "line": line,
+                            "carried": old["kernel"]["sha256"]})  # fmt: skip
+    kept = {key: value for key, value in old.items() if key != "mutants"}
+    kept["kernel"] = {**old["kernel"], "sha256": sha256}
+    kept["carried_from"] = {"sha256": old["kernel"]["sha256"], "sites": len(old["mutants"]),
+                            "carried": len(mutants) - len(new), "new": len(new)}  # fmt: skip
+    kept["mutants"] = mutants
+    return {"report": kept, "new": new}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.mutation_carry")
+    parser.add_argument("old", type=Path)
+    parser.add_argument("--old-rev", required=True, help="the commit OLD's kernel source is of")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from kernels.compile_info import kernel_source_sha256
+
+    try:
+        old = json.loads(args.old.read_text())
+        old_sites = [key for key, _ in sites_of(_at(args.old_rev))]
+        result = carry(old, old_sites, kernel_source_sha256())
+    except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "mutation.json").write_text(json.dumps(result["report"], indent=1) + "\n")
+    slices: dict[int, list[str]] = {}
+    for index in result["new"]:
+        slices.setdefault(index // SLICE * SLICE, []).append(f"m{index + 1:03d}")
+    lines = [f"--first-site {first} --sites {','.join(ids)}" for first, ids in slices.items()]
+    (args.out / "new_sites.txt").write_text("\n".join(lines) + "\n")
+    info = result["report"]["carried_from"]
+    print(f"{info['carried']} sites carried from {info['sha256'][:12]}, {info['new']} new")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""lab.mutation_carry: an earlier report's outcomes move onto the edited source by site key; the
+sites the edit added are listed to run, and a report that is not of the sites it claims is
+refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab import mutation_carry
+
+
+def _report(keys: list[tuple]) -> dict:
+    mutants = [
+        {"id": f"m{i + 1:03d}", "function": k[1], "line": 1, "operator": k[2], "before": k[3],
+         "after": k[4], "outcome": "killed" if i % 2 else "survived", "killed_by": ["x"],
+         "detail": f"site {i}"}
+        for i, k in enumerate(keys)
+    ]  # fmt: skip
+    return {"kernel": {"path": "k", "function": "f", "sha256": "old"}, "mutants": mutants}
+
+
+def test_outcomes_follow_their_site_and_the_new_sites_are_listed() -> None:
+    now = [key for key, _ in mutation_carry.sites_of()]
+    dropped = {3, len(now) - 1}  # sites the "old" source did not have
+    old_keys = [k for i, k in enumerate(now) if i not in dropped]
+    old = _report(old_keys)
+    result = mutation_carry.carry(old, old_keys, "new")
+    report = result["report"]
+    assert result["new"] == sorted(dropped)
+    assert [m["id"] for m in report["mutants"]] == [f"m{i + 1:03d}" for i in range(len(now))]
+    for index in dropped:
+        assert report["mutants"][index]["outcome"] == "not run"
+    by_detail = {m["detail"]: m for m in report["mutants"] if m["outcome"] != "not run"}
+    assert len(by_detail) == len(old_keys)
+    for position, key in enumerate(old_keys):
+        moved = by_detail[f"site {position}"]
+        assert (moved["function"], moved["operator"], moved["before"], moved["after"]) == key[1:5]
+        assert moved["carried"] == "old"
+    assert report["kernel"]["sha256"] == "new"
+    assert report["carried_from"] == {"sha256": "old", "sites": len(old_keys),
+                                      "carried": len(old_keys), "new": 2}  # fmt: skip
+
+
+def test_a_report_that_is_not_of_the_sites_it_claims_is_refused() -> None:
+    now = [key for key, _ in mutation_carry.sites_of()]
+    old = _report(now)
+    old["mutants"][5]["before"] = "something else"
+    with pytest.raises(ValueError, match="m006 is not the site"):
+        mutation_carry.carry(old, now, "new")
+    with pytest.raises(ValueError, match="mutants in the report"):
+        mutation_carry.carry(_report(now[:-1]), now, "new")
