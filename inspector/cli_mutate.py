@@ -131,6 +131,18 @@ def mutate_report(
         from inspector.mutation import check_site_ids
 
         check_site_ids(files or [spec.path], first_site, count, only)
+    from inspector.mutation_baseline import run_baseline
+
+    if progress is not None:
+        progress(0, 1, "the unmutated kernel on every runnable fixture (the baseline)")
+    first = str(package.parent) if package is not None else str(spec.path.parent)
+    baseline = run_baseline(spec, first, -3072.0, timeout_s)
+    if not baseline.passed:
+        raise ValueError(
+            f"the unmutated kernel passes none of the {len(baseline.failed)} runnable fixtures "
+            f"(first: {baseline.failed[0][0]}: {baseline.failed[0][1][:200]}); nothing to judge a "
+            "mutant on"
+        )
     map_path = None
     if kernel is None and coverage:
         map_path = _coverage_map(scratch, jobs, timeout_s, progress)
@@ -147,8 +159,10 @@ def mutate_report(
         first_site=first_site,
         count=count,
         only=only,
+        judged_on=frozenset(baseline.passed),
     )
     data = report(spec, mutants, left_out)
+    data["baseline"] = baseline.as_dict()
     data["coverage_map"] = map_path is not None
     data["coverage_lines"] = map_path is not None and line_map(map_path) is not None
     if map_path is not None:
@@ -211,8 +225,10 @@ def _coverage_map(
 
 
 def run_mutate_command(arguments: list[str]) -> int:
-    """``mutate``: exit 0 (no survivor), 1 (survivors, printed), 2 (usage, raised as ValueError
-    by the parser and the spec checks: the caller prints it as one line)."""
+    """``mutate``: exit 0 (no survivor and the unmutated kernel passes every runnable fixture),
+    1 (survivors, or a baseline that fails a fixture: printed), 2 (usage, raised as ValueError by
+    the parser and the spec checks, or a kernel that passes no fixture: the caller prints it as
+    one line)."""
     args = _parser().parse_args(arguments)
     if not 0 <= args.jobs <= 256:
         raise ValueError(f"--jobs must be in [0, 256]; got {args.jobs}")
@@ -263,9 +279,29 @@ def run_mutate_command(arguments: list[str]) -> int:
     for m in survivors:
         print(f"SURVIVED {m['id']} {m['function']}:{m['line']} {m['operator']}: "
               f"{m['before']!r} -> {m['after']!r}")  # fmt: skip
+    for m in data["mutants"]:
+        if m["outcome"] == "stillborn":
+            print(f"stillborn {m['id']} {m['function']}:{m['line']} {m['operator']}: Triton "
+                  f"refused it on {', '.join(m['killed_by'])} ({m['detail'][:160]})")  # fmt: skip
+    failed = data["baseline"]["failed"]
+    print(baseline_line(data["baseline"]))
     print(
         f"mutants: {len(data['mutants'])}, killed {data['killed']}, survived {data['survived']}, "
-        f"crashed {data['crashed']}, timeout {data['timeout']}, equivalent {data['equivalent']}; "
-        f"score {data['score']:.3f}; {out / 'mutation.json'} {out / 'mutation.csv'}"
+        f"equivalent {data['equivalent']}, stillborn {data['stillborn']}, crashed "
+        f"{data['crashed']}, timeout {data['timeout']}; score {data['score']:.3f}; "
+        f"{out / 'mutation.json'} {out / 'mutation.csv'}"
     )
-    return 1 if survivors else 0
+    # A kernel that already fails a fixture is not proven by its mutants: never exit 0.
+    return 1 if survivors or failed else 0
+
+
+def baseline_line(baseline: dict[str, Any]) -> str:
+    """The report's baseline in one line."""
+    failed = baseline["failed"]
+    if not failed:
+        return f"baseline: the unmutated kernel passes all {baseline['passed']} runnable fixtures"
+    names = ", ".join(f["fixture"] for f in failed[:6]) + (", ..." if len(failed) > 6 else "")
+    return (
+        f"baseline: the unmutated kernel FAILS {len(failed)} fixture(s) ({names}); mutants were "
+        f"judged on the {baseline['passed']} it passes"
+    )

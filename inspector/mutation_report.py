@@ -22,7 +22,7 @@ from inspector import parsing
 MAX_REPORT_BYTES = 16 << 20
 MAX_SOURCE_BYTES = 2 << 20
 MAX_MUTANTS = 100_000
-OUTCOME_ORDER = ("survived", "timeout", "crashed", "killed", "equivalent")
+OUTCOME_ORDER = ("survived", "timeout", "crashed", "killed", "equivalent", "stillborn")
 CONTEXT_LINES = 3
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,6 +10,8 @@ with ``carried`` naming the kernel sha256 it ran on, and each new site ``"outcom
 ``DIR/new_sites.txt`` lists the new ids by ``--first-site`` slice of 400, for ``main.py mutate
 --sites``, whose reports :mod:`lab.mutation_join` then joins in. Whether an edit only added
 code is the editor's claim to check (``git diff``); this tool matches keys, nothing more.
+``--stillborn`` restates each recorded kill whose failure was Triton refusing the program as
+``stillborn`` (the rule ``mutate`` now applies to the same recorded detail).
 """
 
 from __future__ import annotations
@@ -78,14 +80,38 @@ def carry(old: dict[str, Any], old_sites: list[tuple], sha256: str) -> dict[str,
                             "before": key[3], "after": key[4], "outcome": "not run",
                             "killed_by": [], "detail": ""})  # fmt: skip
         else:
-            mutants.append({**earlier, "id": ident, "line": line,
-                            "carried": old["kernel"]["sha256"]})  # fmt: skip
+            carried = earlier.get("carried", old["kernel"]["sha256"])  # where it really ran
+            mutants.append({**earlier, "id": ident, "line": line, "carried": carried})
     kept = {key: value for key, value in old.items() if key != "mutants"}
     kept["kernel"] = {**old["kernel"], "sha256": sha256}
-    kept["carried_from"] = {"sha256": old["kernel"]["sha256"], "sites": len(old["mutants"]),
-                            "carried": len(mutants) - len(new), "new": len(new)}  # fmt: skip
+    step = {"sha256": old["kernel"]["sha256"], "sites": len(old["mutants"]),
+            "carried": len(mutants) - len(new), "new": len(new)}  # fmt: skip
+    earlier_steps = old.get("carried_from", [])
+    kept["carried_from"] = [*([earlier_steps] if isinstance(earlier_steps, dict) else
+                              earlier_steps), step]  # fmt: skip
     kept["mutants"] = mutants
     return {"report": kept, "new": new}
+
+
+def restate_stillborn(report: dict[str, Any]) -> list[str]:
+    """Mark ``stillborn`` each mutant whose recorded failure is Triton refusing the program
+    (:func:`inspector.mutation_baseline.is_stillborn`, the rule ``mutate`` applies to the same
+    detail when it runs), with ``restated`` saying so; recount. Returns the ids restated."""
+    from inspector.mutation_baseline import is_stillborn
+    from lab.mutation_join import OUTCOMES
+
+    restated = []
+    for mutant in report["mutants"]:
+        if mutant["outcome"] in ("killed", "crashed") and is_stillborn(mutant.get("detail", "")):
+            mutant["restated"] = f"{mutant['outcome']} -> stillborn: Triton refused the program"
+            mutant["outcome"] = "stillborn"
+            restated.append(mutant["id"])
+    counts = {k: sum(m["outcome"] == k for m in report["mutants"]) for k in OUTCOMES}
+    report.update(counts)
+    scored = len(report["mutants"]) - counts["equivalent"] - counts["stillborn"]
+    caught = counts["killed"] + counts["crashed"] + counts["timeout"]
+    report["score"] = caught / scored if scored else 1.0
+    return restated
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("old", type=Path)
     parser.add_argument("--old-rev", required=True, help="the commit OLD's kernel source is of")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--stillborn", action="store_true", help="restate kills that were Triton refusing"
+    )
     args = parser.parse_args(argv)
     from kernels.compile_info import kernel_source_sha256
 
@@ -103,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.stillborn:
+        restated = restate_stillborn(result["report"])
+        result["report"]["restated_stillborn"] = restated
+        print(f"{len(restated)} recorded outcomes restated as stillborn")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "mutation.json").write_text(json.dumps(result["report"], indent=1) + "\n")
     slices: dict[int, list[str]] = {}
@@ -110,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         slices.setdefault(index // SLICE * SLICE, []).append(f"m{index + 1:03d}")
     lines = [f"--first-site {first} --sites {','.join(ids)}" for first, ids in slices.items()]
     (args.out / "new_sites.txt").write_text("\n".join(lines) + "\n")
-    info = result["report"]["carried_from"]
+    info = result["report"]["carried_from"][-1]
     print(f"{info['carried']} sites carried from {info['sha256'][:12]}, {info['new']} new")
     print("\n".join(lines))
     return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 SITE_FIELDS = ("function", "line", "operator", "before", "after")
-OUTCOMES = ("killed", "survived", "equivalent", "crashed", "timeout")
+OUTCOMES = ("killed", "survived", "equivalent", "crashed", "timeout", "stillborn")
 # A run's own settings: under "base" in a joined report (a rerun's label says its own).
 RUN_FIELDS = ("slices", "ttir_compared", "first_site")
 
@@ -51,7 +51,7 @@ def join(base: dict[str, Any], reruns: list[dict[str, Any]], labels: list[str]) 
         replaced.append({"label": label, "ids": ids})
     mutants = [by_id[m["id"]] for m in base["mutants"]]
     counts = {k: sum(m["outcome"] == k for m in mutants) for k in OUTCOMES}
-    scored = len(mutants) - counts["equivalent"]
+    scored = len(mutants) - counts["equivalent"] - counts["stillborn"]
     caught = counts["killed"] + counts["crashed"] + counts["timeout"]
     joined = {key: value for key, value in base.items() if key not in (*RUN_FIELDS, "mutants")}
     if reruns and "base" not in base:
@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(args.out / "mutation.csv", _csv_text(joined["mutants"]))
     print(f"{len(joined['mutants'])} mutants: killed {joined['killed']}, crashed "
           f"{joined['crashed']}, timeout {joined['timeout']}, equivalent {joined['equivalent']}, "
+          f"stillborn {joined['stillborn']}, "
           f"survived {joined['survived']}; score {joined['score']:.3f}")  # fmt: skip
     return 0
 

@@ -32,6 +32,7 @@ OUTCOME_COLOURS = {
     "crashed": (255, 167, 38),
     "killed": (102, 187, 106),
     "equivalent": (150, 150, 150),
+    "stillborn": (120, 144, 156),
 }
 Index = QModelIndex | QPersistentModelIndex
 

@@ -78,11 +78,18 @@ def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
     assert data["timeout"] == 0, [m for m in data["mutants"] if m["outcome"] == "timeout"]
     assert data["kernel"]["function"] == "rms_norm"
     outcomes = [m["outcome"] for m in data["mutants"]]
-    assert set(outcomes) <= {"killed", "survived", "crashed", "timeout", "equivalent"}
+    assert set(outcomes) <= {"killed", "survived", "crashed", "timeout", "equivalent",
+                             "stillborn"}  # fmt: skip
     assert data["killed"] == outcomes.count("killed")
     assert data["survived"] == outcomes.count("survived")
+    assert data["stillborn"] == outcomes.count("stillborn")
+    assert data["baseline"]["failed"] == []
     caught = data["killed"] + data["crashed"] + data["timeout"]
-    assert data["score"] == caught / (len(outcomes) - data["equivalent"])
+    assert data["score"] == caught / (len(outcomes) - data["equivalent"] - data["stillborn"])
+    # Triton refuses both "load mask dropped" mutants (other= without a mask): never a kill.
+    dropped = [m for m in data["mutants"] if m["operator"] == "load mask dropped"]
+    assert len(dropped) == 2
+    assert all(m["outcome"] == "stillborn" for m in dropped), dropped
     # The mean's divisor and the rsqrt are caught, each by a named fixture.
     by_site = {(m["operator"], m["before"]): m for m in data["mutants"]}
     divisor = by_site[("Div -> Mult", "tl.sum(x * x, axis=0) / width")]

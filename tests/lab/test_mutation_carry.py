@@ -37,8 +37,29 @@ def test_outcomes_follow_their_site_and_the_new_sites_are_listed() -> None:
         assert (moved["function"], moved["operator"], moved["before"], moved["after"]) == key[1:5]
         assert moved["carried"] == "old"
     assert report["kernel"]["sha256"] == "new"
-    assert report["carried_from"] == {"sha256": "old", "sites": len(old_keys),
-                                      "carried": len(old_keys), "new": 2}  # fmt: skip
+    assert report["carried_from"] == [{"sha256": "old", "sites": len(old_keys),
+                                       "carried": len(old_keys), "new": 2}]  # fmt: skip
+    # carried again: each mutant still names the kernel it ran on
+    again = mutation_carry.carry(report, now, "newer")["report"]
+    assert {m.get("carried") for m in again["mutants"]} == {"old", "new"}
+    assert [s["sha256"] for s in again["carried_from"]] == ["old", "new"]
+
+
+def test_recorded_refusals_are_restated_as_stillborn() -> None:
+    now = [key for key, _ in mutation_carry.sites_of()][:4]
+    report = _report(now)
+    report["mutants"][1]["detail"] = (
+        "implementation raised UserKernelFailed: user kernel error: "
+        "triton.runtime.errors.InterpreterError: ValueError('arange must fit in int32')"
+    )
+    report["mutants"][3]["detail"] = "output vs scalar reference: FAIL"
+    for key in ("equivalent", "crashed", "timeout"):
+        report[key] = 0
+    assert mutation_carry.restate_stillborn(report) == ["m002"]
+    assert report["mutants"][1]["outcome"] == "stillborn"
+    assert report["mutants"][3]["outcome"] == "killed"
+    assert (report["killed"], report["stillborn"], report["survived"]) == (1, 1, 2)
+    assert report["score"] == 1 / 3
 
 
 def test_a_report_that_is_not_of_the_sites_it_claims_is_refused() -> None:

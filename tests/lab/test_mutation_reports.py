@@ -98,9 +98,11 @@ def test_the_bundled_kernels_report_is_of_every_site_and_explains_every_survivor
     assert all(outcome[key] in ("survived", "equivalent") for key in by_key)
     assert all(e["kind"] in ("equivalent", "unkilled") and e["reason"] for e in explained)
     counts = {k: sum(m["outcome"] == k for m in mutants) for k in
-              ("killed", "survived", "equivalent", "crashed", "timeout")}  # fmt: skip
+              ("killed", "survived", "equivalent", "crashed", "timeout", "stillborn")}  # fmt: skip
     assert all(report[k] == v for k, v in counts.items())
-    scored = len(mutants) - counts["equivalent"]
+    # A stillborn mutant (Triton refused it) never ran: neither a kill nor in the score.
+    assert all(m["killed_by"] and m["detail"] for m in mutants if m["outcome"] == "stillborn")
+    scored = len(mutants) - counts["equivalent"] - counts["stillborn"]
     caught = counts["killed"] + counts["crashed"] + counts["timeout"]
     assert report["score"] == pytest.approx(caught / scored)
     assert report["score"] >= 0.95
