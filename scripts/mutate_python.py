@@ -158,6 +158,19 @@ def _pytest(folder: Path, tests: list[str], timeout_s: float, extra: str) -> tup
     )[-1]
 
 
+def _skipped(folder: Path, test: str, args: argparse.Namespace) -> bool:
+    """Whether pytest skips ``test`` on this machine (a GPU test here, say)."""
+    path = os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         *args.pytest_args.split(), test],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=args.timeout, check=False,
+    )  # fmt: skip
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    return done.returncode == 0 and "skipped" in last and "passed" not in last
+
+
 def _explanations(path: Path | None) -> dict[tuple, dict]:
     if path is None:
         return {}
@@ -258,16 +271,19 @@ def main() -> int:
             outcome = ""
             if "::" in killer:  # the test that killed it: when it still fails, the kill stands
                 outcome, detail = _pytest(folder, [killer], args.timeout, args.pytest_args)
-                if not detail.startswith(killer.split("[")[0]):
+                if outcome == "survived" and _skipped(folder, killer, args):
+                    # Its killer cannot run here (a GPU test on a CPU): recheck it where it can.
+                    outcome, detail = "not run", f"its killer is skipped here: {killer}"
+                elif not detail.startswith(killer.split("[")[0]):
                     outcome = ""  # not that test failing (an id pytest no longer finds...)
-            if outcome != "killed":
+            if outcome not in ("killed", "not run"):
                 outcome, detail = _pytest(folder, tests, args.timeout, args.pytest_args)
         done_count[0] += 1
         print(f"[{done_count[0]}/{len(chosen)}] {path.name}:{site.line} {site.function} "
               f"{site.operator}: {outcome}", file=sys.stderr, flush=True)  # fmt: skip
         mutant = dict(planned[index], outcome=outcome, killed_by="", explanation="")
         mutant["machine"] = args.machine
-        if outcome == "killed":
+        if outcome in ("killed", "not run"):
             mutant["killed_by"] = detail
         return mutant
 
