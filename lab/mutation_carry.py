@@ -56,15 +56,18 @@ def sites_of(read: Callable[[str], str] = _now) -> list[tuple[tuple, int]]:
 
 
 def old_keys(old: dict[str, Any], old_sites: list[tuple]) -> dict[tuple, dict[str, Any]]:
-    """OLD's mutants by key; ``old_sites`` are OLD's site keys in its id order."""
+    """OLD's mutants by key; ``old_sites`` are OLD's sites in its id order (they give each
+    mutant's file; its change is the report's own, since an operator edited since makes
+    another ``after`` of the same site)."""
     if len(old_sites) != len(old["mutants"]):
         raise ValueError(f"{len(old['mutants'])} mutants in the report, {len(old_sites)} sites")
-    keyed = {}
+    keyed, seen = {}, {}
     for key, mutant in zip(old_sites, old["mutants"], strict=True):
-        if tuple(key[1:5]) != (mutant["function"], mutant["operator"], mutant["before"],
-                               mutant["after"]):  # fmt: skip
+        if tuple(key[1:4]) != (mutant["function"], mutant["operator"], mutant["before"]):
             raise ValueError(f"{mutant['id']} is not the site {key}")
-        keyed[key] = mutant
+        head = (key[0], mutant["function"], mutant["operator"], mutant["before"], mutant["after"])
+        seen[head] = seen.get(head, -1) + 1
+        keyed[(*head, seen[head])] = mutant
     return keyed
 
 
