@@ -101,7 +101,7 @@ def restate_stillborn(report: dict[str, Any]) -> list[str]:
     (:func:`inspector.mutation_baseline.is_stillborn`, the rule ``mutate`` applies to the same
     detail when it runs), with ``restated`` saying so; recount. Returns the ids restated."""
     from inspector.mutation_baseline import is_stillborn
-    from lab.mutation_join import OUTCOMES
+    from lab.mutation_join import recount
 
     restated = []
     for mutant in report["mutants"]:
@@ -109,11 +109,7 @@ def restate_stillborn(report: dict[str, Any]) -> list[str]:
             mutant["restated"] = f"{mutant['outcome']} -> stillborn: Triton refused the program"
             mutant["outcome"] = "stillborn"
             restated.append(mutant["id"])
-    counts = {k: sum(m["outcome"] == k for m in report["mutants"]) for k in OUTCOMES}
-    report.update(counts)
-    scored = len(report["mutants"]) - counts["equivalent"] - counts["stillborn"]
-    caught = counts["killed"] + counts["crashed"] + counts["timeout"]
-    report["score"] = caught / scored if scored else 1.0
+    report.update(recount(report["mutants"]))
     return restated
 
 

@@ -25,6 +25,15 @@ OUTCOMES = ("killed", "survived", "equivalent", "crashed", "timeout", "stillborn
 RUN_FIELDS = ("slices", "ttir_compared", "first_site")
 
 
+def recount(mutants: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each outcome's count and the score, as :func:`inspector.mutation.report` makes them."""
+    counts: dict[str, Any] = {k: sum(m["outcome"] == k for m in mutants) for k in OUTCOMES}
+    scored = len(mutants) - counts["equivalent"] - counts["stillborn"]
+    caught = counts["killed"] + counts["crashed"] + counts["timeout"]
+    counts["score"] = caught / scored if scored else 1.0
+    return counts
+
+
 def join(base: dict[str, Any], reruns: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]:
     """``base`` with each rerun's mutants in place of its own, recounted.
 
@@ -50,16 +59,12 @@ def join(base: dict[str, Any], reruns: list[dict[str, Any]], labels: list[str]) 
         label = labels[index] if index < len(labels) else ""
         replaced.append({"label": label, "ids": ids})
     mutants = [by_id[m["id"]] for m in base["mutants"]]
-    counts = {k: sum(m["outcome"] == k for m in mutants) for k in OUTCOMES}
-    scored = len(mutants) - counts["equivalent"] - counts["stillborn"]
-    caught = counts["killed"] + counts["crashed"] + counts["timeout"]
     joined = {key: value for key, value in base.items() if key not in (*RUN_FIELDS, "mutants")}
     if reruns and "base" not in base:
         # How the base ran (its slices, whether it compared TTIR) is no longer the whole report's.
         joined["base"] = {key: base[key] for key in RUN_FIELDS if key in base}
-    joined.update(counts)
+    joined.update(recount(mutants))
     joined["mutants"] = mutants
-    joined["score"] = caught / scored if scored else 1.0
     joined["reruns"] = [*base.get("reruns", []), *replaced]
     for rerun in reruns:
         for key in ("coverage_configurations",):
