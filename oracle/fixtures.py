@@ -285,7 +285,8 @@ def _precision() -> list[Fixture]:
     """Rows whose float32 (or wider) sum of squares is right and a half-precision one is not,
     and rows whose mean square is near eps, in every declared dtype: the spec's "accumulate in
     safe precision" and "eps inside the root", each a fixture that fails when broken."""
-    max_w = LIMITS.max_width
+    # 16384 columns: a thread's share is 64 terms or more up to 8 warps of a one-tile kernel.
+    long_row = 16384
     return [
         Fixture(
             "float16_sum_overflow",
@@ -318,13 +319,13 @@ def _precision() -> list[Fixture]:
             "bfloat16_sum_stagnation",
             "boundary",
             f"bfloat16 constant rows ({', '.join(f'{v:g}' for v in STAGNATION_VALUES)}) of "
-            f"width {max_w}: a bfloat16 running sum stops growing (256 + 1 rounds back to 256), "
+            f"width {long_row}: a bfloat16 running sum stops growing (256 + 1 rounds back to 256), "
             "so a kernel that adds squares one after another in bfloat16 (a thread's share of a "
             "long row, a loop-carried accumulator) under-counts the mean square (the bug: "
             "accumulating in the input dtype; a pure pairwise tree of equal values stays exact)",
             lambda: {
-                "x": np.repeat(np.array(STAGNATION_VALUES)[:, None], max_w, axis=1),
-                "weight": _asymmetric(max_w),
+                "x": np.repeat(np.array(STAGNATION_VALUES)[:, None], long_row, axis=1),
+                "weight": _asymmetric(long_row),
                 "eps": 1e-6,
                 "dtype": "bfloat16",
             },
