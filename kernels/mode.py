@@ -61,3 +61,9 @@ def _refuse_half_interpreted_triton(mode: str) -> None:
 
 MODE, MODE_REASON = _decide_mode()
 _refuse_half_interpreted_triton(MODE)
+
+if MODE == INTERPRETER:
+    # One patch of triton.language per launch, not per helper call (same results, see there).
+    from kernels import interpreter_calls
+
+    interpreter_calls.install()
