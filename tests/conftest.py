@@ -95,11 +95,21 @@ def coverage_map() -> dict:
 #: A test that needs longer than this on a quiet 2-core machine is marked ``slow`` with its
 #: reason and carries a ``timeout`` mark of its own (pyproject's global timeout is the rest's).
 SLOW_S = 60.0
-#: Tests that walk the whole coverage map (tens of seconds, once a process) share one xdist
-#: worker (``--dist loadgroup``), so the walk is made once per run, not once per worker.
-WALK_GROUP = "coverage_walk"
+#: Fixtures of tens of seconds, made once a process (session or module scope): the tests that
+#: use one share an xdist worker (``--dist loadgroup``), so it is made once per run, not once
+#: per worker. Fixture name -> group.
+SHARED_FIXTURES = {
+    "coverage_map": "coverage_walk",  # the whole-width walk of the layout rule
+    "kernel_result": "kernel_check",  # tests/records: one check with the kernel
+    "line_map_file": "line_map",  # tests/inspector_core/test_mutation_lines.py
+}
+#: Modules whose module-scoped check fixture is shared the same way (a fixture name alone
+#: would also match another module's fixture of that name).
+SHARED_MODULES = {"test_cli.py": "cli_check"}
 
 
+# First: xdist's worker names each item's group from its marks in its own hook.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     unmarked = []
     for item in items:
@@ -108,10 +118,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             not slow.kwargs.get("reason") or not item.get_closest_marker("timeout")
         ):
             unmarked.append(item.nodeid)
-        if "coverage_map" in getattr(item, "fixturenames", ()) and not item.get_closest_marker(
-            "xdist_group"
-        ):
-            item.add_marker(pytest.mark.xdist_group(WALK_GROUP))
+        if item.get_closest_marker("xdist_group") is None:
+            names = getattr(item, "fixturenames", ())
+            group = next((g for f, g in SHARED_FIXTURES.items() if f in names), None)
+            if group is None and "checked" in names:
+                group = SHARED_MODULES.get(item.path.name)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
     if unmarked:
         raise pytest.UsageError(
             "a test marked slow needs slow(reason=...) and a timeout(seconds) mark of its own: "
