@@ -138,10 +138,11 @@ def mutate_report(
     first = str(package.parent) if package is not None else str(spec.path.parent)
     baseline = run_baseline(spec, first, -3072.0, timeout_s)
     if not baseline.passed:
+        name, detail = (baseline.failed or baseline.not_judged)[0]
         raise ValueError(
-            f"the unmutated kernel passes none of the {len(baseline.failed)} runnable fixtures "
-            f"(first: {baseline.failed[0][0]}: {baseline.failed[0][1][:200]}); nothing to judge a "
-            "mutant on"
+            f"the unmutated kernel passes none of the "
+            f"{len(baseline.failed) + len(baseline.not_judged)} runnable fixtures (first: "
+            f"{name}: {detail[:200]}); nothing to judge a mutant on"
         )
     map_path = None
     if kernel is None and coverage:
@@ -291,17 +292,34 @@ def run_mutate_command(arguments: list[str]) -> int:
         f"{data['crashed']}, timeout {data['timeout']}; score {data['score']:.3f}; "
         f"{out / 'mutation.json'} {out / 'mutation.csv'}"
     )
-    # A kernel that already fails a fixture is not proven by its mutants: never exit 0.
-    return 1 if survivors or failed else 0
+    # A kernel that already fails a fixture is not proven by its mutants: never exit 0; one
+    # this machine could not judge on every fixture exits 3, like `check`.
+    if survivors or failed:
+        return 1
+    return 3 if data["baseline"].get("not_judged") else 0
 
 
 def baseline_line(baseline: dict[str, Any]) -> str:
     """The report's baseline in one line."""
     failed = baseline["failed"]
+    unjudged = baseline.get("not_judged", [])
+    tail = ""
+    if unjudged:
+        tail = (
+            f"; {len(unjudged)} NOT JUDGED on this machine ({_names(unjudged)}: "
+            f"{unjudged[0]['why'][:160]})"
+        )
     if not failed:
-        return f"baseline: the unmutated kernel passes all {baseline['passed']} runnable fixtures"
-    names = ", ".join(f["fixture"] for f in failed[:6]) + (", ..." if len(failed) > 6 else "")
+        return (
+            f"baseline: the unmutated kernel passes all {baseline['passed']} runnable fixtures"
+            + (" judged" if unjudged else "")
+            + tail
+        )
     return (
-        f"baseline: the unmutated kernel FAILS {len(failed)} fixture(s) ({names}); mutants were "
-        f"judged on the {baseline['passed']} it passes"
+        f"baseline: the unmutated kernel FAILS {len(failed)} fixture(s) ({_names(failed)}); "
+        f"mutants were judged on the {baseline['passed']} it passes" + tail
     )
+
+
+def _names(entries: list[dict[str, Any]]) -> str:
+    return ", ".join(f["fixture"] for f in entries[:6]) + (", ..." if len(entries) > 6 else "")

@@ -15,7 +15,10 @@ from PySide6.QtGui import QBrush, QColor
 
 from inspector.row_verdicts import OUTSIDE, WITHIN
 from inspector.viewdata import RowColumn
-from oracle.matrix import FixtureOutcome, KillMatrix
+from oracle.matrix import NOT_JUDGED, FixtureOutcome, KillMatrix
+
+#: A kill matrix cell's text per state.
+GLYPHS = {"killed": "✕", "survived": "·", "pass": "✓", "FAIL": "FAIL", "not judged": "?"}
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -178,7 +181,9 @@ class KillMatrixModel(QAbstractTableModel):
                 if column is None:
                     continue
                 outcomes[column] = outcome
-                if not mutant:
+                if outcome.actual == NOT_JUDGED:  # the machine's fault: no verdict either way
+                    states[column] = "not judged"
+                elif not mutant:
                     states[column] = "pass" if outcome.passed else "FAIL"
                 else:
                     killed = outcome.fixture in good and not outcome.passed
@@ -188,6 +193,8 @@ class KillMatrixModel(QAbstractTableModel):
             if not mutant:
                 failures = matrix.baseline_failures
                 verdict = "all fixtures behave" if not failures else f"FAIL: {', '.join(failures)}"
+                if matrix.not_judged:
+                    verdict += f" ({len(matrix.not_judged)} not judged on this machine)"
             else:
                 killers = matrix.killed_by(mutant)
                 verdict = f"killed by {len(killers)}" if killers else "SURVIVED"
@@ -208,7 +215,7 @@ class KillMatrixModel(QAbstractTableModel):
         return self._outcomes[row][column]
 
     def cell_state(self, row: int, column: int) -> str:
-        """ "killed" / "survived" / "pass" / "FAIL" / "" (fixture not in this matrix)."""
+        """ "killed" / "survived" / "pass" / "FAIL" / "not judged" / "" (not in this matrix)."""
         return self._states[row][column]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -236,7 +243,7 @@ class KillMatrixModel(QAbstractTableModel):
             return None
         state = self.cell_state(row, column)
         if role == Qt.ItemDataRole.DisplayRole:
-            return {"killed": "✕", "survived": "·", "pass": "✓", "FAIL": "FAIL"}.get(state, "")
+            return GLYPHS.get(state, "")
         if role == Qt.ItemDataRole.BackgroundRole:
             color = {
                 "killed": KILLED_COLOR,

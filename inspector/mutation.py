@@ -135,8 +135,11 @@ def _variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
         if name in ("load", "store"):
             for index, keyword in enumerate(node.keywords):
                 if keyword.arg == "mask":
+                    # A load without its mask has no other= either (Triton refuses one without
+                    # the other): the unmasked load itself, which guarded reads then see.
                     dropped = copy.deepcopy(node)
-                    del dropped.keywords[index]
+                    gone = ("mask", "other") if name == "load" else ("mask",)
+                    dropped.keywords = [k for k in dropped.keywords if k.arg not in gone]
                     yield f"{name} mask dropped", dropped
                     inverted = copy.deepcopy(node)
                     inverted.keywords[index].value = ast.UnaryOp(
@@ -211,6 +214,7 @@ def _run_mutant(
     except ValueError as err:  # the mutant does not import (a syntax error cannot be: ast made it)
         return "crashed", ("import",), str(err)[:500]
     cache = matrix.ReferenceCache()
+    unjudged: list[str] = []
     try:
         for fixture in fixtures.FIXTURES:
             if fixture.check == "rejection" or (
@@ -222,6 +226,9 @@ def _run_mutant(
             except UserKernelFailed as err:
                 kind = "timeout" if "user kernel timeout" in str(err) else "crashed"
                 return kind, (fixture.name,), str(err)[:500]
+            if outcome.actual == matrix.NOT_JUDGED:  # the machine's fault: no verdict
+                unjudged.append(fixture.name)
+                continue
             if not outcome.passed:
                 if is_stillborn(outcome.detail):
                     return "stillborn", (fixture.name,), outcome.detail[:500]
@@ -230,6 +237,15 @@ def _run_mutant(
                 if "user kernel timeout" in outcome.detail:
                     return "timeout", (fixture.name,), outcome.detail[:500]
                 return "killed", (fixture.name,), outcome.detail[:500]
+        if unjudged:
+            return (
+                "survived",
+                (),
+                (
+                    f"every fixture judged behaved; {len(unjudged)} could not be judged on this "
+                    f"machine ({', '.join(unjudged[:4])}): run it on a GPU"
+                ),
+            )
         return "survived", (), "every fixture behaved"
     finally:
         implementation.close()

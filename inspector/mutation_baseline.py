@@ -35,16 +35,21 @@ class Baseline:
     Attributes:
         passed: names of the fixtures it passes (the only ones a mutant is judged on).
         failed: (name, detail) of those it fails.
+        not_judged: (name, why) of those this machine could not judge (its interpreter gets an
+            operation the kernel uses wrong): neither passed nor failed, and no mutant is
+            judged on them.
     """
 
     passed: tuple[str, ...]
     failed: tuple[tuple[str, str], ...]
+    not_judged: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "fixtures": len(self.passed) + len(self.failed),
+            "fixtures": len(self.passed) + len(self.failed) + len(self.not_judged),
             "passed": len(self.passed),
             "failed": [{"fixture": name, "detail": detail} for name, detail in self.failed],
+            "not_judged": [{"fixture": name, "why": why} for name, why in self.not_judged],
         }
 
 
@@ -61,6 +66,7 @@ def run_baseline(
     cache = matrix.ReferenceCache()
     passed: list[str] = []
     failed: list[tuple[str, str]] = []
+    not_judged: list[tuple[str, str]] = []
     try:
         for fixture in fixtures.FIXTURES:
             if fixture.check == "rejection":
@@ -72,8 +78,10 @@ def run_baseline(
                 continue
             if outcome.passed:
                 passed.append(fixture.name)
+            elif outcome.actual == matrix.NOT_JUDGED:
+                not_judged.append((fixture.name, outcome.detail[:500]))
             else:
                 failed.append((fixture.name, outcome.detail[:500]))
     finally:
         implementation.close()
-    return Baseline(tuple(passed), tuple(failed))
+    return Baseline(tuple(passed), tuple(failed), tuple(not_judged))

@@ -8,7 +8,8 @@ out of bounds, and every kernel mutant must be killed by a named fixture.
 
 :func:`check_steps` is a generator that yields ``(step, total, label)`` before each unit of
 work and the :class:`CheckResult` last, so a worker thread can report progress and cancel
-between steps; :func:`run_check` drains it. This is where the floors meet: ``oracle`` and
+between steps; :func:`run_check` drains it. Its types are :mod:`inspector.check_result`'s.
+This is where the floors meet: ``oracle`` and
 ``kernels`` never import each other.
 """
 
@@ -17,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import platform
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from inspector import check_stages, run_findings
+from inspector.check_result import CheckConfig, CheckResult, KernelRun
 from oracle import compare as cmp
 from oracle import fixtures, matrix, scalar, tiled, traffic
 from oracle.mutants import MODEL_MUTANTS
@@ -32,148 +33,6 @@ TOOL_NAME = "rmsnorm-inspector"
 TOOL_VERSION = "0.1.0"
 
 Progress = tuple[int, int, str]
-
-
-@dataclass(frozen=True)
-class CheckConfig:
-    """What to run.
-
-    Attributes:
-        device: "auto" (CUDA if present, else the interpreter on the CPU), "cpu" or "cuda".
-        run_kernel: False runs the model side only (and says so).
-        poison: value for tail lanes, padding, output gaps and guards.
-        compile_target: explicit target for compiler output on a machine without CUDA.
-        kernel_spec: a user's kernel (``kernels.usercode.KernelSpec``) to prove instead of the
-            bundled one: run in a child process, on every fixture, without the bundled kernel's
-            mutants, forced layouts or compiler output.
-        timing: on a GPU, time the proven kernel on the input's shape after the proof
-            (:mod:`inspector.timing_stage`); False leaves the receipt's timing absent.
-    """
-
-    device: str = "auto"
-    run_kernel: bool = True
-    poison: float = tiled.POISON
-    compile_target: str = "sm_90"
-    kernel_spec: Any = None
-    timing: bool = True
-
-
-@dataclass(frozen=True)
-class KernelRun:
-    """One run of the real kernel (or a kernel mutant) on a problem, judged against two
-    references; :func:`run_and_judge_kernel` is the one place it is built.
-
-    Attributes:
-        problem: the problem it ran on (results for an older input are recognised by it).
-        mutant: None for the real kernel, else the kernel mutant switched on.
-        y: its output, (rows, width).
-        comparison: ``y`` against the scalar reference.
-        torch_comparison: ``y`` against ``torch.nn.functional.rms_norm`` in float64.
-        row_max_abs: per-row max abs error against the scalar reference.
-        row_max_rel: per-row max rel error against the scalar reference.
-        oob_writes: every guard element the kernel changed (``kernels.OobWrite``).
-        oob_addresses: the same stores as output addresses (row * row_stride + lane; negative
-            for the leading guard), as the lane grid draws them.
-        mode: "interpreter" or "compiled".
-        device: where it ran.
-        block: lanes per program.
-        num_warps: warps per program.
-        path: the launch layout the launcher chose.
-    """
-
-    problem: Problem
-    mutant: str | None
-    y: np.ndarray
-    comparison: cmp.Comparison
-    torch_comparison: cmp.Comparison
-    row_max_abs: np.ndarray
-    row_max_rel: np.ndarray
-    oob_writes: tuple[Any, ...]
-    oob_addresses: tuple[int, ...]
-    mode: str
-    device: str
-    block: int
-    num_warps: int
-    path: str = ""
-    # The output frame of oob_addresses (0: the problem's row stride; a user kernel's output has
-    # a guard of one tile between rows) and stores into x (input addresses, row * row_stride +
-    # lane): a user kernel only, whose x sits in a guarded buffer too.
-    oob_row_stride: int = 0
-    input_writes: tuple[int, ...] = ()
-    # oracle.diagnose.inferred_rrms of y, when the window's job computed it off the GUI thread.
-    inferred: Any = None
-    # The bundled kernel's own per-row rrms (its rstd output), when the run asked for it.
-    rstd: np.ndarray | None = None
-    # Each row's max |y - exact y| and its a-priori bound (oracle.error_bound; None for a
-    # user's kernel), the additions per square the bound assumes, a truncating output rounding.
-    row_exact_error: np.ndarray | None = None
-    row_error_bound: np.ndarray | None = None
-    bound_adds: int | None = None
-    bound_truncating: bool = False
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """Everything one check produced; see the module docstring for the verdict rules."""
-
-    problem: Problem
-    scalar: scalar.ScalarResult
-    tiled: tiled.TiledResult
-    output: cmp.Comparison
-    intermediates: cmp.Comparison
-    model_matrix: matrix.KillMatrix
-    traffic: traffic.Traffic
-    kernel: KernelRun | None
-    kernel_matrix: matrix.KillMatrix | None
-    kernel_note: str
-    compile: dict[str, Any] | None
-    versions: dict[str, str]
-    device: str
-    mode: str
-    failures: tuple[str, ...] = field(default_factory=tuple)
-    # Every launch layout of the tuned kernel, forced, against every fixture and mutant: the
-    # auto choice above covers what the input gets; these cover what other shapes get.
-    kernel_path_matrices: dict[str, matrix.KillMatrix] = field(default_factory=dict)
-    # Which kernel: {"kind": "bundled"} or {"kind": "user", "path", "function", "file_sha256"}.
-    kernel_source: dict[str, str] = field(default_factory=lambda: {"kind": "bundled"})
-    # Where a failing kernel output parts from the reference (oracle.diagnose), else empty.
-    diagnosis: tuple[str, ...] = ()
-    # Its receipt (JSON, CSV texts), built by the window's job off the GUI thread.
-    receipt_texts: tuple[str, str] | None = None
-    # The receipt's batch_invariance (check_stages.invariance_stage); None: not made.
-    batch_invariance: dict[str, Any] | None = None
-    # The kernel's launches under compute-sanitizer (check_stages.sanitizer_stage).
-    sanitizer: dict[str, Any] | None = None
-    # The launch-layout coverage map and its proofs (check_stages.coverage_stage).
-    coverage: dict[str, Any] | None = None
-    # The proven kernel timed on the input's shape (timing_stage.timing_stage), DRAM included.
-    timing: dict[str, Any] | None = None
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-    @property
-    def row_max_abs(self) -> np.ndarray:
-        """Per-row max abs error of the implementation under test (kernel, else model)."""
-        if self.kernel is not None:
-            return self.kernel.row_max_abs
-        return cmp.max_errors(self.tiled.y, self.scalar.y)[0]
-
-    @property
-    def row_max_rel(self) -> np.ndarray:
-        if self.kernel is not None:
-            return self.kernel.row_max_rel
-        return cmp.max_errors(self.tiled.y, self.scalar.y)[1]
-
-    @property
-    def errors_source(self) -> str:
-        return "kernel vs scalar reference" if self.kernel else "tiled model vs scalar reference"
-
-    @property
-    def headline(self) -> cmp.Comparison:
-        """The comparison the receipt's ``errors`` section reports."""
-        return self.kernel.comparison if self.kernel is not None else self.output
 
 
 def base_versions() -> dict[str, str]:
@@ -322,6 +181,8 @@ def check_steps(
             user.close()
     yield dataclasses.replace(
         result,
+        machine_faults=tuple(user.machine_faults) if user is not None else (),
+        autotune_configs=tuple(user.configs) if user is not None else (),
         versions=versions,
         device=device,
         mode=mode,
@@ -378,6 +239,7 @@ def _steps(
     path_matrices: dict[str, matrix.KillMatrix] = {}
     compile_info = None
     invariance = sanitizer = coverage = timing = None
+    input_not_judged = ""
     if kernel_ready:
         yield (step, total, "kernel on the input")
         try:
@@ -392,6 +254,8 @@ def _steps(
                 )  # fmt: skip
             found, diagnosis = run_findings.kernel_run_findings(kernel_run, problem, reference)
             failures += found
+        except matrix.NotJudged as exc:
+            input_not_judged = str(exc)
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
         step += 1
@@ -450,6 +314,7 @@ def _steps(
         coverage=coverage,
         diagnosis=diagnosis,
         timing=timing,
+        input_not_judged=input_not_judged,
     )
 
 
@@ -486,7 +351,7 @@ def _matrix_failures(result: matrix.KillMatrix) -> list[str]:
     found = [
         f"{result.target} fixture {o.fixture}: expected {o.expected}, got {o.actual} ({o.detail})"
         for o in result.baseline
-        if not o.passed
+        if not o.passed and o.actual != matrix.NOT_JUDGED
     ]
     found += [f"{result.target} mutant {name} SURVIVED every fixture" for name in result.survivors]
     return found
@@ -565,6 +430,8 @@ def run_and_judge_user_kernel(
     """A user's kernel (``inspector.userkernel.UserImplementation``) on ``problem``, judged like
     the bundled kernel; its output stores are addresses in the output's own frame (a tile of
     guard between rows), its stores into x in the input's."""
+    from inspector.userkernel import describe_reads
+
     run, guard, y_stride = user.run(problem, user.poison)
     return KernelRun(
         **_judged(problem, run.y, reference_y),
@@ -578,6 +445,8 @@ def run_and_judge_user_kernel(
         path="user",
         oob_row_stride=y_stride,
         input_writes=tuple(int(i) - guard for i in run.x_writes),
+        oob_reads=sum(count for _, count, _ in run.oob_reads),
+        oob_read_detail=describe_reads(run.oob_reads, problem, guard, y_stride),
         **run_findings.bound_fields(
             problem, run.y, _exact(problem, y_exact), path="user", block=0, peel=0, mode=""
         ),

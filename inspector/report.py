@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from inspector import check_stages, run_findings, timing_stage
+from oracle.matrix import NOT_JUDGED
 
 PASSED_COLOR = "rgb(102,187,106)"
 FAILED_COLOR = "rgb(239,83,80)"
@@ -23,9 +24,34 @@ GREY_COLOR = "rgb(138,147,163)"
 
 
 def fixture_summary(kill_matrix: Any) -> str:
-    """``"<target> <behaved>/<fixtures> as expected"`` for one kill matrix."""
-    behaved = sum(o.passed for o in kill_matrix.baseline)
-    return f"{kill_matrix.target} {behaved}/{len(kill_matrix.baseline)} as expected"
+    """What one kill matrix's fixtures did, each count naming what it counts: the runnable
+    fixtures the implementation passed (and those this machine could not judge), and the
+    malformed inputs the validator refused (no implementation runs on those)."""
+    runnable = [o for o in kill_matrix.baseline if not o.expected.startswith("reject:")]
+    malformed = [o for o in kill_matrix.baseline if o.expected.startswith("reject:")]
+    not_judged = sum(o.actual == NOT_JUDGED for o in runnable)
+    text = (
+        f"{kill_matrix.target} passed {sum(o.passed for o in runnable)}/{len(runnable)} runnable"
+        + (f" ({not_judged} not judged on this machine)" if not_judged else "")
+    )
+    if malformed:
+        text += (
+            f", the validator refused {sum(o.passed for o in malformed)}/{len(malformed)} malformed"
+        )
+    return text
+
+
+def not_judged_lines(result: Any) -> list[str]:
+    """The runs this machine could not judge, once per cause, with what to do."""
+    by_cause: dict[str, list[str]] = {}
+    for what, why in getattr(result, "not_judged", ()):
+        by_cause.setdefault(why.removeprefix("not judged on this machine: "), []).append(what)
+    return [
+        f"NOT JUDGED on this machine ({len(names)} run(s): {', '.join(names[:6])}"
+        + (", ..." if len(names) > 6 else "")
+        + f"): {why}"
+        for why, names in by_cause.items()
+    ]
 
 
 def result_lines(result: Any) -> list[str]:
@@ -48,6 +74,12 @@ def result_lines(result: Any) -> list[str]:
             f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
         ]
         lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
+        configs = getattr(result, "autotune_configs", ())
+        if configs:
+            lines.append(
+                f"autotune: each of {len(configs)} configs run and judged on every fixture: "
+                + "; ".join(configs)
+            )
         invariance = check_stages.invariance_line(getattr(result, "batch_invariance", None))
         if invariance is not None:
             lines.append(invariance)
@@ -60,6 +92,7 @@ def result_lines(result: Any) -> list[str]:
         lines += timing_stage.timing_lines(getattr(result, "timing", None))
     matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
     lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
+    lines += not_judged_lines(result)
     for kill_matrix in matrices:
         lines += kill_matrix.summary_lines()
     for path, path_matrix in result.kernel_path_matrices.items():

@@ -115,6 +115,11 @@ def kernel_run_findings(
                 problem.width,
             )
         )
+    if getattr(run, "oob_reads", 0):
+        failures.append(
+            f"kernel read {run.oob_reads} element(s) out of bounds (seen by the interpreter's "
+            f"guarded loads): {run.oob_read_detail}"
+        )
     if run.input_writes:
         failures.append(
             f"kernel stored {len(run.input_writes)} element(s) into its input x"

@@ -6,7 +6,9 @@ a poisoned guard of one power-of-two tile before and after, the output a view wi
 guard before the first row, between rows and after the last. A run that crashes, hangs or
 raises fails its fixture with what happened; a store into a guard or into ``x`` is counted as an
 out-of-bounds write. A launcher that refuses ``out=`` is checked on its returned tensor, and the
-note says so.
+note says so. A run that used an operation the child's interpreter gets wrong
+(``kernels.interpreter_probe``) raises ``oracle.matrix.NotJudged``: the machine's fault, never a
+verdict on the kernel. An autotuned kernel runs every config (``kernels.autotuned``), each judged.
 """
 
 from __future__ import annotations
@@ -90,6 +92,11 @@ class UserImplementation:
             poison=poison,
             guard=block,
         )
+        if run.not_judged:
+            raise matrix.NotJudged(
+                "; ".join(run.not_judged)
+                + " (the kernel ran into it; run the check with --device cuda on a GPU)"
+            )
         if run.outcome != "ok":
             raise UserKernelFailed(f"user kernel {run.outcome}: {run.detail}")
         if run.refused_out and not self.refused_out:
@@ -99,6 +106,49 @@ class UserImplementation:
     def __call__(self, problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
         if mutant is not None:
             raise ValueError(f"a user kernel has no built-in mutants; got {mutant!r}")
-        run, _, _ = self.run(problem, poison)
+        run, guard, y_stride = self.run(problem, poison)
         assert run.y is not None
-        return matrix.RunOutput(y=run.y, oob_writes=len(run.oob_writes) + len(run.x_writes))
+        variants = ((run.config, run.y), *run.variants) if run.variants else ()
+        return matrix.RunOutput(
+            y=run.y,
+            oob_writes=len(run.oob_writes) + len(run.x_writes),
+            oob_reads=sum(count for _, count, _ in run.oob_reads),
+            oob_read_detail=describe_reads(run.oob_reads, problem, guard, y_stride),
+            variants=variants,
+        )
+
+    @property
+    def machine_faults(self) -> list[dict[str, Any]]:
+        """What this machine's interpreter gets wrong (empty when compiled, or none found)."""
+        return self.kernel.machine_faults
+
+    @property
+    def configs(self) -> list[str]:
+        """The autotune configs each run covers (empty: the kernel does not autotune)."""
+        return self.kernel.configs
+
+
+def describe_reads(
+    reads: tuple[tuple[str, int, tuple[int, ...]], ...], problem: Problem, guard: int, y_stride: int
+) -> str:
+    """Reads out of bounds in words: per buffer, how many and where the first were (row and
+    lane of x or the output, lane of the weight; a guard or a row's padding)."""
+    parts = []
+    for name, count, first in reads:
+        places = [_place(name, index, problem, guard, y_stride) for index in first[:3]]
+        more = ", ..." if count > len(places) else ""
+        parts.append(f"{count} of {name} ({', '.join(places)}{more})")
+    return "; ".join(parts)
+
+
+def _place(name: str, index: int, problem: Problem, guard: int, y_stride: int) -> str:
+    offset = index - guard
+    if offset < 0:
+        return f"{-offset} element(s) before its first"
+    if name == "weight":
+        return f"lane {offset}" + (" (past the width)" if offset >= problem.width else "")
+    stride = problem.row_stride if name == "x" else y_stride
+    row, lane = divmod(offset, stride)
+    if row >= problem.rows:
+        return f"{offset - problem.rows * stride + 1} element(s) past its last row"
+    return f"row {row} lane {lane}" + (" (padding)" if lane >= problem.width else "")

@@ -144,7 +144,7 @@ class UserRun:
         outcome: "ok", "error" (the launcher raised), "crashed" (the child died), "timeout".
         y: (rows, width) float64 output (NaN-free only if the kernel made it so); None unless ok.
         oob_writes: element indices into the output buffer (``guard`` + row * stride + col
-            coordinates) outside every row's data whose bits changed.
+            coordinates) outside every row's data whose bits changed (under any config).
         x_writes: element indices into the input buffer that changed (stores into x).
         refused_out: why the run is checked on the returned tensor alone ("" when ``out=``
             was written).
@@ -157,6 +157,16 @@ class UserRun:
     x_writes: tuple[int, ...] = ()
     refused_out: str = ""
     detail: str = ""
+    # The machine's faults this run met ("name: cause", kernels.interpreter_probe): when any,
+    # the run says nothing about the kernel, whatever its outcome.
+    not_judged: tuple[str, ...] = ()
+    # (config, y) of each autotune config after the first (whose output is ``y``).
+    variants: tuple[tuple[str, np.ndarray], ...] = ()
+    # The config ``y`` is of ("" for a kernel without autotune).
+    config: str = ""
+    # Reads out of bounds under the interpreter (kernels.guarded_reads): (buffer "x" | "weight"
+    # | "out", how many, the first element indices into that buffer).
+    oob_reads: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
 
 
 class UserKernel:
@@ -186,6 +196,11 @@ class UserKernel:
         self._child: forkserver.ForkedChild | subprocess.Popen[bytes] | None = None
         self._stderr: StderrTail | None = None
         self.mode = ""
+        # What the child's interpreter gets wrong (kernels.interpreter_probe.Fault.as_dict),
+        # why that could not be probed, and the autotune configs each run covers.
+        self.machine_faults: list[dict[str, Any]] = []
+        self.probe_note = ""
+        self.configs: list[str] = []
 
     def __enter__(self) -> UserKernel:
         self._start()
@@ -231,6 +246,9 @@ class UserKernel:
             self.close()
             raise KernelSpecError(f"--kernel {self.spec.path}:{self.spec.function}: {detail}")
         self.mode = str(header[0].get("mode", ""))
+        self.machine_faults = _fault_list(header[0].get("machine_faults"))
+        self.probe_note = str(header[0].get("probe_note", ""))[:500]
+        self.configs = _text_list(header[0].get("configs"))
 
     def close(self) -> None:
         child, self._child = self._child, None
@@ -402,20 +420,71 @@ class UserKernel:
             self.close()
             return UserRun("crashed", detail=detail)
         message, arrays = reply
+        not_judged = tuple(_text_list(message.get("not_judged")))
         if not message.get("ok"):
-            return UserRun("error", detail=str(message.get("error", "")))
-        if len(arrays) != 3:
+            detail = str(message.get("error", ""))
+            return UserRun("error", detail=detail, not_judged=not_judged)
+        configs = _text_list(message.get("configs")) or [""]
+        if len(arrays) != 3 * len(configs):
             self.close()
-            detail = f"the kernel's process answered {len(arrays)} arrays, not y, oob and x writes"
+            detail = (
+                f"the kernel's process answered {len(arrays)} arrays, not y, oob and x writes "
+                f"for each of {len(configs)} config(s)"
+            )
             return UserRun("crashed", detail=detail)
-        y, oob, x_writes = arrays
+        oob = sorted({int(i) for k in range(len(configs)) for i in arrays[3 * k + 1]})
+        x_writes = sorted({int(i) for k in range(len(configs)) for i in arrays[3 * k + 2]})
         return UserRun(
             "ok",
-            y=y,
-            oob_writes=tuple(int(i) for i in oob),
-            x_writes=tuple(int(i) for i in x_writes),
+            y=arrays[0],
+            oob_writes=tuple(oob),
+            x_writes=tuple(x_writes),
             refused_out=str(message.get("refused_out", "")),
+            not_judged=not_judged,
+            variants=tuple((configs[k], arrays[3 * k]) for k in range(1, len(configs))),
+            config=configs[0],
+            oob_reads=_read_list(message.get("oob_reads")),
         )
+
+
+def _read_list(value: Any) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
+    """A child's reads out of bounds, ``{buffer: [count, [indices]]}``, checked and bounded."""
+    if not isinstance(value, dict):
+        return ()
+    reads = []
+    for name in ("x", "weight", "out"):
+        entry = value.get(name)
+        if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int):
+            continue
+        first = entry[1] if isinstance(entry[1], list) else []
+        indices = tuple(i for i in first[:64] if type(i) is int)
+        if entry[0] > 0:
+            reads.append((name, entry[0], indices))
+    return tuple(reads)
+
+
+def _text_list(value: Any, most: int = 256) -> list[str]:
+    """A child's list of strings, bounded (anything else: empty)."""
+    if not isinstance(value, list):
+        return []
+    return [str(v)[:1000] for v in value[:most] if isinstance(v, str)]
+
+
+def _fault_list(value: Any) -> list[dict[str, Any]]:
+    """A child's list of machine faults, each ``{"name", "cause", ...}`` of strings, bounded."""
+    if not isinstance(value, list):
+        return []
+    faults = []
+    for item in value[:32]:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            faults.append(
+                {
+                    "name": item["name"][:200],
+                    "cause": str(item.get("cause", ""))[:1000],
+                    "signature": _text_list(item.get("signature"), 64),
+                }
+            )
+    return faults
 
 
 def compile_ttir(

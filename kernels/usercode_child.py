@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -67,10 +68,14 @@ def load_launcher(path: str, function: str) -> Any:
 
 def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:
     """One run in poison-filled guarded buffers (``header``: dtype, eps, strides, guard,
-    poison): ``(y, output guard stores, input stores, why out= was refused)``."""
+    poison): ``(y, output guard stores, input stores, why out= was refused, reads out of
+    bounds)``; the reads (under the interpreter: :mod:`kernels.guarded_reads`) are
+    ``{"x" | "weight" | "out": [count, first element indices into that buffer]}``."""
     import torch
 
     import kernels
+    from kernels import guarded_reads
+    from kernels.guarded_reads import strided_valid
     from kernels.mode import COMPILED
 
     dtype = getattr(torch, header["dtype"])
@@ -85,15 +90,25 @@ def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np
     x_view = x_buffer[guard:].as_strided((rows, width), (x_stride, 1))
     y_view = y_buffer[guard:].as_strided((rows, width), (y_stride, 1))
     x_view.copy_(torch.from_numpy(x).to(dtype))
-    w = torch.from_numpy(weight).to(dtype).to(device)
+    # The weight between guards too: a read past it lands on poison, not on other memory.
+    w_buffer = torch.full((2 * guard + width,), poison, dtype=dtype, device=device)
+    w = w_buffer[guard : guard + width]
+    w.copy_(torch.from_numpy(weight).to(dtype))
     x_before = x_buffer.clone()
     y_before = y_buffer.clone()
     refused_out = ""
-    try:
-        result = launcher(x_view, w, float(header["eps"]), out=y_view)
-    except TypeError as err:  # a launcher without out=: checked on its output alone
-        refused_out = f"{type(err).__name__}: {err}"
-        result = launcher(x_view, w, float(header["eps"]))
+    watch = guarded_reads.Watch()
+    if kernels.MODE != COMPILED:  # on a GPU, compute-sanitizer sees reads past allocations
+        size = x_buffer.element_size()
+        watch.add("x", x_buffer.data_ptr(), size, strided_valid(guard, rows, width, x_stride))
+        watch.add("weight", w_buffer.data_ptr(), size, strided_valid(guard, 1, width, width))
+        watch.add("out", y_buffer.data_ptr(), size, strided_valid(guard, rows, width, y_stride))
+    with guarded_reads.watching(watch):
+        try:
+            result = launcher(x_view, w, float(header["eps"]), out=y_view)
+        except TypeError as err:  # a launcher without out=: checked on its output alone
+            refused_out = f"{type(err).__name__}: {err}"
+            result = launcher(x_view, w, float(header["eps"]))
     if device.type == "cuda":
         torch.cuda.synchronize()
     if not isinstance(result, torch.Tensor):
@@ -111,7 +126,8 @@ def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np
     changed_x = x_buffer.view(bits) != x_before.view(bits)
     oob = torch.nonzero(changed_y).flatten().cpu().numpy().astype(np.int64)
     x_writes = torch.nonzero(changed_x).flatten().cpu().numpy().astype(np.int64)
-    return y, oob, x_writes, refused_out
+    reads = {name: [watch.counts[name], watch.found[name][:64]] for name in watch.counts}
+    return y, oob, x_writes, refused_out, reads
 
 
 def _record(launcher: Any, header: dict[str, Any]) -> list[dict]:
@@ -141,6 +157,54 @@ def _record(launcher: Any, header: dict[str, Any]) -> list[dict]:
     return found
 
 
+def _probe_machine() -> tuple[tuple[Any, ...], str]:
+    """Under the interpreter, what it gets wrong (:mod:`kernels.interpreter_probe`), recorded
+    from here on; ``((), why)`` when the probe itself could not run."""
+    import kernels
+    from kernels.mode import INTERPRETER
+
+    if kernels.MODE != INTERPRETER:
+        return (), ""
+    from kernels import interpreter_probe
+
+    try:
+        return interpreter_probe.probe(), ""
+    except Exception as err:  # a probe that cannot run tells nothing: say so, judge as before
+        return (), f"the interpreter probe failed: {type(err).__name__}: {err}"[:500]
+
+
+def run_variants(
+    launcher: Any,
+    header: dict[str, Any],
+    x: np.ndarray,
+    weight: np.ndarray,
+    tuners: list[tuple[str, Any]],
+    faults: tuple[Any, ...],
+) -> tuple[list[tuple[str, tuple]], list[str]]:
+    """One guarded run per autotune variant (one in all for a kernel without autotune):
+    ``([(label, run_guarded's result)], faults hit)``; a run that raised re-raises with the
+    faults it hit attached as ``machine_faults``."""
+    from kernels import autotuned, interpreter_probe
+
+    results = []
+    with interpreter_probe.RECORDER.recording() as seen:
+        try:
+            for label, pins in autotuned.variants(tuners):
+                with autotuned.pinned(tuners, pins):
+                    results.append((label, run_guarded(launcher, header, x, weight)))
+        except Exception as err:
+            text = "".join(traceback.format_exception_only(type(err), err))
+            cause = err.__cause__
+            if cause is not None:
+                text += f" {type(cause).__name__}: {cause}"
+            err.machine_faults = [  # type: ignore[attr-defined]
+                f"{f.name}: {f.cause}" for f in interpreter_probe.faults_hit(faults, seen, text)
+            ]
+            raise
+    hit = interpreter_probe.faults_hit(faults, seen)
+    return results, [f"{f.name}: {f.cause}" for f in hit]
+
+
 def main(argv: list[str]) -> int:
     """Serve run requests for the kernel ``argv[0]:argv[1]`` until the input closes."""
     protocol_out = os.fdopen(os.dup(1), "wb")
@@ -149,12 +213,25 @@ def main(argv: list[str]) -> int:
     protocol_in = sys.stdin.buffer
     try:
         import kernels
+        from kernels import autotuned
 
+        faults, probe_note = _probe_machine()  # before the user's file binds libdevice
         launcher = load_launcher(argv[0], argv[1])
+        tuners = autotuned.find(launcher, Path(argv[0]).parent)
+        labels = [label for label, _ in autotuned.variants(tuners) if label]
     except BaseException as err:  # the user's module failed to import: report it
         _send(protocol_out, {"ok": False, "error": f"{type(err).__name__}: {err}"})
         return 2
-    _send(protocol_out, {"ok": True, "mode": kernels.MODE})
+    _send(
+        protocol_out,
+        {
+            "ok": True,
+            "mode": kernels.MODE,
+            "machine_faults": [f.as_dict() for f in faults],
+            "probe_note": probe_note,
+            "configs": labels,
+        },
+    )
     while (message := _receive(protocol_in)) is not None:
         header, arrays = message
         if "record" in header:
@@ -166,15 +243,35 @@ def main(argv: list[str]) -> int:
             continue
         x, weight = arrays
         try:
-            y, oob, x_writes, refused_out = run_guarded(launcher, header, x, weight)
+            results, hit = run_variants(launcher, header, x, weight, tuners, faults)
+            refused_out = next((r[3] for _, r in results if r[3]), "")
+            reads: dict[str, list[Any]] = {}
+            for _, r in results:  # every config's reads, counted together
+                for name, (count, first) in r[4].items():
+                    kept = reads.setdefault(name, [0, []])
+                    kept[0] += count
+                    kept[1] = sorted(set(kept[1]) | set(first))[:64]
             _send(
                 protocol_out,
-                {"ok": True, "refused_out": refused_out},
-                (y, oob, x_writes),
+                {
+                    "ok": True,
+                    "refused_out": refused_out,
+                    "not_judged": hit,
+                    "configs": [label for label, _ in results],
+                    "oob_reads": reads,
+                },
+                tuple(array for _, r in results for array in r[:3]),
             )
-        except Exception as err:  # the user's kernel raised: a finding
+        except Exception as err:  # the user's kernel raised: a finding (or the machine's)
             lines = traceback.format_exception_only(type(err), err)
-            _send(protocol_out, {"ok": False, "error": "".join(lines).strip()[:2000]})
+            _send(
+                protocol_out,
+                {
+                    "ok": False,
+                    "error": "".join(lines).strip()[:2000],
+                    "not_judged": getattr(err, "machine_faults", []),
+                },
+            )
     return 0
 
 

@@ -22,6 +22,13 @@ from oracle.spec import Problem, ValidationError
 
 #: Second poison for the invariance fixture: exact in float32, float16 and bfloat16.
 ALTERNATE_POISON = 1536.0
+#: The ``actual`` of a fixture this machine could not judge (:class:`NotJudged`).
+NOT_JUDGED = "not judged"
+
+
+class NotJudged(Exception):
+    """Raised by an implementation for a run this machine cannot judge (its interpreter gets an
+    operation the run used wrong, say); the message says why. Neither a pass nor a failure."""
 
 
 @dataclass(frozen=True)
@@ -31,10 +38,17 @@ class RunOutput:
     Attributes:
         y: (rows, width) float64.
         oob_writes: count of stores outside the valid elements (gaps, guards).
+        oob_reads: count of loads from a guard or a row's padding (where it can be seen:
+            a user kernel under the interpreter), with where in ``oob_read_detail``.
+        variants: ``(label, y)`` of each configuration of an autotuned kernel, each judged like
+            ``y`` (empty for a kernel of one configuration).
     """
 
     y: np.ndarray
     oob_writes: int = 0
+    oob_reads: int = 0
+    oob_read_detail: str = ""
+    variants: tuple[tuple[str, np.ndarray], ...] = ()
 
 
 Implementation = Callable[[Problem, float, "str | None"], RunOutput]
@@ -52,7 +66,7 @@ class FixtureOutcome:
 
     Attributes:
         expected: "pass" or "reject:<field>".
-        actual: "pass", "reject:<field>", "accepted" or "fail".
+        actual: "pass", "reject:<field>", "accepted", "fail" or "not judged" (:data:`NOT_JUDGED`).
         passed: actual == expected.
         detail: why, in one line (the comparison, the rejected message...).
         max_abs, max_rel: output errors against the scalar reference (NaN when not run).
@@ -128,7 +142,8 @@ def evaluate(
         cache: shared scalar references.
 
     Returns:
-        The outcome; exceptions from the implementation become a "fail" with their message.
+        The outcome; exceptions from the implementation become a "fail" with their message,
+        except :class:`NotJudged`: "not judged", with why.
     """
     cache = cache or ReferenceCache()
     if fixture.check == "rejection":
@@ -149,8 +164,16 @@ def evaluate(
         details.append(comparison.describe())
         if not comparison.passed:
             failures.append("output vs scalar reference: " + comparison.describe())
+        for label, y in first.variants:
+            variant = compare(y, expected_y, tolerance)
+            if not variant.passed:
+                failures.append(f"config {label}: output vs scalar reference: {variant.describe()}")
+        if first.variants:
+            details.append(f"every one of {len(first.variants)} configs judged")
         if first.oob_writes:
             failures.append(f"{first.oob_writes} out-of-bounds store(s)")
+        if first.oob_reads:
+            failures.append(f"{first.oob_reads} out-of-bounds read(s): {first.oob_read_detail}")
         if fixture.check == "row_isolation":
             changed_row = -np.asarray(problem.x[1]) * 3.0 + 0.5
             altered = problem.with_row(1, changed_row)
@@ -166,6 +189,8 @@ def evaluate(
             if not np.array_equal(first.y, second.y, equal_nan=True):
                 failures.append(f"poison {poison:g} -> {ALTERNATE_POISON:g} changed the output")
             details.append(f"identical under poison {poison:g} and {ALTERNATE_POISON:g}")
+    except NotJudged as exc:
+        return _judged(fixture, NOT_JUDGED, f"not judged on this machine: {exc}")
     except Exception as exc:
         failures.append(f"implementation raised {type(exc).__name__}: {exc}")
         return _outcome(fixture, failures, details, float("nan"), float("nan"))
@@ -188,7 +213,11 @@ class KillMatrix:
 
     def killed_by(self, mutant: str) -> tuple[str, ...]:
         good = {o.fixture for o in self.baseline if o.passed}
-        return tuple(o.fixture for o in self.cells[mutant] if o.fixture in good and not o.passed)
+        return tuple(
+            o.fixture
+            for o in self.cells[mutant]
+            if o.fixture in good and not o.passed and o.actual != NOT_JUDGED
+        )
 
     @property
     def mutants(self) -> tuple[str, ...]:
@@ -200,7 +229,13 @@ class KillMatrix:
 
     @property
     def baseline_failures(self) -> tuple[str, ...]:
-        return tuple(o.fixture for o in self.baseline if not o.passed)
+        """Fixtures the faithful implementation failed (those not judged are not failures)."""
+        return tuple(o.fixture for o in self.baseline if not o.passed and o.actual != NOT_JUDGED)
+
+    @property
+    def not_judged(self) -> tuple[FixtureOutcome, ...]:
+        """The faithful implementation's outcomes this machine could not judge."""
+        return tuple(o for o in self.baseline if o.actual == NOT_JUDGED)
 
     @property
     def passed(self) -> bool:

@@ -316,13 +316,22 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         "fixtures": fixtures,
         "mutants": mutants,
         "kernel": {
-            "mode": result.mode if kernel is not None else "model only",
+            "mode": (
+                result.mode if getattr(result, "kernel_matrix", None) is not None else "model only"
+            ),
             "ran": kernel is not None,
             "note": result.kernel_note,
             "source_sha256": _kernel_source_sha256(result),
             "block": int(kernel.block) if kernel is not None else None,
             "num_warps": int(kernel.num_warps) if kernel is not None else None,
             "oob_writes": len(kernel.oob_writes) if kernel is not None else None,
+            "oob_reads": (
+                int(kernel.oob_reads)
+                if kernel is not None
+                and result.mode == "interpreter"
+                and (getattr(result, "kernel_source", None) or {}).get("kind") == "user"
+                else None
+            ),
             "vs_scalar": _comparison(kernel.comparison) if kernel is not None else None,
             "vs_torch_float64": (
                 _comparison(kernel.torch_comparison) if kernel is not None else None
@@ -332,6 +341,14 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             "path": kernel.path if kernel is not None else None,
             "paths": _path_entries(result),
             "source": dict(getattr(result, "kernel_source", None) or {"kind": "bundled"}),
+            "not_judged": [
+                {"run": what, "why": why} for what, why in getattr(result, "not_judged", ())
+            ],
+            "machine_faults": [
+                {"name": f["name"], "cause": f["cause"], "signature": list(f.get("signature", []))}
+                for f in getattr(result, "machine_faults", ())
+            ],
+            "autotune_configs": list(getattr(result, "autotune_configs", ())),
         },
         "device": result.device,
         "versions": _versions(result),

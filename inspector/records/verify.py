@@ -29,6 +29,7 @@ from inspector.records.receipt_format import (
     values_sha256,
 )
 from oracle.dtypes import ITEMSIZE
+from oracle.matrix import NOT_JUDGED
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from oracle.spec import Problem
@@ -197,7 +198,7 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
     misbehaved = [
         f"{f['target']} {f['name']}"
         for f in data["fixtures"]
-        if not f["passed"] or f["expected"] != f["actual"]
+        if (not f["passed"] or f["expected"] != f["actual"]) and f["actual"] != NOT_JUDGED
     ]
     checks.append(
         Check(
@@ -208,6 +209,17 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
             else f"{len(data['fixtures'])} fixture outcomes as expected",
         )
     )
+    unjudged = [f"{f['target']} {f['name']}" for f in data["fixtures"] if f["actual"] == NOT_JUDGED]
+    if unjudged:
+        checks.append(
+            Check(
+                "every fixture judged",
+                False,
+                f"not judged on the machine that ran it: {', '.join(unjudged[:8])}"
+                + (", ..." if len(unjudged) > 8 else "")
+                + " (kernel.not_judged says why)",
+            )
+        )
     paths = data["kernel"].get("paths") or []
     path_problems = [
         f"{entry['path']}: "
@@ -308,6 +320,8 @@ def _claim_checks(data: dict[str, Any]) -> list[Check]:
                 if not f["passed"] or f["expected"] != f["actual"]]  # fmt: skip
     if kernel.get("oob_writes"):
         reasons.append(f"kernel.oob_writes {kernel['oob_writes']}")
+    if kernel.get("oob_reads"):
+        reasons.append(f"kernel.oob_reads {kernel['oob_reads']}")
     if data.get("coverage", {}).get("unproven"):
         reasons.append(f"coverage: {len(data['coverage']['unproven'])} unproven")
     verdict = data["verdict"]

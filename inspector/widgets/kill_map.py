@@ -25,6 +25,7 @@ STATE_STYLE = {
     "survived": (QColor(60, 64, 74), "·"),
     "pass": (QColor(40, 92, 76), "✓"),
     "FAIL": (QColor(213, 94, 0), "✕"),
+    "not judged": (QColor(120, 110, 60), "?"),
     "": (QColor(30, 33, 40), ""),
 }
 SURVIVOR_ROW = QColor(213, 94, 0)

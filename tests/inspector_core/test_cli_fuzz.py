@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector import cli
+from inspector import check_command, cli
 from oracle.spec import LIMITS, Problem, ValidationError
 
 FIELDS = {"x", "weight", "eps", "rows", "width", "row_stride", "dtype", "seed", "fixture"}
@@ -43,7 +43,7 @@ def _build(argv: list[str]) -> Problem | str:
     """The problem, or the error field; anything else propagates and fails the test."""
     args = cli.build_parser().parse_args(["check", "--out", "unused", *argv])
     try:
-        return cli._build_problem(args)
+        return check_command._build_problem(args)
     except ValidationError as exc:
         assert exc.field in FIELDS, exc.field
         assert str(exc).startswith(exc.field)

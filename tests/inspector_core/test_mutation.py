@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import kernels
 from inspector.mutation import apply_site, mutation_sites
+from kernels.mode import INTERPRETER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,10 +89,17 @@ def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
     assert data["baseline"]["failed"] == []
     caught = data["killed"] + data["crashed"] + data["timeout"]
     assert data["score"] == caught / (len(outcomes) - data["equivalent"] - data["stillborn"])
-    # Triton refuses both "load mask dropped" mutants (other= without a mask): never a kill.
-    dropped = [m for m in data["mutants"] if m["operator"] == "load mask dropped"]
+    # Dropping a load's mask drops its other= too (Triton refuses one without the other): the
+    # unmasked x load mixes the next row's values into the sum; the unmasked weight load reads
+    # the weight's guard, which the interpreter's guarded loads see (the output never uses it).
+    dropped = {m["before"]: m for m in data["mutants"] if m["operator"] == "load mask dropped"}
     assert len(dropped) == 2
-    assert all(m["outcome"] == "stillborn" for m in dropped), dropped
+    assert all("other=" not in m["after"] and "mask=" not in m["after"] for m in dropped.values())
+    assert all(m["outcome"] == "killed" for m in dropped.values()), dropped
+    weight = dropped["tl.load(w_ptr + cols, mask=mask, other=0.0)"]
+    if kernels.MODE == INTERPRETER:
+        assert "out-of-bounds read(s):" in weight["detail"]
+        assert re.search(r"of weight \(lane \d+ \(past the width\)", weight["detail"])
     # The mean's divisor and the rsqrt are caught, each by a named fixture.
     by_site = {(m["operator"], m["before"]): m for m in data["mutants"]}
     divisor = by_site[("Div -> Mult", "tl.sum(x * x, axis=0) / width")]

@@ -72,17 +72,18 @@ def test_a_kernel_that_already_fails_is_judged_on_what_it_passes_and_never_exits
 
 
 def test_a_mutant_triton_refuses_is_stillborn_and_out_of_the_score(tmp_path) -> None:
-    # The tutorial's "load mask dropped" keeps other=, which Triton refuses without a mask.
+    # The tutorial's `row * x_stride` -> `row / x_stride` makes a pointer plus a float, which
+    # Triton refuses while tracing: the mutant never ran a fixture.
     kernel = f"{KERNELS / 'tutorial.py'}:rms_norm"
-    done, data = _mutate(kernel, tmp_path / "out", "--sites", "m007,m008")
+    done, data = _mutate(kernel, tmp_path / "out", "--sites", "m012,m008")
     assert done.returncode == 0, done.stdout + done.stderr
     outcome = {m["id"]: m for m in data["mutants"]}
-    assert outcome["m007"]["outcome"] == "stillborn"
-    assert outcome["m007"]["killed_by"] == ["hand_checkable"]
-    assert "`other` cannot be provided without `mask`" in outcome["m007"]["detail"]
+    assert outcome["m012"]["outcome"] == "stillborn"
+    assert outcome["m012"]["killed_by"] == ["hand_checkable"]
+    assert "invalid operands of type pointer<fp32>" in outcome["m012"]["detail"]
     assert (data["stillborn"], data["killed"], data["score"]) == (1, 1, 1.0)
     assert data["baseline"]["failed"] == []
-    assert "stillborn m007 _rms_norm_row:20 load mask dropped: Triton refused it" in done.stdout
+    assert "stillborn m012 _rms_norm_row:20 Mult -> Div: Triton refused it" in done.stdout
 
 
 def test_a_kernel_that_passes_no_fixture_is_refused_with_the_reason(tmp_path) -> None:
