@@ -10,3 +10,12 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 fi
 export TRITON_CACHE_DIR=/tmp/rmsnorm-triton-cache
+# check NAME [ARGS...]: `main.py check --device cuda ARGS` into $OUT/NAME (receipts and
+# check_output.txt, whose last line is the exit code), bounded by CHECK_TIMEOUT seconds.
+check() {
+  local name=$1; shift
+  mkdir -p "$OUT/$name"
+  timeout "${CHECK_TIMEOUT:-280}" python3 main.py check --quiet --device cuda "$@" --out "$OUT/$name" \
+    >"$OUT/$name/check_output.txt" 2>&1
+  echo "exit code: $?" >>"$OUT/$name/check_output.txt"
+}

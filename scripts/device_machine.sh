@@ -15,13 +15,6 @@ set -u
 log env
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv 2>&1 | tee -a "$LOG"
 python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name())' 2>&1 | tee -a "$LOG"
-check() {  # check NAME [--kernel SPEC]
-  local name=$1; shift
-  mkdir -p "$OUT/$name"
-  timeout "${CHECK_TIMEOUT:-280}" python3 main.py check --quiet --device cuda "$@" --out "$OUT/$name" \
-    >"$OUT/$name/check_output.txt" 2>&1
-  echo "exit code: $?" >>"$OUT/$name/check_output.txt"
-}
 log "checks: the bundled kernel (cold cache: every layout x mutant compiles) beside the user kernels"
 check bundled &
 for name in llama_order libdevice_rsqrt autotuned; do

@@ -18,13 +18,6 @@ log "coverage: python3 main.py coverage --device cuda --out $OUT/h200.json (gpu 
 ( timeout "${COVERAGE_TIMEOUT:-280}" python3 main.py coverage --device cuda --out "$OUT/h200.json" \
     >"$OUT/coverage.txt" 2>&1; echo "coverage exit code: $?" >>"$OUT/coverage.txt" ) &
 COVERAGE_PID=$!
-check() {  # check NAME [--kernel SPEC]
-  local name=$1; shift
-  mkdir -p "$OUT/$name"
-  timeout "${CHECK_TIMEOUT:-200}" python3 main.py check --quiet --device cuda "$@" --out "$OUT/$name" \
-    >"$OUT/$name/check_output.txt" 2>&1
-  echo "exit code: $?" >>"$OUT/$name/check_output.txt"
-}
 # The user kernels' checks do not read the coverage record: beside the walk. The gpu tests too,
 # unless SKIP_TESTS=1 (a short device budget).
 log "checks beside it: tutorial, bug_half_accumulation, bug_eps_outside_root"
