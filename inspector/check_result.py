@@ -141,6 +141,8 @@ class CheckResult:
     # interpreter; kernels.interpreter_probe), and a user kernel's autotune configs, each judged.
     machine_faults: tuple[dict[str, Any], ...] = ()
     autotune_configs: tuple[str, ...] = ()
+    # A user kernel's declared domain (kernels.domain; None: none declared, or the bundled one).
+    declared_domain: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -159,6 +161,14 @@ class CheckResult:
             if kill_matrix is not None:
                 found += [(o.fixture, o.detail) for o in kill_matrix.not_judged]
         return tuple(dict.fromkeys(found))
+
+    @property
+    def out_of_domain(self) -> tuple[str, ...]:
+        """The kernel fixtures outside its declared domain (not run: neither passed nor
+        failed)."""
+        if self.kernel_matrix is None:
+            return ()
+        return tuple(o.fixture for o in self.kernel_matrix.out_of_domain)
 
     @property
     def row_max_abs(self) -> np.ndarray:

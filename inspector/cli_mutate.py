@@ -296,7 +296,9 @@ def run_mutate_command(arguments: list[str]) -> int:
     # this machine could not judge on every fixture exits 3, like `check`.
     if survivors or failed:
         return 1
-    return 3 if data["baseline"].get("not_judged") else 0
+    unjudged = data["baseline"].get("not_judged", [])
+    machine = [f for f in unjudged if f["why"].startswith("not judged on this machine")]
+    return 3 if machine else 0
 
 
 def baseline_line(baseline: dict[str, Any]) -> str:
@@ -305,10 +307,7 @@ def baseline_line(baseline: dict[str, Any]) -> str:
     unjudged = baseline.get("not_judged", [])
     tail = ""
     if unjudged:
-        tail = (
-            f"; {len(unjudged)} NOT JUDGED on this machine ({_names(unjudged)}: "
-            f"{unjudged[0]['why'][:160]})"
-        )
+        tail = f"; {len(unjudged)} NOT JUDGED here ({_names(unjudged)}: {unjudged[0]['why'][:160]})"
     if not failed:
         return (
             f"baseline: the unmutated kernel passes all {baseline['passed']} runnable fixtures"

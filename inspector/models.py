@@ -15,10 +15,13 @@ from PySide6.QtGui import QBrush, QColor
 
 from inspector.row_verdicts import OUTSIDE, WITHIN
 from inspector.viewdata import RowColumn
-from oracle.matrix import NOT_JUDGED, FixtureOutcome, KillMatrix
+from oracle.matrix import NO_VERDICT, FixtureOutcome, KillMatrix
 
 #: A kill matrix cell's text per state.
-GLYPHS = {"killed": "✕", "survived": "·", "pass": "✓", "FAIL": "FAIL", "not judged": "?"}
+GLYPHS = {
+    "killed": "✕", "survived": "·", "pass": "✓", "FAIL": "FAIL", "not judged": "?",
+    "out of domain": "–",
+}  # fmt: skip
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -181,8 +184,8 @@ class KillMatrixModel(QAbstractTableModel):
                 if column is None:
                     continue
                 outcomes[column] = outcome
-                if outcome.actual == NOT_JUDGED:  # the machine's fault: no verdict either way
-                    states[column] = "not judged"
+                if outcome.actual in NO_VERDICT:  # the machine's fault, or out of domain
+                    states[column] = outcome.actual
                 elif not mutant:
                     states[column] = "pass" if outcome.passed else "FAIL"
                 else:
@@ -195,6 +198,8 @@ class KillMatrixModel(QAbstractTableModel):
                 verdict = "all fixtures behave" if not failures else f"FAIL: {', '.join(failures)}"
                 if matrix.not_judged:
                     verdict += f" ({len(matrix.not_judged)} not judged on this machine)"
+                if matrix.out_of_domain:
+                    verdict += f" ({len(matrix.out_of_domain)} out of its domain)"
             else:
                 killers = matrix.killed_by(mutant)
                 verdict = f"killed by {len(killers)}" if killers else "SURVIVED"
@@ -215,7 +220,8 @@ class KillMatrixModel(QAbstractTableModel):
         return self._outcomes[row][column]
 
     def cell_state(self, row: int, column: int) -> str:
-        """ "killed" / "survived" / "pass" / "FAIL" / "not judged" / "" (not in this matrix)."""
+        """ "killed" / "survived" / "pass" / "FAIL" / "not judged" / "out of domain" / "" (not
+        in this matrix)."""
         return self._states[row][column]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008

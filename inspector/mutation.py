@@ -226,7 +226,7 @@ def _run_mutant(
             except UserKernelFailed as err:
                 kind = "timeout" if "user kernel timeout" in str(err) else "crashed"
                 return kind, (fixture.name,), str(err)[:500]
-            if outcome.actual == matrix.NOT_JUDGED:  # the machine's fault: no verdict
+            if outcome.actual in matrix.NO_VERDICT:  # the machine's fault, or out of domain
                 unjudged.append(fixture.name)
                 continue
             if not outcome.passed:

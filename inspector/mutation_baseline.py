@@ -36,8 +36,8 @@ class Baseline:
         passed: names of the fixtures it passes (the only ones a mutant is judged on).
         failed: (name, detail) of those it fails.
         not_judged: (name, why) of those this machine could not judge (its interpreter gets an
-            operation the kernel uses wrong): neither passed nor failed, and no mutant is
-            judged on them.
+            operation the kernel uses wrong) or outside the kernel's declared domain: neither
+            passed nor failed, and no mutant is judged on them.
     """
 
     passed: tuple[str, ...]
@@ -78,7 +78,7 @@ def run_baseline(
                 continue
             if outcome.passed:
                 passed.append(fixture.name)
-            elif outcome.actual == matrix.NOT_JUDGED:
+            elif outcome.actual in matrix.NO_VERDICT:  # no mutant is judged on it either
                 not_judged.append((fixture.name, outcome.detail[:500]))
             else:
                 failed.append((fixture.name, outcome.detail[:500]))

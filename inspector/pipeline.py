@@ -183,6 +183,7 @@ def check_steps(
         result,
         machine_faults=tuple(user.machine_faults) if user is not None else (),
         autotune_configs=tuple(user.configs) if user is not None else (),
+        declared_domain=user.domain if user is not None else None,
         versions=versions,
         device=device,
         mode=mode,
@@ -256,6 +257,8 @@ def _steps(
             failures += found
         except matrix.NotJudged as exc:
             input_not_judged = str(exc)
+        except matrix.OutOfDomain as exc:
+            failures.append(f"the input is outside the kernel's declared domain: {exc}")
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
         step += 1
@@ -351,7 +354,7 @@ def _matrix_failures(result: matrix.KillMatrix) -> list[str]:
     found = [
         f"{result.target} fixture {o.fixture}: expected {o.expected}, got {o.actual} ({o.detail})"
         for o in result.baseline
-        if not o.passed and o.actual != matrix.NOT_JUDGED
+        if not o.passed and o.actual not in matrix.NO_VERDICT
     ]
     found += [f"{result.target} mutant {name} SURVIVED every fixture" for name in result.survivors]
     return found

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from inspector import check_stages, run_findings, timing_stage
-from oracle.matrix import NOT_JUDGED
+from oracle.matrix import NOT_JUDGED, OUT_OF_DOMAIN
 
 PASSED_COLOR = "rgb(102,187,106)"
 FAILED_COLOR = "rgb(239,83,80)"
@@ -30,9 +30,12 @@ def fixture_summary(kill_matrix: Any) -> str:
     runnable = [o for o in kill_matrix.baseline if not o.expected.startswith("reject:")]
     malformed = [o for o in kill_matrix.baseline if o.expected.startswith("reject:")]
     not_judged = sum(o.actual == NOT_JUDGED for o in runnable)
+    outside = sum(o.actual == OUT_OF_DOMAIN for o in runnable)
+    notes = [f"{not_judged} not judged on this machine"] if not_judged else []
+    notes += [f"{outside} out of its declared domain"] if outside else []
     text = (
         f"{kill_matrix.target} passed {sum(o.passed for o in runnable)}/{len(runnable)} runnable"
-        + (f" ({not_judged} not judged on this machine)" if not_judged else "")
+        + (f" ({', '.join(notes)})" if notes else "")
     )
     if malformed:
         text += (
@@ -74,6 +77,14 @@ def result_lines(result: Any) -> list[str]:
             f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
         ]
         lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
+        if getattr(result, "kernel_source", {}).get("kind") == "user":
+            from kernels.domain import describe
+
+            outside = getattr(result, "out_of_domain", ())
+            lines.append(
+                f"kernel domain: {describe(getattr(result, 'declared_domain', None))}"
+                + (f"; out of it (not run): {', '.join(outside)}" if outside else "")
+            )
         configs = getattr(result, "autotune_configs", ())
         if configs:
             lines.append(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kernels.domain import outside
 from kernels.usercode import RUN_TIMEOUT_S, KernelSpec, UserKernel, UserRun, parse_kernel_spec
 from oracle import matrix
 from oracle.spec import Problem
@@ -66,6 +67,8 @@ class UserImplementation:
             spec, pythonpath_first=pythonpath_first, run_timeout_s=run_timeout_s
         ).__enter__()
         self.mode = self.kernel.mode
+        # What the launcher declares it supports (kernels.domain); None: everything.
+        self.domain = self.kernel.domain
         self.refused_out = ""
 
     def close(self) -> None:
@@ -78,7 +81,16 @@ class UserImplementation:
         return f"; out= refused ({self.refused_out}), checked on its returned output alone"
 
     def run(self, problem: Problem, poison: float) -> tuple[UserRun, int, int]:
-        """One run; returns it with the output buffer's guard and row stride."""
+        """One run; returns it with the output buffer's guard and row stride.
+
+        Raises:
+            oracle.matrix.OutOfDomain: ``problem`` is outside the kernel's declared domain.
+            oracle.matrix.NotJudged: the run met a fault of this machine's interpreter.
+            UserKernelFailed: the run crashed, hung or raised.
+        """
+        why = outside(self.domain, problem.width, problem.dtype, problem.row_stride)
+        if why:
+            raise matrix.OutOfDomain(why)
         block, y_stride = guarded_layout(problem)
         x = np.asarray(problem.x, dtype=np.float64)
         weight = np.asarray(problem.weight, dtype=np.float64)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from kernels import forkserver
+from kernels.domain import DomainError, parse_domain
 from kernels.mode import INTERPRETER, MODE
 
 # Longest a child may take to import the user's file (torch and triton included), and one run.
@@ -199,6 +200,8 @@ class UserKernel:
         # What the child's interpreter gets wrong (kernels.interpreter_probe.Fault.as_dict),
         # why that could not be probed, and the autotune configs each run covers.
         self.machine_faults: list[dict[str, Any]] = []
+        # The launcher's declared domain (kernels.domain), None when it declares none.
+        self.domain: dict[str, Any] | None = None
         self.probe_note = ""
         self.configs: list[str] = []
 
@@ -246,6 +249,13 @@ class UserKernel:
             self.close()
             raise KernelSpecError(f"--kernel {self.spec.path}:{self.spec.function}: {detail}")
         self.mode = str(header[0].get("mode", ""))
+        try:
+            self.domain = parse_domain(header[0].get("domain"))
+        except DomainError as err:
+            self.close()
+            raise KernelSpecError(
+                f"--kernel {self.spec.path}:{self.spec.function}: {err}"
+            ) from None
         self.machine_faults = _fault_list(header[0].get("machine_faults"))
         self.probe_note = str(header[0].get("probe_note", ""))[:500]
         self.configs = _text_list(header[0].get("configs"))

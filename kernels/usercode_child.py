@@ -222,11 +222,17 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # the user's module failed to import: report it
         _send(protocol_out, {"ok": False, "error": f"{type(err).__name__}: {err}"})
         return 2
+    declared = getattr(launcher, "inspector_domain", None)  # kernels.domain checks it
+    try:
+        json.dumps(declared)
+    except (TypeError, ValueError):
+        declared = repr(declared)[:200]
     _send(
         protocol_out,
         {
             "ok": True,
             "mode": kernels.MODE,
+            "domain": declared,
             "machine_faults": [f.as_dict() for f in faults],
             "probe_note": probe_note,
             "configs": labels,

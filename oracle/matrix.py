@@ -26,6 +26,17 @@ ALTERNATE_POISON = 1536.0
 NOT_JUDGED = "not judged"
 
 
+#: The ``actual`` of a fixture outside the kernel's declared domain (:class:`OutOfDomain`).
+OUT_OF_DOMAIN = "out of domain"
+#: Outcomes that are neither a pass nor a failure.
+NO_VERDICT = (NOT_JUDGED, OUT_OF_DOMAIN)
+
+
+class OutOfDomain(Exception):
+    """Raised by an implementation for a problem outside what it declares it supports (the
+    message says which bound); the fixture is not run: neither a pass nor a failure."""
+
+
 class NotJudged(Exception):
     """Raised by an implementation for a run this machine cannot judge (its interpreter gets an
     operation the run used wrong, say); the message says why. Neither a pass nor a failure."""
@@ -66,7 +77,8 @@ class FixtureOutcome:
 
     Attributes:
         expected: "pass" or "reject:<field>".
-        actual: "pass", "reject:<field>", "accepted", "fail" or "not judged" (:data:`NOT_JUDGED`).
+        actual: "pass", "reject:<field>", "accepted", "fail", "not judged" or "out of domain"
+            (:data:`NO_VERDICT`: neither passed nor failed).
         passed: actual == expected.
         detail: why, in one line (the comparison, the rejected message...).
         max_abs, max_rel: output errors against the scalar reference (NaN when not run).
@@ -143,7 +155,7 @@ def evaluate(
 
     Returns:
         The outcome; exceptions from the implementation become a "fail" with their message,
-        except :class:`NotJudged`: "not judged", with why.
+        except :class:`NotJudged` ("not judged") and :class:`OutOfDomain` ("out of domain").
     """
     cache = cache or ReferenceCache()
     if fixture.check == "rejection":
@@ -191,6 +203,8 @@ def evaluate(
             details.append(f"identical under poison {poison:g} and {ALTERNATE_POISON:g}")
     except NotJudged as exc:
         return _judged(fixture, NOT_JUDGED, f"not judged on this machine: {exc}")
+    except OutOfDomain as exc:
+        return _judged(fixture, OUT_OF_DOMAIN, f"out of the kernel's declared domain: {exc}")
     except Exception as exc:
         failures.append(f"implementation raised {type(exc).__name__}: {exc}")
         return _outcome(fixture, failures, details, float("nan"), float("nan"))
@@ -216,7 +230,7 @@ class KillMatrix:
         return tuple(
             o.fixture
             for o in self.cells[mutant]
-            if o.fixture in good and not o.passed and o.actual != NOT_JUDGED
+            if o.fixture in good and not o.passed and o.actual not in NO_VERDICT
         )
 
     @property
@@ -229,13 +243,21 @@ class KillMatrix:
 
     @property
     def baseline_failures(self) -> tuple[str, ...]:
-        """Fixtures the faithful implementation failed (those not judged are not failures)."""
-        return tuple(o.fixture for o in self.baseline if not o.passed and o.actual != NOT_JUDGED)
+        """Fixtures the faithful implementation failed (those not judged, or out of its declared
+        domain, are not failures)."""
+        return tuple(
+            o.fixture for o in self.baseline if not o.passed and o.actual not in NO_VERDICT
+        )
 
     @property
     def not_judged(self) -> tuple[FixtureOutcome, ...]:
         """The faithful implementation's outcomes this machine could not judge."""
         return tuple(o for o in self.baseline if o.actual == NOT_JUDGED)
+
+    @property
+    def out_of_domain(self) -> tuple[FixtureOutcome, ...]:
+        """The fixtures outside the implementation's declared domain (not run)."""
+        return tuple(o for o in self.baseline if o.actual == OUT_OF_DOMAIN)
 
     @property
     def passed(self) -> bool:

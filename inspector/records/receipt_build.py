@@ -349,6 +349,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
                 for f in getattr(result, "machine_faults", ())
             ],
             "autotune_configs": list(getattr(result, "autotune_configs", ())),
+            "domain": getattr(result, "declared_domain", None),
         },
         "device": result.device,
         "versions": _versions(result),

@@ -29,7 +29,7 @@ from inspector.records.receipt_format import (
     values_sha256,
 )
 from oracle.dtypes import ITEMSIZE
-from oracle.matrix import NOT_JUDGED
+from oracle.matrix import NO_VERDICT, NOT_JUDGED, OUT_OF_DOMAIN
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from oracle.spec import Problem
@@ -198,7 +198,7 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
     misbehaved = [
         f"{f['target']} {f['name']}"
         for f in data["fixtures"]
-        if (not f["passed"] or f["expected"] != f["actual"]) and f["actual"] != NOT_JUDGED
+        if (not f["passed"] or f["expected"] != f["actual"]) and f["actual"] not in NO_VERDICT
     ]
     checks.append(
         Check(
@@ -209,6 +209,17 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
             else f"{len(data['fixtures'])} fixture outcomes as expected",
         )
     )
+    outside = [f["name"] for f in data["fixtures"] if f["actual"] == OUT_OF_DOMAIN]
+    if outside:
+        checks.append(
+            Check(
+                "declared domain",
+                True,
+                f"{len(outside)} fixture(s) outside the kernel's declared domain, not run: "
+                + ", ".join(outside[:8])
+                + (", ..." if len(outside) > 8 else ""),
+            )
+        )
     unjudged = [f"{f['target']} {f['name']}" for f in data["fixtures"] if f["actual"] == NOT_JUDGED]
     if unjudged:
         checks.append(
@@ -317,7 +328,8 @@ def _claim_checks(data: dict[str, Any]) -> list[Check]:
     reasons += [f"{m['target']} mutant {m['name']} survived" for m in data["mutants"]
                 if not (m["killed"] and m["killed_by"])]  # fmt: skip
     reasons += [f"{f['target']} fixture {f['name']}" for f in data["fixtures"]
-                if not f["passed"] or f["expected"] != f["actual"]]  # fmt: skip
+                if (not f["passed"] or f["expected"] != f["actual"])
+                and f["actual"] != OUT_OF_DOMAIN]  # fmt: skip
     if kernel.get("oob_writes"):
         reasons.append(f"kernel.oob_writes {kernel['oob_writes']}")
     if kernel.get("oob_reads"):

@@ -26,6 +26,7 @@ STATE_STYLE = {
     "pass": (QColor(40, 92, 76), "✓"),
     "FAIL": (QColor(213, 94, 0), "✕"),
     "not judged": (QColor(120, 110, 60), "?"),
+    "out of domain": (QColor(70, 74, 84), "–"),
     "": (QColor(30, 33, 40), ""),
 }
 SURVIVOR_ROW = QColor(213, 94, 0)
