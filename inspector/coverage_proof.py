@@ -138,6 +138,7 @@ def implementation(
     a launch outside ``configuration`` raises :class:`WrongConfiguration`. ``mutant`` (one of
     ``kernels.KERNEL_MUTANTS``) replaces the matrix's own, for showing what the proof kills."""
     import kernels
+    from kernels.guarded_reads import checked_reads
 
     def run(problem: spec.Problem, poison: float, _: str | None) -> matrix.RunOutput:
         rstd = problem.name == RSTD_FIXTURE
@@ -156,7 +157,8 @@ def implementation(
             if not check.passed:
                 raise RstdMismatch(f"the kernel's rstd vs the scalar rrms: {check.describe()}")
         oob = len(result.oob_writes) + result.rstd_oob_writes
-        return matrix.RunOutput(y=result.y, oob_writes=oob)
+        count, where = checked_reads(result)
+        return matrix.RunOutput(y=result.y, oob_writes=oob, oob_reads=count, oob_read_detail=where)
 
     return run
 

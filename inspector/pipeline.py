@@ -82,9 +82,14 @@ def run_kernel_on(
 def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:
     """Wrap the kernel as an oracle implementation (problem, poison, mutant); see run_kernel_on."""
 
+    from kernels.guarded_reads import checked_reads
+
     def run(problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
         result = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, path=path)
-        return matrix.RunOutput(y=result.y, oob_writes=len(result.oob_writes))
+        count, where = checked_reads(result)
+        return matrix.RunOutput(
+            y=result.y, oob_writes=len(result.oob_writes), oob_reads=count, oob_read_detail=where
+        )
 
     return run
 

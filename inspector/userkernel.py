@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kernels.domain import outside
+from kernels.guarded_reads import describe
 from kernels.usercode import RUN_TIMEOUT_S, KernelSpec, UserKernel, UserRun, parse_kernel_spec
 from oracle import matrix
 from oracle.spec import Problem
@@ -143,24 +144,5 @@ class UserImplementation:
 def describe_reads(
     reads: tuple[tuple[str, int, tuple[int, ...]], ...], problem: Problem, guard: int, y_stride: int
 ) -> str:
-    """Reads out of bounds in words: per buffer, how many and where the first were (row and
-    lane of x or the output, lane of the weight; a guard or a row's padding)."""
-    parts = []
-    for name, count, first in reads:
-        places = [_place(name, index, problem, guard, y_stride) for index in first[:3]]
-        more = ", ..." if count > len(places) else ""
-        parts.append(f"{count} of {name} ({', '.join(places)}{more})")
-    return "; ".join(parts)
-
-
-def _place(name: str, index: int, problem: Problem, guard: int, y_stride: int) -> str:
-    offset = index - guard
-    if offset < 0:
-        return f"{-offset} element(s) before its first"
-    if name == "weight":
-        return f"lane {offset}" + (" (past the width)" if offset >= problem.width else "")
-    stride = problem.row_stride if name == "x" else y_stride
-    row, lane = divmod(offset, stride)
-    if row >= problem.rows:
-        return f"{offset - problem.rows * stride + 1} element(s) past its last row"
-    return f"row {row} lane {lane}" + (" (padding)" if lane >= problem.width else "")
+    """A run's reads out of bounds in words (:func:`kernels.guarded_reads.describe`)."""
+    return describe(reads, problem.rows, problem.width, problem.row_stride, y_stride, guard)

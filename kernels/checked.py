@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from kernels import guarded_reads
 from kernels.coverage import Configuration, configuration_of
 from kernels.env import device_description
 from kernels.launcher import MAX_WIDTH, SUPPORTED_DTYPES, launch_kernel, mutant_code
@@ -90,6 +91,9 @@ class CheckedRun:
     rstd: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     # Stores into the poison guards around the rstd output (a phantom row's rrms).
     rstd_oob_writes: int = 0
+    # Loads from a guard or a row's padding under the interpreter (kernels.guarded_reads):
+    # (buffer "x" | "weight" | "out", how many, the first element indices into it).
+    oob_reads: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
     # The output's row stride (the input's unless the run gave out_row_stride); buffer,
     # data_mask and oob_writes are laid out with it.
     out_row_stride: int = 0
@@ -246,15 +250,28 @@ def run_checked(
     y_buffer = torch.full((total,), float(poison), dtype=torch.float64).to(torch_dtype)
     y_buffer = y_buffer.to(torch_device)
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
-    w_tensor = torch.from_numpy(weights).to(SUPPORTED_DTYPES[weight_dtype]).to(torch_device)
+    # The weight between guards of poison too, so a read past it lands where it is seen.
+    w_dtype = SUPPORTED_DTYPES[weight_dtype]
+    w_buffer = torch.full((2 * guard + width,), float(poison), dtype=torch.float64).to(w_dtype)
+    w_buffer[guard : guard + width] = torch.from_numpy(weights).to(w_dtype)
+    w_buffer = w_buffer.to(torch_device)
+    w_tensor = w_buffer[guard : guard + width]
 
     rstd_guard = max(16, 2 * config.rows_per_program)
     rstd_buffer = _rstd_buffer(rows, rstd_guard, poison, torch_device) if rstd else None
     rstd_out = None if rstd_buffer is None else rstd_buffer[rstd_guard : rstd_guard + rows]
-    run = launch_kernel(
-        body(x_buffer, row_stride), w_tensor, body(y_buffer, out_row_stride), float(eps),
-        mutant=mutant, config=config, rstd=rstd_out,
-    )  # fmt: skip
+    watch = guarded_reads.Watch()
+    if MODE == INTERPRETER:  # every load checked (on a GPU: compute-sanitizer's memcheck)
+        itemsize = x_buffer.element_size()
+        watch.add("x", x_buffer.data_ptr(), itemsize, data_mask_for(rows, width, row_stride, guard))
+        watch.add("weight", w_buffer.data_ptr(), w_buffer.element_size(),
+                  guarded_reads.strided_valid(guard, 1, width, width))  # fmt: skip
+        watch.add("out", y_buffer.data_ptr(), itemsize, mask)
+    with guarded_reads.watching(watch):
+        run = launch_kernel(
+            body(x_buffer, row_stride), w_tensor, body(y_buffer, out_row_stride), float(eps),
+            mutant=mutant, config=config, rstd=rstd_out,
+        )  # fmt: skip
     launched = run.config
     if torch_device.type == "cuda":
         torch.cuda.synchronize(torch_device)
@@ -297,6 +314,9 @@ def run_checked(
         data_mask=mask,
         rstd=rrms,
         rstd_oob_writes=rstd_oob,
+        oob_reads=tuple(
+            (name, watch.counts[name], tuple(watch.found[name][:64])) for name in watch.counts
+        ),
         out_row_stride=out_row_stride,
         configuration=configuration_of(dtype, launched.loop, {**dict(run.layout), "WIDTH": width}),
     )

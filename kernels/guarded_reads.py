@@ -107,3 +107,46 @@ def strided_valid(guard: int, rows: int, width: int, stride: int) -> np.ndarray:
         start = guard + row * stride
         valid[start : start + width] = True
     return valid
+
+
+def describe(
+    reads: tuple[tuple[str, int, tuple[int, ...]], ...],
+    rows: int,
+    width: int,
+    x_stride: int,
+    out_stride: int,
+    guard: int,
+) -> str:
+    """Reads out of bounds in words: per buffer, how many and where the first were (row and
+    lane of x or the output, lane of the weight; a guard or a row's padding)."""
+    parts = []
+    for name, count, first in reads:
+        places = []
+        for index in first[:3]:
+            offset = index - guard
+            if offset < 0:
+                places.append(f"{-offset} element(s) before its first")
+            elif name == "weight":
+                places.append(f"lane {offset}" + (" (past the width)" if offset >= width else ""))
+            else:
+                stride = x_stride if name == "x" else out_stride
+                row, lane = divmod(offset, stride)
+                if row >= rows:
+                    places.append(f"{offset - rows * stride + 1} element(s) past its last row")
+                else:
+                    places.append(
+                        f"row {row} lane {lane}" + (" (padding)" if lane >= width else "")
+                    )
+        more = ", ..." if count > len(places) else ""
+        parts.append(f"{count} of {name} ({', '.join(places)}{more})")
+    return "; ".join(parts)
+
+
+def checked_reads(run: Any) -> tuple[int, str]:
+    """How many reads out of bounds a bundled kernel's checked run (``kernels.checked``) made,
+    and where, in words."""
+    reads = getattr(run, "oob_reads", ())
+    where = describe(
+        reads, run.y.shape[0], run.y.shape[1], run.row_stride, run.out_row_stride, run.guard
+    )
+    return sum(count for _, count, _ in reads), where

@@ -88,3 +88,33 @@ def test_an_unmasked_x_load_reads_past_the_last_row(tmp_path) -> None:
     assert outcome.actual == "fail"
     assert "of x (row 0 lane " in outcome.detail
     assert "(padding)" in outcome.detail
+
+
+@interpreted
+@pytest.mark.parametrize("path", kernels.KERNEL_PATHS)
+def test_the_bundled_kernel_reads_only_its_data_on_every_layout(path: str) -> None:
+    # Its checked runs watch the same buffers (kernels.checked): a correct layout reads no
+    # guard and no padding, in any dtype, with a padded row stride.
+    for dtype in ("float32", "bfloat16"):
+        x = np.linspace(-2.0, 3.0, 5 * 70).reshape(5, 70)
+        run = kernels.run_checked(
+            x, np.linspace(0.5, 1.5, 70), eps=1e-6, dtype=dtype, row_stride=75, path=path
+        )
+        assert run.oob_reads == (), (path, dtype, run.oob_reads)
+
+
+@interpreted
+def test_a_bundled_run_that_reads_past_the_weight_is_seen(monkeypatch) -> None:
+    # The weight's guard is watched in the bundled kernel's checked runs too: a launcher that
+    # hands the kernel a weight view one element early reads one element before the weight.
+    from kernels import checked
+
+    real = checked.launch_kernel
+
+    def early(x, weight, *args, **kwargs):
+        base = weight.as_strided((weight.numel(),), (1,), weight.storage_offset() - 1)
+        return real(x, base, *args, **kwargs)
+
+    monkeypatch.setattr(checked, "launch_kernel", early)
+    run = kernels.run_checked(np.ones((2, 70)), np.ones(70), eps=1e-6, dtype="float32")
+    assert [(name, count) for name, count, _ in run.oob_reads] == [("weight", 2)]
