@@ -101,6 +101,37 @@ class CheckedRun:
     configuration: Configuration | None = None
 
 
+def _stores_out_of_bounds(
+    y_buffer: torch.Tensor, mask: np.ndarray, poison_bits: int, guard: int, stride: int, rows: int
+) -> tuple[np.ndarray, tuple[OobWrite, ...]]:
+    """The output allocation upcast to float64, and every guard element whose bits are no
+    longer the poison's."""
+    y_cpu = y_buffer.cpu()
+    bits = y_cpu.view(_BITS_VIEW[y_cpu.dtype]).numpy()
+    buffer64 = y_cpu.to(torch.float64).numpy()
+    changed = np.flatnonzero((bits != poison_bits) & ~mask)
+    oob = tuple(
+        OobWrite(
+            row=_row_of(int(address), guard, stride, rows),
+            address=int(address),
+            value=float(buffer64[address]),
+        )
+        for address in changed
+    )
+    return buffer64, oob
+
+
+def _guarded_weight(
+    weights: np.ndarray, dtype: torch.dtype, guard: int, poison: float, device: torch.device
+) -> torch.Tensor:
+    """The weight between ``guard`` elements of poison on each side, so that a read past it
+    lands where :mod:`kernels.guarded_reads` sees it (and on poison, not on other memory)."""
+    width = weights.shape[0]
+    buffer = torch.full((2 * guard + width,), float(poison), dtype=torch.float64).to(dtype)
+    buffer[guard : guard + width] = torch.from_numpy(weights).to(dtype)
+    return buffer.to(device)
+
+
 def resolve_device(device: str) -> torch.device:
     """Map ``"auto" | "cpu" | "cuda"`` to the torch device the kernel can run on here.
 
@@ -250,11 +281,7 @@ def run_checked(
     y_buffer = torch.full((total,), float(poison), dtype=torch.float64).to(torch_dtype)
     y_buffer = y_buffer.to(torch_device)
     poison_bits = y_buffer[:1].view(_BITS_VIEW[torch_dtype]).cpu().item()
-    # The weight between guards of poison too, so a read past it lands where it is seen.
-    w_dtype = SUPPORTED_DTYPES[weight_dtype]
-    w_buffer = torch.full((2 * guard + width,), float(poison), dtype=torch.float64).to(w_dtype)
-    w_buffer[guard : guard + width] = torch.from_numpy(weights).to(w_dtype)
-    w_buffer = w_buffer.to(torch_device)
+    w_buffer = _guarded_weight(weights, SUPPORTED_DTYPES[weight_dtype], guard, poison, torch_device)
     w_tensor = w_buffer[guard : guard + width]
 
     rstd_guard = max(16, 2 * config.rows_per_program)
@@ -262,11 +289,11 @@ def run_checked(
     rstd_out = None if rstd_buffer is None else rstd_buffer[rstd_guard : rstd_guard + rows]
     watch = guarded_reads.Watch()
     if MODE == INTERPRETER:  # every load checked (on a GPU: compute-sanitizer's memcheck)
-        itemsize = x_buffer.element_size()
-        watch.add("x", x_buffer.data_ptr(), itemsize, data_mask_for(rows, width, row_stride, guard))
-        watch.add("weight", w_buffer.data_ptr(), w_buffer.element_size(),
-                  guarded_reads.strided_valid(guard, 1, width, width))  # fmt: skip
-        watch.add("out", y_buffer.data_ptr(), itemsize, mask)
+        x_valid = data_mask_for(rows, width, row_stride, guard)
+        w_valid = guarded_reads.strided_valid(guard, 1, width, width)
+        for name, buffer, valid in (("x", x_buffer, x_valid), ("weight", w_buffer, w_valid),
+                                    ("out", y_buffer, mask)):  # fmt: skip
+            watch.add(name, buffer.data_ptr(), buffer.element_size(), valid)
     with guarded_reads.watching(watch):
         run = launch_kernel(
             body(x_buffer, row_stride), w_tensor, body(y_buffer, out_row_stride), float(eps),
@@ -276,18 +303,7 @@ def run_checked(
     if torch_device.type == "cuda":
         torch.cuda.synchronize(torch_device)
 
-    y_cpu = y_buffer.cpu()
-    bits = y_cpu.view(_BITS_VIEW[torch_dtype]).numpy()
-    buffer64 = y_cpu.to(torch.float64).numpy()
-    changed = np.flatnonzero((bits != poison_bits) & ~mask)
-    oob = tuple(
-        OobWrite(
-            row=_row_of(int(address), guard, out_row_stride, rows),
-            address=int(address),
-            value=float(buffer64[address]),
-        )
-        for address in changed
-    )
+    buffer64, oob = _stores_out_of_bounds(y_buffer, mask, poison_bits, guard, out_row_stride, rows)
     y = body(torch.from_numpy(buffer64), out_row_stride).numpy().copy()
     rrms, rstd_oob = np.zeros(0), 0
     if rstd_buffer is not None:
