@@ -76,10 +76,14 @@ class UserImplementation:
         self.kernel.close()
 
     def note(self) -> str:
-        """What the receipt must add: a launcher checked on its output alone."""
-        if not self.refused_out:
-            return ""
-        return f"; out= refused ({self.refused_out}), checked on its returned output alone"
+        """What the receipt must add: a launcher checked on its output alone, an interpreter
+        that could not be probed (its faults then go unseen)."""
+        note = ""
+        if self.refused_out:
+            note += f"; out= refused ({self.refused_out}), checked on its returned output alone"
+        if self.kernel.probe_note:
+            note += f"; {self.kernel.probe_note}: a fault of this machine would show as a failure"
+        return note
 
     def run(self, problem: Problem, poison: float) -> tuple[UserRun, int, int]:
         """One run; returns it with the output buffer's guard and row stride.

@@ -40,22 +40,29 @@ class Watch:
         self.buffers[name] = (int(base), int(itemsize), np.asarray(valid, dtype=bool))
 
     def check(self, addresses: np.ndarray, mask: np.ndarray) -> None:
-        active = np.asarray(addresses, dtype=np.uint64)[
-            np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(addresses))
-        ].ravel()
+        addresses = np.asarray(addresses)
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != addresses.shape:
+            mask = np.broadcast_to(mask, addresses.shape)
+        active = addresses[mask] if not mask.all() else addresses.ravel()
         if not active.size:
             return
+        low, high = int(active.min()), int(active.max())
         for name, (base, itemsize, valid) in self.buffers.items():
             end = base + itemsize * valid.size
-            inside = active[(active >= base) & (active < end)]
-            if not inside.size:
+            if high < base or low >= end:  # this load touches another buffer
                 continue
-            index = ((inside - np.uint64(base)) // np.uint64(itemsize)).astype(np.int64)
-            bad = np.unique(index[~valid[index]])
-            if bad.size:
-                self.counts[name] = self.counts.get(name, 0) + int(bad.size)
-                kept = self.found.setdefault(name, [])
-                kept.extend(int(i) for i in bad[: max(0, MAX_KEPT - len(kept))])
+            inside = (
+                active if low >= base and high < end else active[(active >= base) & (active < end)]
+            )
+            index = (inside.astype(np.int64) - base) // itemsize
+            bad = ~valid[index]
+            if not bad.any():
+                continue
+            found = np.unique(index[bad])
+            self.counts[name] = self.counts.get(name, 0) + int(found.size)
+            kept = self.found.setdefault(name, [])
+            kept.extend(int(i) for i in found[: max(0, MAX_KEPT - len(kept))])
 
 
 @contextlib.contextmanager

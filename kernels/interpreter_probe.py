@@ -64,6 +64,8 @@ class Recorder:
     def __init__(self) -> None:
         self._local = threading.local()
         self.installed = False
+        # builder op name -> (the original, our wrapper), for :meth:`keep_only`.
+        self._ops: dict[str, tuple[Any, Any]] = {}
 
     @contextmanager
     def recording(self) -> Iterator[set[str]]:
@@ -94,7 +96,10 @@ class Recorder:
             return False
         for name in dir(type(builder)):
             if name.startswith("create_") and callable(getattr(builder, name, None)):
-                setattr(builder, name, self._wrap_op(name, getattr(builder, name)))
+                original = getattr(builder, name)
+                wrapper = self._wrap_op(name, original)
+                self._ops[name] = (original, wrapper)
+                setattr(builder, name, wrapper)
         for class_name, kind in (("ReduceOps", "reduce"), ("ScanOps", "scan")):
             cls = getattr(interpreter, class_name, None)
             if cls is not None and hasattr(cls, "apply_impl"):
@@ -102,6 +107,21 @@ class Recorder:
         self._wrap_libdevice()
         self.installed = True
         return True
+
+    def keep_only(self, faults: tuple[Fault, ...]) -> None:
+        """Unwrap every builder operation no fault's signature names (each costs a Python call
+        per operation of every run): a run then records just what can hit a fault."""
+        from triton.runtime import interpreter
+
+        builder = interpreter.interpreter_builder
+        wanted = {mark.split(":")[0] for fault in faults for mark in fault.signature}
+        for name, (original, wrapper) in list(self._ops.items()):
+            if name not in wanted and builder.__dict__.get(name) is wrapper:
+                if getattr(type(builder), name, None) is getattr(original, "__func__", None):
+                    del builder.__dict__[name]  # the class's own method again
+                else:
+                    setattr(builder, name, original)
+                del self._ops[name]
 
     def _wrap_op(self, name: str, op: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(op)

@@ -168,7 +168,9 @@ def _probe_machine() -> tuple[tuple[Any, ...], str]:
     from kernels import interpreter_probe
 
     try:
-        return interpreter_probe.probe(), ""
+        faults = interpreter_probe.probe()
+        interpreter_probe.RECORDER.keep_only(faults)
+        return faults, ""
     except Exception as err:  # a probe that cannot run tells nothing: say so, judge as before
         return (), f"the interpreter probe failed: {type(err).__name__}: {err}"[:500]
 
