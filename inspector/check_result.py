@@ -150,6 +150,14 @@ class CheckResult:
         return not self.failures and not self.not_judged
 
     @property
+    def verdict(self) -> str:
+        """ "passed", "failed" (a failure, whatever else could not be judged) or "not judged"
+        (nothing failed, but this machine could not judge some run: never a pass)."""
+        if self.failures:
+            return "failed"
+        return "not judged" if self.not_judged else "passed"
+
+    @property
     def not_judged(self) -> tuple[tuple[str, str], ...]:
         """``(what, why)`` of each run this machine could not judge: kernel fixtures (on every
         layout the check forced) and the kernel's run on the input."""

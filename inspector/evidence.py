@@ -65,6 +65,10 @@ def receipt_reason(result: Any) -> str:
     failures = tuple(getattr(result, "failures", ()))
     if result.passed:
         return "check passed"
+    unjudged = tuple(getattr(result, "not_judged", ()))
+    if not failures and unjudged:
+        what, why = unjudged[0]
+        return f"check not judged: {len(unjudged)} run(s); first: {what}: {why}"[:300]
     first = failures[0] if failures else "check failed"
     return f"check failed: {len(failures)} failure(s); first: {first}"[:300]
 

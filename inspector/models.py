@@ -28,6 +28,8 @@ Index = QModelIndex | QPersistentModelIndex
 KILLED_COLOR = QColor(46, 125, 50)
 SURVIVED_COLOR = QColor(198, 40, 40)
 NEUTRAL_COLOR = QColor(96, 104, 118)
+#: A verdict this machine could not reach (its interpreter's fault): neither pass nor fail.
+NOT_JUDGED_COLOR = QColor(200, 150, 0)
 #: Error cells against the tolerance: Okabe-Ito bluish green (within) and vermillion (outside).
 TOLERANCE_COLORS = {"within": QColor(0, 158, 115, 45), "outside": QColor(213, 94, 0, 140)}
 
@@ -240,7 +242,10 @@ class KillMatrixModel(QAbstractTableModel):
                 return verdict
             if role == Qt.ItemDataRole.ForegroundRole:
                 bad = verdict.startswith(("SURVIVED", "FAIL"))
-                return QBrush(SURVIVED_COLOR if bad else KILLED_COLOR)
+                unjudged = "not judged on this machine" in verdict
+                return QBrush(
+                    SURVIVED_COLOR if bad else NOT_JUDGED_COLOR if unjudged else KILLED_COLOR
+                )
             if role == Qt.ItemDataRole.ToolTipRole:
                 _, mutant, matrix = self._rows[row]
                 if mutant:

@@ -119,9 +119,19 @@ def result_lines(result: Any) -> list[str]:
     return lines
 
 
-def verdict_word(passed: bool) -> str:
-    """ "PASSED" or "FAILED"."""
-    return "PASSED" if passed else "FAILED"
+#: Each verdict's colour: amber for a run this machine could not judge (neither pass nor fail).
+VERDICT_COLORS = {"passed": PASSED_COLOR, "failed": FAILED_COLOR, "not judged": STALE_COLOR}
+
+
+def verdict_of(result: Any) -> str:
+    """ "passed", "failed" or "not judged": a check's (``CheckResult.verdict``) or a saved one's
+    (``SessionResults.verdict``)."""
+    return str(getattr(result, "verdict", "passed" if result.passed else "failed"))
+
+
+def verdict_word(result: Any) -> str:
+    """ "PASSED", "FAILED" or "NOT JUDGED"."""
+    return verdict_of(result).upper()
 
 
 def failure_lines(failures: Any) -> list[str]:
@@ -133,7 +143,7 @@ def check_log_lines(result: Any) -> list[str]:
     """The window's check log: verdict, :func:`result_lines`, modeled traffic, failures."""
     traffic = result.traffic
     return [
-        f"check {verdict_word(result.passed)} — mode {result.mode}, device {result.device}",
+        f"check {verdict_word(result)} — mode {result.mode}, device {result.device}",
         *result_lines(result),
         f"traffic (modeled, not measured): read {traffic.bytes_read} B, written "
         f"{traffic.bytes_written} B, {traffic.reductions} reductions",
@@ -149,19 +159,27 @@ def clock() -> str:
 def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str:
     """The rich-text verdict under the Run buttons after a check (taken at ``at``); ``muted``:
     grey, for a verdict a newer run superseded."""
-    color = GREY_COLOR if muted else PASSED_COLOR if result.passed else FAILED_COLOR
+    color = GREY_COLOR if muted else VERDICT_COLORS[verdict_of(result)]
     headline = result.headline
     when = f" at {at}" if at else ""
     text = (
-        f"<b style='color:{color}'>check {verdict_word(result.passed)}</b>{when} "
+        f"<b style='color:{color}'>check {verdict_word(result)}</b>{when} "
         f"({result.mode}) · "
         f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
     )
+    if getattr(result, "kernel", None) is None and getattr(result, "input_not_judged", ""):
+        text += " (the lane model's: the kernel's run on this input was not judged)"
     evidence = _evidence_words(result)
     if evidence:
         text += "<br>" + " · ".join(evidence)
     if result.failures:
         text += f"<br>{len(result.failures)} failure(s): see the check log"
+    unjudged = getattr(result, "not_judged", ())
+    if unjudged:
+        text += (
+            f"<br>{len(unjudged)} run(s) this machine could not judge (its interpreter's fault, "
+            "not the kernel's): see the check log"
+        )
     return text
 
 
@@ -192,7 +210,7 @@ def _evidence_words(result: Any) -> list[str]:
 def saved_check_lines(results: Any, matrices: list[Any], provenance: Any = None) -> list[str]:
     """The check log of a check saved in a session file (``session.results``)."""
     return [
-        f"saved check {verdict_word(results.passed)}: {results.kernel_note}",
+        f"saved check {verdict_word(results)}: {results.kernel_note}",
         *([provenance.message] if provenance is not None else []),
         *[line for kill_matrix in matrices for line in kill_matrix.summary_lines()],
         *failure_lines(results.failures),
@@ -205,17 +223,17 @@ def saved_verdict_html(results: Any, provenance: Any = None) -> str:
     if provenance is not None and provenance.changed:
         return (
             f"<b style='color:{STALE_COLOR}'>kernel changed since this receipt</b>: the saved "
-            f"check ({verdict_word(results.passed)}) proved another kernel · run the check again"
+            f"check ({verdict_word(results)}) proved another kernel · run the check again"
         )
     if provenance is not None and provenance.stale:
         return (
             f"<b style='color:{STALE_COLOR}'>receipt of another kernel</b>: the saved check "
-            f"({verdict_word(results.passed)}) is not of the loaded kernel (the check log says "
+            f"({verdict_word(results)}) is not of the loaded kernel (the check log says "
             "whose it is) · run the check"
         )
-    color = PASSED_COLOR if results.passed else FAILED_COLOR
+    color = VERDICT_COLORS[verdict_of(results)]
     return (
-        f"<b style='color:{color}'>saved check {verdict_word(results.passed)}</b> "
+        f"<b style='color:{color}'>saved check {verdict_word(results)}</b> "
         f"({results.mode}, {results.device}) · run the check again to refresh"
     )
 

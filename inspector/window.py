@@ -566,8 +566,10 @@ class InspectorWindow(QMainWindow):
         if not self.state.set_check_result(result):
             self.status_line.setText("check: result is for an older input; ignored.")
             return
-        verdict = "passed" if result.passed else "failed"
-        self.status_line.setText(f"check {verdict}: {len(result.failures)} failure(s).")
+        unjudged = f", {len(result.not_judged)} not judged" if result.not_judged else ""
+        self.status_line.setText(
+            f"check {result.verdict}: {len(result.failures)} failure(s){unjudged}."
+        )
         self.state.mark_dirty()
 
     # ================================================================ shutdown

@@ -101,7 +101,7 @@ def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     compare(
         "versions", a["versions"], b["versions"], sorted(set(a["versions"]) | set(b["versions"]))
     )
-    compare("verdict", a["verdict"], b["verdict"], ("passed",))
+    compare("verdict", a["verdict"], b["verdict"], ("passed", "outcome"))
     found += [Difference("timing", line) for line in _timing_differences(a, b)]
     return found
 

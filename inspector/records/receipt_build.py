@@ -353,7 +353,11 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
         },
         "device": result.device,
         "versions": _versions(result),
-        "verdict": {"passed": bool(result.passed), "failures": list(result.failures)},
+        "verdict": {
+            "passed": bool(result.passed),
+            "failures": list(result.failures),
+            "outcome": result.verdict,
+        },
         "export_check": {"status": "pending", "checks": [], "problems": []},
     }
 

@@ -108,6 +108,13 @@ class SessionResults:
     kernel_oob_addresses: np.ndarray | None = None
     kernel_block: int | None = None
     kernel_num_warps: int | None = None
+    # "passed", "failed" or "not judged" (CheckResult.verdict); a file written before the
+    # attribute reads it from passed and failures.
+    verdict: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            self.verdict = "passed" if self.passed else "failed"
 
     @classmethod
     def from_check(cls, result: CheckResult) -> SessionResults:
@@ -151,6 +158,7 @@ class SessionResults:
             ),
             kernel_block=int(kernel.block) if kernel is not None else None,
             kernel_num_warps=int(kernel.num_warps) if kernel is not None else None,
+            verdict=result.verdict,
         )
 
 

@@ -114,6 +114,7 @@ def _write_results(root: h5py.File, results: SessionResults, dtype: str) -> None
     group.attrs["kernel_note"] = results.kernel_note
     group.attrs["errors_source"] = results.errors_source
     group.attrs["passed"] = bool(results.passed)
+    group.attrs["verdict"] = results.verdict
     group.attrs["failures"] = json.dumps(list(results.failures))
     scalar = group.create_group("scalar")
     for name in ("sum_squares", "mean_square", "rrms"):
@@ -277,6 +278,27 @@ def _compile_info(info: Any) -> dict[str, Any]:
     return info
 
 
+#: A saved check's verdicts (``CheckResult.verdict``).
+VERDICTS = ("passed", "failed", "not judged")
+
+
+def _verdict(group: Any) -> str:
+    """The saved check's verdict; "" for a file written before the attribute (its passed and
+    failures tell it).
+
+    Raises:
+        Damaged: a verdict that is none of :data:`VERDICTS`, or that contradicts ``passed``.
+    """
+    if "verdict" not in group.attrs:
+        return ""
+    verdict = attr(group, "verdict")
+    if verdict not in VERDICTS:
+        raise Damaged(f"results verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+    if (verdict == "passed") != bool(attr(group, "passed")):
+        raise Damaged(f"results verdict {verdict!r} contradicts passed={attr(group, 'passed')}")
+    return str(verdict)
+
+
 def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
     if "results" not in root:
         return None
@@ -295,6 +317,7 @@ def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
         errors_source=str(attr(group, "errors_source")),
         passed=bool(attr(group, "passed")),
         failures=tuple(str(f) for f in failures),
+        verdict=_verdict(group),
         scalar_sum_squares=read_array(scalar, "sum_squares", (rows,)),
         scalar_mean_square=read_array(scalar, "mean_square", (rows,)),
         scalar_rrms=read_array(scalar, "rrms", (rows,)),

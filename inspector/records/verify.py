@@ -342,6 +342,18 @@ def _claim_checks(data: dict[str, Any]) -> list[Check]:
     if reasons:
         detail += "; the outcomes fail it: " + ", ".join(reasons[:4])
     checks.append(Check("verdict follows the outcomes", verdict["passed"] == expected, detail))
+    if "outcome" in verdict:
+        unjudged = data["kernel"].get("not_judged") or []
+        named = "failed" if verdict["failures"] else "not judged" if unjudged else "passed"
+        named = "failed" if named == "passed" and not expected else named
+        checks.append(
+            Check(
+                "verdict names its outcome",
+                verdict["outcome"] == named,
+                f"outcome {verdict['outcome']!r}; {len(verdict['failures'])} failure(s), "
+                f"{len(unjudged)} run(s) not judged give {named!r}",
+            )
+        )
     return checks
 
 

@@ -220,7 +220,10 @@ class KillMatrixView(QWidget):
             survivors = matrix.survivors
             failing = matrix.baseline_failures
             killed = len(matrix.mutants) - len(survivors)
+            unjudged, outside = len(matrix.not_judged), len(matrix.out_of_domain)
+            # Green only for a proof that judged every fixture; amber where this machine could not.
             color = "rgb(0,158,115)" if matrix.passed else "rgb(213,94,0)"
+            color = "rgb(200,150,0)" if matrix.passed and unjudged else color
             total = len(matrix.mutants)
             text = f"<b style='color:{color}'>{matrix.target}</b>: " + (
                 f"{killed}/{total} killed" if total else "no built-in mutants (fixtures only)"
@@ -230,6 +233,10 @@ class KillMatrixView(QWidget):
             if failing:
                 text += f", faithful FAILS {len(failing)}: {', '.join(failing[:6])}"
                 text += ", ..." if len(failing) > 6 else ""
+            if unjudged:
+                text += f", {unjudged} NOT JUDGED on this machine"
+            if outside:
+                text += f", {outside} out of the kernel's domain"
             parts.append(text)
         self.summary.setText(" · ".join(parts) or "No kill matrix yet: run the check.")
         self.highlight_mutant(self._highlight)

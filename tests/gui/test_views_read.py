@@ -183,3 +183,49 @@ def test_copy_takes_any_selection_of_cells(qtbot, window) -> None:
     everything = table.tsv().splitlines()
     assert len(everything) == 1 + window.state.problem.rows
     assert everything[0].split("\t") == names
+
+
+def _with_baseline(matrix, actual: str, detail: str, count: int):
+    """The matrix with its first ``count`` baseline fixtures given ``actual`` (a NO_VERDICT)."""
+    baseline = list(matrix.baseline)
+    runnable = [i for i, o in enumerate(baseline) if o.expected == "pass"][:count]
+    for i in runnable:
+        baseline[i] = dataclasses.replace(baseline[i], actual=actual, passed=False, detail=detail)
+    names = [baseline[i].fixture for i in runnable]
+    return dataclasses.replace(matrix, baseline=tuple(baseline)), names
+
+
+def test_cells_this_machine_cannot_judge_or_outside_the_domain_are_neither_pass_nor_fail(
+    qtbot, check_result
+) -> None:
+    from inspector.models import NOT_JUDGED_COLOR
+    from oracle.matrix import NOT_JUDGED, OUT_OF_DOMAIN
+
+    view = KillMatrixView()
+    qtbot.addWidget(view)
+    view.resize(1400, 600)
+    why = "not judged on this machine: bfloat16 arithmetic: mul gave 1e35"
+    matrix, unjudged = _with_baseline(check_result.model_matrix, NOT_JUDGED, why, 2)
+    view.set_matrices([matrix])
+    columns = view.model.fixtures
+    for name in unjudged:
+        assert view.model.cell_state(0, columns.index(name)) == "not judged"
+    assert view.model.verdict(0) == "all fixtures behave (2 not judged on this machine)"
+    assert "2 NOT JUDGED on this machine" in view.summary.text()
+    assert "rgb(200,150,0)" in view.summary.text()  # amber, not the green of a full proof
+    assert "faithful FAILS" not in view.summary.text()
+    verdict_cell = view.model.index(0, len(columns))
+    assert view.model.data(verdict_cell, 9).color() == NOT_JUDGED_COLOR  # ForegroundRole
+    tip = view.model.data(view.model.index(0, columns.index(unjudged[0])), 3)  # ToolTipRole
+    assert tip.endswith(why)
+    assert ": not judged\n" in tip
+
+    why = "out of domain: width 4097 > the kernel's max_width 4096"
+    matrix, outside = _with_baseline(check_result.model_matrix, OUT_OF_DOMAIN, why, 1)
+    view.set_matrices([matrix])
+    assert view.model.cell_state(0, view.model.fixtures.index(outside[0])) == "out of domain"
+    assert view.model.verdict(0) == "all fixtures behave (1 out of its domain)"
+    assert "1 out of the kernel's domain" in view.summary.text()
+    assert "rgb(0,158,115)" in view.summary.text()
+    text = view.tsv().splitlines()
+    assert text[1].split("\t")[1 + view.model.fixtures.index(outside[0])] == "out of domain"

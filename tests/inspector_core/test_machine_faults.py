@@ -151,11 +151,12 @@ def test_a_kernel_with_bf16_products_is_not_judged_on_those_fixtures_exit_3(faul
     assert len(cause_lines) == 1
     assert f"({len(unjudged)} run(s): " in cause_lines[0]
     assert "passed 28/31 runnable (3 not judged on this machine)" in done.stdout
-    assert receipt["verdict"] == {"passed": False, "failures": []}
+    assert receipt["verdict"] == {"passed": False, "failures": [], "outcome": "not judged"}
     assert {f["name"] for f in receipt["kernel"]["machine_faults"]} >= {"bfloat16 arithmetic"}
     verified = run_main("verify", str(out / "receipt.json"), str(out / "receipt.csv"))
     assert verified.returncode == 1
     assert "every fixture judged: not judged on the machine that ran it" in verified.stdout
+    assert "ok   verdict names its outcome: outcome 'not judged'" in verified.stdout
 
 
 @interpreted
