@@ -85,6 +85,9 @@ class KernelRun:
     # kernels.guarded_reads), and where, in words.
     oob_reads: int = 0
     oob_read_detail: str = ""
+    # An autotuned user kernel's other configs on the same input, each against the scalar
+    # reference: (config label, comparison); y is the first config's.
+    variant_comparisons: tuple[tuple[str, cmp.Comparison], ...] = ()
     # oracle.diagnose.inferred_rrms of y, when the window's job computed it off the GUI thread.
     inferred: Any = None
     # The bundled kernel's own per-row rrms (its rstd output), when the run asked for it.

@@ -455,6 +455,10 @@ def run_and_judge_user_kernel(
         input_writes=tuple(int(i) - guard for i in run.x_writes),
         oob_reads=sum(count for _, count, _ in run.oob_reads),
         oob_read_detail=describe_reads(run.oob_reads, problem, guard, y_stride),
+        variant_comparisons=tuple(
+            (label, cmp.compare(y, reference_y, cmp.TOLERANCES[problem.dtype]))
+            for label, y in run.variants
+        ),
         **run_findings.bound_fields(
             problem, run.y, _exact(problem, y_exact), path="user", block=0, peel=0, mode=""
         ),

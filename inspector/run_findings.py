@@ -102,6 +102,9 @@ def kernel_run_findings(
         )
     if not run.torch_comparison.passed:
         failures.append("kernel vs torch float64 rms_norm: " + run.torch_comparison.describe())
+    for label, comparison in getattr(run, "variant_comparisons", ()):
+        if not comparison.passed:
+            failures.append(f"kernel config {label} vs scalar reference: {comparison.describe()}")
     beyond = bound_failure(run)
     if beyond is not None:
         failures.append(beyond)

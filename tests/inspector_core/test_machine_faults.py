@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import kernels
+from inspector import pipeline, run_findings
 from kernels import interpreter_probe as probe
 from kernels.mode import INTERPRETER
-from oracle import fixtures, matrix
+from oracle import fixtures, matrix, scalar
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "kernels"
@@ -234,11 +235,23 @@ def test_a_config_that_computes_wrong_fails_its_fixture_by_name(tmp_path) -> Non
         assert len(implementation.configs) == 3
         fixture = next(f for f in fixtures.FIXTURES if f.name == "width_70")
         outcome = matrix.evaluate(fixture, implementation)
+        # The check's run on the input judges every config too, not only the first.
+        problem = fixture.build()
+        reference = scalar.reference(problem)
+        kernel_run = pipeline.run_and_judge_user_kernel(implementation, problem, reference.y)
+        found, _ = run_findings.kernel_run_findings(kernel_run, problem, reference)
     finally:
         implementation.close()
     assert outcome.actual == "fail"
     assert outcome.detail.startswith("config _rms_norm_row: BUG=1, CHUNK=256"), outcome.detail
     assert "BUG=0" not in outcome.detail
+    assert kernel_run.comparison.passed  # the first config (BUG=0)
+    labels = [label for label, _ in kernel_run.variant_comparisons]
+    assert len(labels) == 2
+    assert labels[0].startswith("_rms_norm_row: BUG=1, CHUNK=256, num_warps=2")
+    assert labels[1].startswith("_rms_norm_row: BUG=0, CHUNK=1024, num_warps=4")
+    assert len(found) == 1
+    assert found[0].startswith(f"kernel config {labels[0]} vs scalar reference: FAIL")
 
 
 def test_a_problem_run_through_every_config_compares_each_to_the_reference() -> None:
