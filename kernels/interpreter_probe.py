@@ -2,7 +2,8 @@
 of those a kernel's run used: the machine's faults, never the kernel's.
 
 The interpreter stores ``bfloat16`` as raw ``uint16`` bits, so (in triton 3.6 and 3.7) numpy adds,
-multiplies, sums and compares those bits as integers; it has no ``libdevice`` and no driver for
+multiplies, sums and compares those bits as integers; it has no ``libdevice``, hands a float
+argument over as a Python float (no ``.to()``, no ``.dtype``) and has no driver for
 ``@triton.autotune`` to benchmark on. Which of these hold depends on the version, so nothing here
 names a version: :func:`probe` runs one tiny kernel per operation (float32, float16, bfloat16;
 signs mixed) and compares each with torch, while a :class:`Recorder` notes every interpreter
@@ -195,6 +196,12 @@ _OPS = (
 _DTYPES = ("float32", "float16", "bfloat16")
 #: libdevice functions probed (float32): all failing means libdevice as a whole fails.
 _LIBDEVICE = ("rsqrt", "sqrt", "exp")
+#: What the scalar-argument probes do with a float argument ``s`` (on a GPU a float32 scalar).
+_SCALAR_USES = ("s.to(tl.float32)", "s.dtype")
+#: Faults whose probes do nothing but the one thing probed, so any error they raise is the
+#: machine's (the interpreter hands a float argument over as a Python float, which has no
+#: ``.to`` or ``.dtype``); other faults' errors count only where the text names the interpreter.
+_ERRORS_ARE_THE_MACHINES = ("float scalar arguments",)
 
 
 @functools.cache
@@ -248,7 +255,17 @@ def _kernels() -> dict[str, Any]:
             r = libdevice.exp(a)
         tl.store(o_ptr + i, r)
 
-    return {"binary": binary, "libdevice": libdevice_call}
+    @triton.jit
+    def scalar_argument(a_ptr, o_ptr, s, N: tl.constexpr, FN: tl.constexpr):
+        i = tl.arange(0, N)
+        a = tl.load(a_ptr + i)
+        if FN == 0:  # noqa: SIM108 (a constexpr branch: only the one taken is traced)
+            r = a * s.to(tl.float32)
+        else:
+            r = (a * s).to(s.dtype)
+        tl.store(o_ptr + i, r)
+
+    return {"binary": binary, "libdevice": libdevice_call, "scalar": scalar_argument}
 
 
 def _expected(op: str, a: Any, b: Any) -> Any:
@@ -348,6 +365,19 @@ def probe() -> tuple[Fault, ...]:
             failing.setdefault("libdevice", []).append((name, what, seen))
         else:
             passing |= seen
+    a = torch.tensor(_A, dtype=torch.float32)
+    for code, use in enumerate(_SCALAR_USES):
+        out = torch.zeros(n, dtype=torch.float32)
+        what, seen = _run_probe(
+            lambda code=code, out=out: kernels["scalar"][(1,)](a, out, 0.75, N=n, FN=code),
+            a * 0.75,
+            out,
+            _RTOL["float32"],
+        )
+        if what:
+            failing.setdefault("float scalar arguments", []).append((use, what, seen))
+        else:
+            passing |= seen
     faults = []
     for name, failures in failing.items():
         signature = set().union(*(seen for _, _, seen in failures)) - passing
@@ -361,7 +391,10 @@ def probe() -> tuple[Fault, ...]:
                     text
                     for _, what, _ in failures
                     if what.startswith("raised ")
-                    and _NAMES_THE_MACHINE.search(text := what.partition(": ")[2])
+                    and (
+                        _NAMES_THE_MACHINE.search(text := what.partition(": ")[2])
+                        or name in _ERRORS_ARE_THE_MACHINES
+                    )
                 }
             )
         )
@@ -379,7 +412,11 @@ def faults_hit(faults: tuple[Fault, ...], seen: set[str], error: str = "") -> li
             for op in seen
             for mark in fault.signature
         )
-        raised = bool(error) and any(text and text in error for text in fault.errors)
+        # Raised inside the interpreter (its InterpreterError wraps a kernel body's errors): the
+        # launcher's own code raising the same text would fail on a GPU too.
+        raised = bool(error and _NAMES_THE_MACHINE.search(error)) and any(
+            text and text in error for text in fault.errors
+        )
         if used or raised:
             hit.append(fault)
     return hit

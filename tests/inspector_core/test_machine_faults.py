@@ -264,3 +264,54 @@ def test_a_problem_run_through_every_config_compares_each_to_the_reference() -> 
     assert outcome.actual == "fail"
     assert outcome.detail.startswith("config B: output vs scalar reference: FAIL")
     assert "config A" not in outcome.detail
+
+
+# ---- a float argument: a Python float under the interpreter, a float32 scalar on a GPU ----
+
+
+def _eps_cast_kernel(tmp_path: Path, where: str) -> str:
+    """The libdevice example with libdevice's rsqrt swapped for 1 / sqrt and ``eps`` cast with
+    ``.to(tl.float32)`` (as Liger-Kernel writes it) in the kernel body, or in the launcher."""
+    source = (EXAMPLES / "libdevice_rsqrt.py").read_text()
+    source = source.replace("from triton.language.extra import libdevice\n", "")
+    body = "1.0 / tl.sqrt(tl.sum(x * x, axis=0) / width + eps.to(tl.float32))"
+    if where == "launcher":
+        body = "1.0 / tl.sqrt(tl.sum(x * x, axis=0) / width + eps)"
+        source = source.replace(
+            "    width = x.shape[-1]\n", "    width = x.shape[-1]\n    eps.to(x)\n"
+        )
+    source = source.replace("libdevice.rsqrt(tl.sum(x * x, axis=0) / width + eps)", body)
+    assert "libdevice" not in source.split('"""')[-1]
+    path = tmp_path / f"eps_cast_in_{where}.py"
+    path.write_text(source)
+    return f"{path}:rms_norm"
+
+
+@interpreted
+def test_a_float_argument_cast_in_the_kernel_is_the_machines_fault_not_the_kernels(
+    faults, tmp_path
+) -> None:
+    scalar = _named(faults, "float scalar arguments")
+    out = tmp_path / "out"
+    done = run_main("check", "--quiet", "--kernel", _eps_cast_kernel(tmp_path, "kernel"),
+                    "--out", str(out))  # fmt: skip
+    if scalar is None:
+        assert done.returncode == 0, done.stdout[-2000:]
+        return
+    assert "'float' object has no attribute 'to'" in scalar.errors
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-2000:]
+    receipt = json.loads((out / "receipt.json").read_text())
+    whys = [entry["why"] for entry in receipt["kernel"]["not_judged"]]
+    runnable = [f.name for f in fixtures.FIXTURES if f.check != "rejection"]
+    assert len(whys) == 1 + len(runnable)
+    assert all("float scalar arguments" in why for why in whys)
+    assert receipt["verdict"]["failures"] == []
+
+
+@interpreted
+def test_the_same_cast_in_the_launchers_own_python_is_the_kernels_failure(faults, tmp_path):
+    done = run_main("check", "--quiet", "--kernel", _eps_cast_kernel(tmp_path, "launcher"),
+                    "--out", str(tmp_path / "out"))  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "'float' object has no attribute 'to'" in done.stdout
+    assert "NOT JUDGED" not in done.stdout
