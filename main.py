@@ -1,10 +1,10 @@
 """RMSNorm Kernel Inspector: ``python main.py`` opens the window; ``check``, ``bench`` and
-``verify`` run headless (see ``python main.py --help`` and :mod:`inspector.cli`).
+``verify`` run headless (see ``python main.py --help`` and :mod:`inspector.cli.entry`).
 """
 
 from __future__ import annotations
 
-from inspector.cli import main
+from inspector.cli.entry import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

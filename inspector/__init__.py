@@ -1,10 +1,8 @@
-"""The inspector floor: a Qt window on top of a Qt-free core.
+"""The inspector floor: a Qt window on top of a Qt-free core, in rooms by job, each importing
+only the rooms below it (import-linter holds the order):
 
-Qt-free (importable on a GPU machine without Qt, enforced by import-linter): the state model
-(:mod:`inspector.state`), the jobs the worker runs (:mod:`inspector.jobs`), the whole check
-(:mod:`inspector.pipeline`), the report text (:mod:`inspector.report`), the view data
-(:mod:`inspector.viewdata`), receipts, sessions, autosave, verify and diff
-(:mod:`inspector.records`) and the command line (:mod:`inspector.cli`, which imports the
-window only to open it). The window, its widgets and the worker thread import Qt; nothing above
-imports them, so ``import inspector`` never pulls in Qt.
+``cli`` (the command line) > ``qt`` (the window: the only room that imports Qt) > ``jobs``
+(the window's long work) > ``model`` (what the window shows) > ``mutate`` (source mutants) >
+``records`` (receipts, sessions, locks) > ``check`` (the proof of one input) > ``coverage``
+(the launch-layout coverage map). Each room's ``__init__`` says what it owns.
 """

@@ -1,6 +1,6 @@
 """The child process that runs a user's kernel for :mod:`kernels.usercode` (never imported by the
 inspector's own process): ``python -m kernels.usercode_child PATH FUNCTION``. The sanitizer's
-child (:mod:`inspector.sanitize_child`, a process of its own) runs the kernel the same way
+child (:mod:`inspector.check.sanitize_child`, a process of its own) runs the kernel the same way
 through :func:`load_launcher` and :func:`run_guarded`.
 
 The user's file is arbitrary code, so it runs here, in a process of its own: a crash, a hang or

@@ -44,7 +44,7 @@ def _at(rev: str) -> Callable[[str], str]:
 
 def sites_of(read: Callable[[str], str] = _now) -> list[tuple[tuple, int]]:
     """((file, function, operator, before, after, occurrence), line) of every site, in order."""
-    from inspector.mutation import mutation_sites
+    from inspector.mutate.source_mutants import mutation_sites
 
     sites, seen = [], {}
     for name in KERNEL_FILES:
@@ -98,9 +98,9 @@ def carry(old: dict[str, Any], old_sites: list[tuple], sha256: str) -> dict[str,
 
 def restate_stillborn(report: dict[str, Any]) -> list[str]:
     """Mark ``stillborn`` each mutant whose recorded failure is Triton refusing the program
-    (:func:`inspector.mutation_baseline.is_stillborn`, the rule ``mutate`` applies to the same
+    (:func:`inspector.mutate.baseline_run.is_stillborn`, the rule ``mutate`` applies to the same
     detail when it runs), with ``restated`` saying so; recount. Returns the ids restated."""
-    from inspector.mutation_baseline import is_stillborn
+    from inspector.mutate.baseline_run import is_stillborn
     from lab.mutation_join import recount
 
     restated = []

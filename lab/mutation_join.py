@@ -5,8 +5,8 @@ RERUN.json [RERUN.json ...] --out DIR [--label TEXT ...]``.
 run with ``--sites``, usually of the base's survivors) replaces the base's outcome of each
 mutant it ran, matched by id, which must name the same site (function, line, operator, before,
 after). Every report must be of the same kernel sha256. The counts and the score are recomputed
-as :func:`inspector.mutation.report` computes them; ``reruns`` lists the ids each rerun replaced
-(with ``--label``, what the rerun was); the base's own run settings (``slices``,
+as :func:`inspector.mutate.source_mutants.report` computes them; ``reruns`` lists the ids each
+rerun replaced (with ``--label``, what the rerun was); the base's own run settings (``slices``,
 ``ttir_compared``, ``first_site``) move under ``base``. Writes ``DIR/mutation.json`` and
 ``DIR/mutation.csv``.
 """
@@ -26,7 +26,8 @@ RUN_FIELDS = ("slices", "ttir_compared", "first_site")
 
 
 def recount(mutants: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each outcome's count and the score, as :func:`inspector.mutation.report` makes them."""
+    """Each outcome's count and the score, as :func:`inspector.mutate.source_mutants.report` makes
+    them."""
     counts: dict[str, Any] = {k: sum(m["outcome"] == k for m in mutants) for k in OUTCOMES}
     scored = len(mutants) - counts["equivalent"] - counts["stillborn"]
     caught = counts["killed"] + counts["crashed"] + counts["timeout"]
@@ -74,7 +75,7 @@ def join(base: dict[str, Any], reruns: list[dict[str, Any]], labels: list[str]) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from inspector.cli_mutate import _csv_text
+    from inspector.cli.mutate_command import _csv_text
     from inspector.records.atomic import atomic_write_text
 
     parser = argparse.ArgumentParser(prog="python -m lab.mutation_join")

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from inspector.stall import GapMeter, wait_until  # noqa: E402
+from inspector.qt.stall import GapMeter, wait_until  # noqa: E402
 
 DEFAULT_SHAPES = ((4096, 1024), (64, 65536))
 
@@ -58,9 +58,9 @@ def measure_shape(
     app: QApplication, rows: int, width: int, folder: Path, timeout_s: float = 600.0
 ) -> dict:
     """All stages for one shape; returns {stage: {seconds, gui_max_stall_ms, ...}}."""
+    from inspector.qt.widgets import dialogs
+    from inspector.qt.window import InspectorWindow
     from inspector.records.session import load_session
-    from inspector.widgets import dialogs
-    from inspector.window import InspectorWindow
 
     dialogs.show_error = lambda parent, title, message: print(f"[error] {title}: {message}")
     settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     shapes = [tuple(int(n) for n in item.split("x")) for item in args.shapes.split(",")]
     app = QApplication.instance() or QApplication(sys.argv[:1])
     if not args.no_style:
-        from inspector.app import apply_style
+        from inspector.qt.app import apply_style
 
         apply_style(app)  # what the user sees: stylesheet and antialiased plots (slower paint)
     with tempfile.TemporaryDirectory(prefix="measure_scale_") as scratch:

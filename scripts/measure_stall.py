@@ -38,20 +38,20 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from inspector import job_host  # noqa: E402
-from inspector.stall import GapMeter, wait_until  # noqa: E402
+from inspector.jobs import host  # noqa: E402
+from inspector.qt.stall import GapMeter, wait_until  # noqa: E402
 
 SPIN = "while True: pass"
 
 
 def measure_placement(placement: str, args: argparse.Namespace, record: dict) -> None:
     """Every stage under one placement, appended to ``record["runs"]`` as it finishes."""
-    from inspector.widgets import dialogs
-    from inspector.window import InspectorWindow
+    from inspector.qt.widgets import dialogs
+    from inspector.qt.window import InspectorWindow
 
-    os.environ[job_host.PLACEMENT_VAR] = placement
+    os.environ[host.PLACEMENT_VAR] = placement
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"stall-triton-{placement}-")
-    job_host.POOL.close_all()  # a cold job process with the fresh cache
+    host.POOL.close_all()  # a cold job process with the fresh cache
     dialogs.show_error = lambda parent, title, message: print(f"[error] {title}: {message}")
     folder = Path(tempfile.mkdtemp(prefix="stall-"))
     settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
@@ -109,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=400.0, help="seconds per stage")
     args = parser.parse_args(argv)
     app = QApplication.instance() or QApplication([])
-    from inspector import jobs
+    from inspector.jobs import tasks
 
-    env = jobs.kernel_environment()
+    env = tasks.kernel_environment()
     record = {
         "what": "longest GUI event-loop pause per stage (scripts/measure_stall.py)",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for spinner in spinners:
             spinner.kill()
-        job_host.POOL.close_all()
+        host.POOL.close_all()
     Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0

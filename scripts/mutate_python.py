@@ -6,9 +6,9 @@
 
 Every function and method of each file, and every module- and class-level assignment (the
 declared bounds live there), is searched for sites with the kernel mutator's operators
-(:func:`inspector.mutation._variants`: arithmetic and comparisons swapped, constants moved,
-negations dropped) plus ``and`` <-> ``or`` and a dropped ``not``. Each mutant is the file with one
-site changed, in a fresh copy of the package and its tests, and the tests run there
+(:func:`inspector.mutate.source_mutants._variants`: arithmetic and comparisons swapped, constants
+moved, negations dropped) plus ``and`` <-> ``or`` and a dropped ``not``. Each mutant is the file
+with one site changed, in a fresh copy of the package and its tests, and the tests run there
 (``pytest -x``): a failing test kills it (named), passing tests let it survive, a run past
 ``--timeout`` is a timeout. The original's tests must pass first. Writes the report (JSON, one
 entry per mutant, ``score`` = (killed + timeout) / (mutants - equivalent): a suite that runs past
@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from inspector.mutation import Site, _variants, apply_site  # noqa: E402
+from inspector.mutate.source_mutants import Site, _variants, apply_site  # noqa: E402
 
 
 def _python_variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:

@@ -32,7 +32,7 @@ def _modules_after_import(package: str) -> set[str]:
         ("oracle", {"torch", "triton", "PySide6", "pyqtgraph", "kernels", "inspector", "h5py"}),
         ("oracle.matrix", {"torch", "triton", "PySide6", "pyqtgraph", "kernels", "inspector"}),
         ("kernels", {"PySide6", "pyqtgraph", "oracle", "inspector"}),
-        ("inspector.pipeline", {"PySide6", "pyqtgraph"}),
+        ("inspector.check.pipeline", {"PySide6", "pyqtgraph"}),
     ],
 )
 def test_import_direction(package, forbidden):

@@ -57,3 +57,26 @@ def test_product_code_does_not_narrate_tuning_history(path):
         if DIARY.search(line)
     ]
     assert not hits, f"{_name(path)}: " + "; ".join(hits)
+
+
+#: inspector's rooms, top to bottom (pyproject's layers contract holds the order of imports).
+ROOMS = ("cli", "qt", "jobs", "model", "mutate", "records", "check", "coverage")
+
+
+def test_every_inspector_module_lives_in_a_room_with_a_sign():
+    loose = sorted(p.name for p in (ROOT / "inspector").glob("*.py") if p.name != "__init__.py")
+    assert loose == [], f"modules outside a room: {loose}"
+    folders = sorted(
+        p.name for p in (ROOT / "inspector").iterdir() if p.is_dir() and p.name != "__pycache__"
+    )
+    assert folders == sorted(ROOMS)
+    for room in ROOMS:
+        sign = ast.get_docstring(ast.parse((ROOT / "inspector" / room / "__init__.py").read_text()))
+        assert sign, f"inspector/{room}/__init__.py says nothing of what the room owns"
+
+
+def test_the_layers_contract_names_every_room_in_order():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    layers = re.search(r'containers = \["inspector"\]\nlayers = \[([^\]]*)\]', text)
+    assert layers is not None
+    assert tuple(re.findall(r'"(\w+)"', layers.group(1))) == ROOMS

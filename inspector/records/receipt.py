@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector import check_stages, timing_stage
+from inspector.check import stages, timing_stage
 from inspector.records.atomic import publish_pair, recover_pair, stage_text
 from inspector.records.exact import csv_cell, from_json_number
 from inspector.records.exports import check_exports
@@ -50,7 +50,7 @@ from inspector.records.receipt_format import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inspector.pipeline import CheckResult
+    from inspector.check.pipeline import CheckResult
 
 __all__ = [
     "CSV_NAME",
@@ -222,11 +222,11 @@ def evidence_lines(receipt: dict[str, Any]) -> list[str]:
     lines = [
         f"batch invariance: not certified: {section['absent']}"
         if "absent" in section
-        else check_stages.invariance_line(section)
+        else stages.invariance_line(section)
     ]
     evidence = receipt.get("device_evidence")
     if evidence is not None:
-        lines.append(check_stages.sanitizer_line(evidence["sanitizer"]))
+        lines.append(stages.sanitizer_line(evidence["sanitizer"]))
     if "timing" in receipt:
         lines += timing_stage.timing_lines(
             {**receipt["timing"], "dram": (evidence or {}).get("dram", {"absent": "not recorded"})}
@@ -236,6 +236,6 @@ def evidence_lines(receipt: dict[str, Any]) -> list[str]:
         lines.append(
             f"coverage: not made: {coverage['absent']}"
             if "absent" in coverage
-            else check_stages.coverage_line(coverage)
+            else stages.coverage_line(coverage)
         )
     return lines

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from inspector import run_findings
+from inspector.check import findings
+from inspector.check.timing_stage import split_dram
 from inspector.records.exact import from_json_number, json_number, nan_max
 from inspector.records.receipt_format import FORMAT, HASH_METHOD, SCHEMA_VERSION, values_sha256
-from inspector.timing_stage import split_dram
 from oracle import error_bound
 from oracle.dtypes import ITEMSIZE
 from oracle.mutants import DESCRIPTIONS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inspector.pipeline import CheckResult
+    from inspector.check.pipeline import CheckResult
 
 TORCH_REFERENCE = (
     "torch.nn.functional.rms_norm(x, (width,), weight, eps) on float64 CPU tensors of the same "
@@ -167,7 +167,7 @@ def _row_entries(result: CheckResult, bounds: dict[str, Any]) -> list[dict[str, 
 
 def _device_evidence(result: CheckResult) -> dict[str, Any]:
     """The sanitizer's word on the check's launches and Nsight Compute's DRAM figures of the
-    timed call (:func:`inspector.timing_stage.split_dram`), each or why there is none."""
+    timed call (:func:`inspector.check.timing_stage.split_dram`), each or why there is none."""
     sanitizer = result.sanitizer
     if sanitizer is None:
         sanitizer = {"absent": "the kernel did not run"}
@@ -222,14 +222,14 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
     """Turn one check into the receipt dict (``export_check`` still "pending").
 
     Args:
-        result: what :func:`inspector.pipeline.run_check` returned.
+        result: what :func:`inspector.check.pipeline.run_check` returned.
 
     Returns:
         A JSON-ready dict matching ``resources/receipt.schema.json``.
     """
     problem = result.problem
     headline = result.headline
-    bounds = run_findings.check_bounds(result)
+    bounds = findings.check_bounds(result)
     rows = _row_entries(result, bounds)
     fixtures = _fixture_entries(result.model_matrix)
     mutants = _mutant_entries(result.model_matrix)

@@ -16,7 +16,7 @@ from oracle.compare import max_errors
 from oracle.spec import Problem, make_problem
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inspector.pipeline import CheckResult
+    from inspector.check.pipeline import CheckResult
     from oracle.matrix import KillMatrix
 
 
@@ -82,7 +82,7 @@ class KillTable:
 
 @dataclass(eq=False)
 class SessionResults:
-    """Arrays derived from a :class:`~inspector.pipeline.CheckResult` (no oracle objects)."""
+    """Arrays derived from a :class:`~inspector.check.pipeline.CheckResult` (no oracle objects)."""
 
     mode: str
     device: str

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from inspector.check.stages import COMPILE_STAGES
 from inspector.records.hdf5 import (
     Damaged,
     attr,
@@ -33,7 +34,6 @@ from inspector.records.session_data import (
     jsonable,
 )
 from inspector.records.session_scan import MAX_BENCH_BYTES, MAX_BENCH_DATASET_BYTES
-from inspector.viewdata import COMPILE_STAGES
 from oracle.dtypes import DTYPES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

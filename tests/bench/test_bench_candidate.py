@@ -198,7 +198,7 @@ def test_a_file_changed_after_it_was_named_is_refused(tmp_path):
 def test_bench_with_kernel_imports_no_qt(tmp_path):
     code = (
         "import sys\n"
-        "from inspector.cli import main\n"
+        "from inspector.cli.entry import main\n"
         f"rc = main(['bench', '--kernel', {TUTORIAL!r}, '--out', {str(tmp_path / 'o')!r}])\n"
         "qt = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')]\n"
         "print(rc, 'kernels.bench.candidate' in sys.modules, qt)\n"

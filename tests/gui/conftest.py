@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings, QThread
 
-from inspector.widgets import dialogs
+from inspector.qt.widgets import dialogs
 
 
 @pytest.fixture(autouse=True)
@@ -58,9 +58,9 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
 def jobs_on_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """Heavy jobs on the worker thread, not in a host process: for tests that inject a fault
     by patching the job's code in this process (the host would never see the patch)."""
-    from inspector import job_host
+    from inspector.jobs import host
 
-    monkeypatch.setenv(job_host.PLACEMENT_VAR, "thread")
+    monkeypatch.setenv(host.PLACEMENT_VAR, "thread")
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def settings(tmp_path) -> QSettings:
 @pytest.fixture
 def window(qtbot, settings, tmp_path):
     """The main window with the demo input, closed (and its worker joined) afterwards."""
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     win = InspectorWindow(demo=True, settings=settings, autosave_dir=str(tmp_path / "autosave"))
     qtbot.addWidget(win)

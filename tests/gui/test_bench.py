@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector import jobs
-from inspector.widgets import dialogs
-from inspector.widgets.bench_view import BenchView
+from inspector.jobs import tasks
+from inspector.qt.widgets import dialogs
+from inspector.qt.widgets.bench_view import BenchView
 
 
 def _rows() -> list[dict]:
@@ -92,7 +92,7 @@ def test_benchmark_in_the_window_and_in_the_session(
 
         return job
 
-    monkeypatch.setattr(jobs, "bench_job", fake_job)
+    monkeypatch.setattr(tasks, "bench_job", fake_job)
     with qtbot.waitSignal(window.runner.result, timeout=10000):
         assert window.run_benchmark()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
@@ -105,7 +105,7 @@ def test_benchmark_in_the_window_and_in_the_session(
     session = load_session(path)
     assert len(session.bench_meta["rows"]) == len(_rows())
     assert any(np.array_equal(v, [10.0, 11.0, 12.0]) for v in session.bench_samples.values())
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     other = InspectorWindow(demo=True, settings=settings)
     qtbot.addWidget(other)
@@ -133,7 +133,7 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
 ) -> None:
     from PySide6.QtCore import QRect
 
-    from inspector.menus import fit_to_screen
+    from inspector.qt.menus import fit_to_screen
 
     fit_to_screen(window, QRect(0, 0, 1920, 1080))  # the offscreen screen is 800 x 800
     monkeypatch.setattr(dialogs, "choose_open_file", lambda *a: str(RECORD))
@@ -192,7 +192,7 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
     assert window.state.dirty
     assert window.files.save_session_as()
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     other = InspectorWindow(demo=True, settings=settings)
     qtbot.addWidget(other)
@@ -344,7 +344,7 @@ def test_the_table_opens_smallest_shape_first_and_keeps_the_users_order(qtbot) -
 
 
 def test_dram_figures_of_bench_ncu_show_in_the_table_and_the_hover(qtbot) -> None:
-    from inspector.widgets.bench_view import DRAM_COLUMN
+    from inspector.qt.widgets.bench_view import DRAM_COLUMN
 
     view = BenchView()
     qtbot.addWidget(view)

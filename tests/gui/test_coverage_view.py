@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from inspector.widgets.coverage_view import CoverageView, saved_coverage
+from inspector.qt.widgets.coverage_view import CoverageView, saved_coverage
 
 
 def _section() -> dict:

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QRect
 
-from inspector import app_info, oob_view, theme, viewdata
-from inspector.widgets import dialogs
-from inspector.widgets.accessibility import unnamed_controls
+from inspector.model import oob_view, viewdata
+from inspector.qt import app_info, theme
+from inspector.qt.widgets import dialogs
+from inspector.qt.widgets.accessibility import unnamed_controls
 
 ROOT = Path(__file__).resolve().parents[2]
 # The questions as written (the GUI tests' autouse fixture replaces them while a test runs).
@@ -29,7 +30,7 @@ QUESTIONS = {
 
 @pytest.mark.parametrize("screen", [(1366, 768), (1920, 1080), (2560, 1440)])
 def test_the_window_fits_the_screen_and_the_verdict_is_on_it(qtbot, window, screen) -> None:
-    from inspector.menus import fit_to_screen
+    from inspector.qt.menus import fit_to_screen
 
     area = QRect(0, 0, *screen)
     fit_to_screen(window, area)

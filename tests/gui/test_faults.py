@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from inspector import jobs, pipeline
+from inspector.check import pipeline
+from inspector.jobs import tasks
 
 # Each fault is injected by patching the job's code in this process, so the jobs run on the
 # worker thread here; a fault of the host process itself: tests/gui/test_worker.py.
@@ -100,7 +101,7 @@ def test_cuda_out_of_memory_in_the_kernel_job(
         assert window.run_kernel()
     assert calls == [1]
     name, exc = blocker.args
-    message = jobs.failure_text(exc)
+    message = tasks.failure_text(exc)
     assert name == "kernel"
     assert "OutOfMemoryError" in message
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
@@ -125,7 +126,7 @@ def test_compile_error_on_the_worker(qtbot, kernel_window, monkeypatch: pytest.M
     with qtbot.waitSignal(window.runner.failed, timeout=30000) as blocker:
         assert window.request_compile("sm_90")
     assert blocker.args[0] == "compile"
-    assert "RuntimeError: triton compile failed" in jobs.failure_text(blocker.args[1])
+    assert "RuntimeError: triton compile failed" in tasks.failure_text(blocker.args[1])
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
     assert "compile failed" in window.status_line.text()
     assert "PassManager::run failed" in window.summary.toPlainText()
@@ -154,7 +155,7 @@ def test_exception_in_the_middle_of_a_check(
     with qtbot.waitSignal(window.runner.failed, timeout=30000) as blocker:
         assert window.run_check()
     name, exc = blocker.args
-    assert [name, jobs.failure_text(exc)] == [
+    assert [name, tasks.failure_text(exc)] == [
         "check",
         "ZeroDivisionError: injected fault after 40 steps",
     ]
@@ -231,7 +232,7 @@ def test_cancel_in_the_middle_of_a_benchmark(
         assert window.cancel_button.isEnabled()
         window.cancel_button.click()
     name, exc = blocker.args
-    assert [name, jobs.failure_text(exc)] == ["bench", "cancelled"]
+    assert [name, tasks.failure_text(exc)] == ["bench", "cancelled"]
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
     assert 5 <= len(produced) < total  # stopped in the middle, between measurements
     stopped_at = len(produced)
@@ -258,18 +259,18 @@ def test_fault_in_the_job_factory_is_reported(
 
         return job
 
-    real = jobs.check_job
-    monkeypatch.setattr(jobs, "check_job", no_pipeline)
+    real = tasks.check_job
+    monkeypatch.setattr(tasks, "check_job", no_pipeline)
     before = _snapshot(window)
     with qtbot.waitSignal(window.runner.failed, timeout=10000) as blocker:
         assert window.run_check()
-    assert jobs.failure_text(blocker.args[1]).startswith("ImportError")
-    monkeypatch.setattr(jobs, "check_job", real)
+    assert tasks.failure_text(blocker.args[1]).startswith("ImportError")
+    monkeypatch.setattr(tasks, "check_job", real)
     _assert_survived(qtbot, window, before)
 
 
 def test_step_plot_draws_at_most_max_lanes_bars_keeping_spikes() -> None:
-    from inspector.widgets.stepper import MAX_DRAWN_LANES, drawn_lanes
+    from inspector.qt.widgets.stepper import MAX_DRAWN_LANES, drawn_lanes
 
     small = np.arange(70, dtype=np.float64)
     active = np.arange(128) < 70

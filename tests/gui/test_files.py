@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.app import run_app
+from inspector.qt.app import run_app
+from inspector.qt.widgets import dialogs
 from inspector.records import receipt, verify
 from inspector.records.session import load_session
-from inspector.widgets import dialogs
 from oracle.dtypes import bfloat16_bits
 from oracle.mutants import MODEL_MUTANTS
 
@@ -47,7 +47,7 @@ def test_save_open_round_trip_is_bit_exact_in_bfloat16(
     assert not window.state.dirty
     assert window.state.session_path == str(saved)
 
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     other = InspectorWindow(demo=True, settings=settings)
     qtbot.addWidget(other)
@@ -112,7 +112,7 @@ def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch: pytest.Monk
 def test_screenshot_mode_renders_a_png_and_starts_no_job_process(
     qtbot, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inspector import window as window_module
+    from inspector.qt import window as window_module
 
     warmed: list[str] = []
     monkeypatch.setattr(window_module, "prewarm", lambda: warmed.append("prewarm"))
@@ -121,7 +121,7 @@ def test_screenshot_mode_renders_a_png_and_starts_no_job_process(
     assert out.stat().st_size > 10_000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert warmed == []  # it runs no job, so it starts no torch + Triton process
-    from inspector.app import build_window
+    from inspector.qt.app import build_window
 
     opened = build_window(None)
     try:
@@ -135,7 +135,7 @@ def test_screenshot_mode_renders_a_png_and_starts_no_job_process(
 def test_autosave_and_recovery_after_a_crash(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     panel = window.input_panel
     panel.eps_edit.setText("2e-6")
@@ -189,8 +189,8 @@ def test_a_session_whose_kernel_changed_shows_that_instead_of_its_verdict(
 def test_an_autosave_that_cannot_be_opened_is_set_aside_and_not_offered_again(
     qtbot, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
+    from inspector.qt.window import InspectorWindow
     from inspector.records.autosave import autosave_path
-    from inspector.window import InspectorWindow
 
     cache = tmp_path / "autosave"
     cache.mkdir()
@@ -249,7 +249,7 @@ def test_saving_over_a_session_that_changed_on_disk_asks_first(
 def test_a_save_while_a_run_holds_the_session_lock_fails_cleanly(
     window, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inspector.cli_checks import held, session_lock_path
+    from inspector.records.locks import held, session_lock_path
     from inspector.records.session import save_session
 
     path = tmp_path / "busy.h5"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from inspector.widgets import dialogs
+from inspector.qt.widgets import dialogs
 
 
 def test_history_lists_receipts_and_diffs_two_of_them(
@@ -64,8 +64,8 @@ def test_history_lists_receipts_and_diffs_two_of_them(
 
 
 def test_history_reports_a_damaged_stored_receipt(qtbot) -> None:
+    from inspector.qt.widgets.history_view import HistoryView
     from inspector.records.session import ReceiptRecord
-    from inspector.widgets.history_view import HistoryView
 
     view = HistoryView()
     qtbot.addWidget(view)

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from inspector import pipeline
+from inspector.check import pipeline
+from inspector.qt.widgets import dialogs
+from inspector.qt.widgets.input_panel import InputPanel
 from inspector.records.diff import session_differences
 from inspector.records.session import Session, SessionError, load_session, save_session
-from inspector.widgets import dialogs
-from inspector.widgets.input_panel import InputPanel
 from oracle.spec import ValidationError, make_problem, synthetic_problem
 
 FUZZ = settings(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector.widgets import dialogs
-from inspector.widgets.input_panel import InputPanel
+from inspector.qt.widgets import dialogs
+from inspector.qt.widgets.input_panel import InputPanel
 from oracle import fixtures
 
 

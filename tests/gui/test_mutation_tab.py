@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.widgets import dialogs
+from inspector.qt.widgets import dialogs
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "docs" / "mutation" / "bundled.json"
@@ -74,7 +74,7 @@ def test_a_malformed_report_is_refused_with_a_message(window, monkeypatch, tmp_p
 
 @pytest.mark.usefixtures("jobs_on_thread")  # the report is faked by a patch in this process
 def test_run_mutate_runs_on_the_worker_and_shows_its_report(qtbot, window, monkeypatch) -> None:
-    import inspector.cli_mutate as cli_mutate
+    import inspector.mutate.campaign as campaign
 
     data = json.loads(BUNDLED.read_text())
     calls = []
@@ -85,7 +85,7 @@ def test_run_mutate_runs_on_the_worker_and_shows_its_report(qtbot, window, monke
         progress(2, 2, "m002 second")
         return data
 
-    monkeypatch.setattr(cli_mutate, "mutate_report", fake_report)
+    monkeypatch.setattr(campaign, "mutate_report", fake_report)
     with qtbot.waitSignal(window.runner.result, timeout=20000):
         assert window.mutation_actions.run_mutate()
     qtbot.waitUntil(lambda: window.mutation_view.model.rowCount() == len(data["mutants"]))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from inspector.qt.widgets import dialogs
 from inspector.records.session import load_session
-from inspector.widgets import dialogs
 from oracle.spec import LIMITS
 
 
@@ -60,7 +60,7 @@ def test_largest_problem_checks_saves_and_reopens(
     assert session.results is not None
     assert session.results.passed
 
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     other = InspectorWindow(demo=False, settings=settings, autosave_dir=str(tmp_path / "auto"))
     qtbot.addWidget(other)

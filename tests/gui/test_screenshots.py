@@ -94,10 +94,10 @@ def check_against_baseline(array: np.ndarray, name: str) -> None:
 @pytest.fixture(params=["light", "dark"])
 def rendered(request, qtbot, settings, tmp_path, monkeypatch: pytest.MonkeyPatch):
     """(scheme, {view name: RGBA array}) of a window built in ``scheme``."""
-    from inspector import pipeline
-    from inspector.app import apply_style
-    from inspector.menus import fit_to_screen
-    from inspector.window import InspectorWindow
+    from inspector.check import pipeline
+    from inspector.qt.app import apply_style
+    from inspector.qt.menus import fit_to_screen
+    from inspector.qt.window import InspectorWindow
 
     scheme = request.param
     app = QApplication.instance()

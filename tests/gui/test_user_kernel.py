@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.widgets import dialogs
+from inspector.qt.widgets import dialogs
 from oracle.spec import synthetic_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +88,7 @@ def test_open_kernel_names_it_in_the_status_bar_and_disables_what_is_bundled_onl
 
 
 def test_recent_kernels_reopen_in_a_new_window(qtbot, window, monkeypatch, settings, tmp_path):
-    from inspector.window import InspectorWindow
+    from inspector.qt.window import InspectorWindow
 
     _open(qtbot, window, monkeypatch, TUTORIAL)
     other = InspectorWindow(demo=True, settings=settings, autosave_dir=str(tmp_path / "a2"))
@@ -237,7 +237,7 @@ def test_the_mean_over_block_bug_fails_and_first_divergence_explains_it(
 def test_run_kernel_shows_a_user_kernels_out_of_bounds_stores_on_the_grid(
     qtbot, window, monkeypatch
 ) -> None:
-    from inspector import viewdata
+    from inspector.model import viewdata
 
     _small_input(window)
     _open(qtbot, window, monkeypatch, UNMASKED_STORE)
@@ -270,7 +270,7 @@ def test_first_divergence_runs_the_bundled_kernel_when_it_has_not_run(qtbot, win
 def test_the_screenshot_loads_the_kernel_first_and_refuses_one_that_is_not(
     qtbot, tmp_path, capsys
 ) -> None:
-    from inspector.app import run_app
+    from inspector.qt.app import run_app
 
     out = tmp_path / "shot.png"
     assert run_app(None, str(out), f"{TUTORIAL}:rms_norm") == 0
@@ -286,12 +286,12 @@ def test_the_screenshot_loads_the_kernel_first_and_refuses_one_that_is_not(
 def test_opening_a_session_of_a_user_kernel_offers_to_load_it(
     qtbot, window, monkeypatch, settings, tmp_path, answer
 ) -> None:
-    from inspector import cli
+    from inspector.cli import entry
 
     session = tmp_path / "tutorial.h5"
     check = ["check", "--quiet", "--kernel", f"{TUTORIAL}:rms_norm", "--out", str(tmp_path / "o"),
              "--session", str(session)]  # fmt: skip
-    assert cli.main(check) == 0
+    assert entry.main(check) == 0
     asked: list[str] = []
 
     def ask(parent, text):

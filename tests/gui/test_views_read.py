@@ -9,9 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from inspector import pipeline, row_verdicts
-from inspector.widgets.kill_map import CELL_MIN, KillMatrixView
-from inspector.widgets.lane_grid import IntegerAxis
+from inspector.check import pipeline
+from inspector.model import row_verdicts
+from inspector.qt.widgets.kill_map import CELL_MIN, KillMatrixView
+from inspector.qt.widgets.lane_grid import IntegerAxis
 from oracle import fixtures
 
 
@@ -147,7 +148,7 @@ def test_error_cells_are_coloured_against_the_tolerance(qtbot, window) -> None:
 def test_the_batch_column_shows_the_checks_certificate(qtbot, window) -> None:
     import dataclasses
 
-    from inspector import pipeline as pl
+    from inspector.check import pipeline as pl
 
     state = window.state
     model = window.row_table.model
@@ -198,7 +199,7 @@ def _with_baseline(matrix, actual: str, detail: str, count: int):
 def test_cells_this_machine_cannot_judge_or_outside_the_domain_are_neither_pass_nor_fail(
     qtbot, check_result
 ) -> None:
-    from inspector.models import NOT_JUDGED_COLOR
+    from inspector.qt.table_models import NOT_JUDGED_COLOR
     from oracle.matrix import NOT_JUDGED, OUT_OF_DOMAIN
 
     view = KillMatrixView()

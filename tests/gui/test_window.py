@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector import viewdata
+from inspector.model import viewdata
 from oracle import compare as cmp
 from oracle import fixtures, scalar, tiled
 from oracle.mutants import MODEL_MUTANTS

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector import jobs, pipeline
-from inspector.worker import JobRunner, Worker
+from inspector.check import pipeline
+from inspector.jobs import tasks
+from inspector.qt.worker import JobRunner, Worker
 from oracle import fixtures, scalar
 from oracle.mutants import MODEL_MUTANTS
 
@@ -30,7 +31,7 @@ def test_worker_reports_failure_and_always_finishes(qtbot) -> None:
     worker.failed.connect(seen.append)
     with qtbot.waitSignal(worker.finished, timeout=1000):
         worker.run()  # directly, on this thread
-    assert [jobs.failure_text(exc) for exc in seen] == ["ValueError: boom"]
+    assert [tasks.failure_text(exc) for exc in seen] == ["ValueError: boom"]
     assert isinstance(seen[0], ValueError)  # the exception itself, for the window to format
     assert "Traceback" in worker.details
 
@@ -44,7 +45,7 @@ def test_a_job_that_fails_as_it_is_called_is_reported_and_finishes(qtbot) -> Non
     worker.failed.connect(seen.append)
     with qtbot.waitSignal(worker.finished, timeout=1000):
         worker.run()
-    assert [jobs.failure_text(exc) for exc in seen] == [
+    assert [tasks.failure_text(exc) for exc in seen] == [
         "RuntimeError: no host process could be started"
     ]
 
@@ -56,9 +57,9 @@ def test_runner_result_on_a_real_thread(qtbot) -> None:
     runner.progress.connect(lambda *args: progress.append(args))
     with qtbot.waitSignal(runner.result, timeout=20000) as blocker:
         assert runner.start(
-            "check", jobs.check_job(problem, pipeline.CheckConfig(run_kernel=False))
+            "check", tasks.check_job(problem, pipeline.CheckConfig(run_kernel=False))
         )
-        assert not runner.start("again", jobs.check_job(problem, pipeline.CheckConfig()))
+        assert not runner.start("again", tasks.check_job(problem, pipeline.CheckConfig()))
     name, result = blocker.args
     assert name == "check"
     assert result.passed
@@ -85,8 +86,8 @@ def test_runner_cancel_between_steps(qtbot) -> None:
         qtbot.waitSignal(runner.progress, timeout=2000).wait()
         runner.cancel()
     name, exc = blocker.args
-    assert [name, jobs.failure_text(exc)] == ["slow", "cancelled"]
-    assert isinstance(exc, jobs.Cancelled)
+    assert [name, tasks.failure_text(exc)] == ["slow", "cancelled"]
+    assert isinstance(exc, tasks.Cancelled)
     qtbot.waitUntil(lambda: not runner.busy, timeout=5000)
     assert results == []
     assert runner.wait(5000)
@@ -96,15 +97,15 @@ def test_many_short_jobs_while_garbage_is_collected_never_crash() -> None:
     """The worker is deleted by Python alone, after its thread has ended: with a deleteLater
     on it as well, the finishing thread and the GUI thread's collector both delete it, which
     crashed within the first few of these jobs."""
-    jobs = 300
+    tasks = 300
     done = subprocess.run(
-        [sys.executable, "-m", "tests.gui.worker_churn", str(jobs)],
+        [sys.executable, "-m", "tests.gui.worker_churn", str(tasks)],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=ROOT,
     )
-    assert (done.returncode, done.stdout.strip()) == (0, f"ok {jobs}"), done.stderr[-3000:]
+    assert (done.returncode, done.stdout.strip()) == (0, f"ok {tasks}"), done.stderr[-3000:]
 
 
 def test_shutdown_drops_late_results(qtbot) -> None:
@@ -137,7 +138,7 @@ def test_window_check_with_kernel_runs_in_a_child_process_while_the_gui_answers(
     job that ran in another process, and the job's progress reached the window's status line
     while it ran (so the GUI thread handled the queued signals mid-job).
     """
-    from inspector.job_host import ChildJob
+    from inspector.jobs.host import ChildJob
 
     seen: list[str] = []
     window.runner.progress.connect(lambda name, step, total, label: seen.append(label))
@@ -189,7 +190,7 @@ def test_window_check_can_be_cancelled(qtbot, window) -> None:
         qtbot.waitSignal(window.runner.progress, timeout=10000).wait()
         window.cancel_button.click()
     name, exc = blocker.args
-    assert [name, jobs.failure_text(exc)] == ["check", "cancelled"]
+    assert [name, tasks.failure_text(exc)] == ["check", "cancelled"]
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
     assert window.state.check_result is None
     assert "cancelled" in window.status_line.text()
@@ -224,7 +225,7 @@ def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
     assert outcome.mutant == "unmasked_store"
     assert outcome.oob_addresses
     states = window.grid.image.states
-    from inspector import viewdata
+    from inspector.model import viewdata
 
     assert (states == viewdata.OOB_WRITE).any()
     count = len(set(outcome.oob_addresses))
@@ -276,19 +277,19 @@ def test_a_failing_job_is_shown_and_the_window_stays_usable(
 
         return job
 
-    real_check_job = jobs.check_job
-    monkeypatch.setattr(jobs, "check_job", exploding)
+    real_check_job = tasks.check_job
+    monkeypatch.setattr(tasks, "check_job", exploding)
     with qtbot.waitSignal(window.runner.failed, timeout=5000) as blocker:
         assert window.run_check()
     assert blocker.args[0] == "check"
-    assert "out of memory" in jobs.failure_text(blocker.args[1])
+    assert "out of memory" in tasks.failure_text(blocker.args[1])
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
     assert "failed" in window.verdict.text()
     assert "MemoryError" in window.summary.toPlainText()
     assert window.run_check_button.isEnabled()
     # Earlier state survives and the next run works.
     assert window.state.tiled is not None
-    monkeypatch.setattr(jobs, "check_job", real_check_job)
+    monkeypatch.setattr(tasks, "check_job", real_check_job)
     window.kernel_in_check.setChecked(False)
     with qtbot.waitSignal(window.runner.result, timeout=30000):
         assert window.run_check()
@@ -298,13 +299,13 @@ def test_a_crash_of_the_job_process_fails_only_that_job(qtbot, window) -> None:
     """A kernel run whose process dies (as memory corrupted by an unmasked store under the
     interpreter would make it) is a failed run in the window; the window, its earlier results
     and the next job (in a fresh process) are unharmed."""
-    from inspector.job_host import ChildJob
+    from inspector.jobs.host import ChildJob
 
     tiled_before = window.state.tiled
     crash = ChildJob("tests.inspector_core.host_jobs:crash_job", ())
     with qtbot.waitSignal(window.runner.failed, timeout=60000) as blocker:
         assert window.runner.start("kernel", crash)
-    assert "SIGSEGV" in jobs.failure_text(blocker.args[1])
+    assert "SIGSEGV" in tasks.failure_text(blocker.args[1])
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
     assert "SIGSEGV" in window.summary.toPlainText()
     assert window.state.tiled is tiled_before

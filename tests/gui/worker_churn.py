@@ -17,7 +17,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEventLoop
 from PySide6.QtWidgets import QApplication
 
-from inspector.worker import JobRunner
+from inspector.qt.worker import JobRunner
 
 
 def short_job(cancel):

@@ -1,4 +1,4 @@
-"""Job factories the host-process tests run (imported by ``inspector.job_child`` by path)."""
+"""Job factories the host-process tests run (imported by ``inspector.jobs.child`` by path)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from inspector import viewdata
-from inspector.cell_summary import block_hover_text, block_of
+from inspector.model import viewdata
+from inspector.model.cell_summary import block_hover_text, block_of
 from oracle import scalar, tiled
 from oracle.spec import make_problem
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector import cli
+from inspector.cli import entry
 from inspector.records.session import load_session
 from oracle.mutants import MODEL_MUTANTS
 
@@ -203,18 +203,18 @@ def test_cuda_without_a_device_is_usage(tmp_path):
 
 
 def test_help_texts(capsys):
-    assert cli.main(["--help"]) == 0
+    assert entry.main(["--help"]) == 0
     text = capsys.readouterr().out
     for word in ("check", "bench", "verify", "--screenshot", "--session", "exit codes"):
         assert word in text
-    assert cli.main(["check", "--help"]) == 0
+    assert entry.main(["check", "--help"]) == 0
     text = capsys.readouterr().out
     for word in ("--rows", "--x", "--fixture", "--device", "--out", "limits", "1e-12"):
         assert word in text
 
 
 def test_model_only_fixture_check_in_process(tmp_path, capsys):
-    assert cli.main(["check", "--model-only", "--fixture", "hand_checkable", "--quiet",
+    assert entry.main(["check", "--model-only", "--fixture", "hand_checkable", "--quiet",
                      "--out", str(tmp_path)]) == 0  # fmt: skip
     text = capsys.readouterr().out
     assert "input: hand_checkable: 1 rows x 2" in text
@@ -222,15 +222,15 @@ def test_model_only_fixture_check_in_process(tmp_path, capsys):
 
 
 def test_window_without_gui_module_is_a_clear_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "inspector.app", None)  # import fails like a missing module
-    assert cli.main([]) == 2
+    monkeypatch.setitem(sys.modules, "inspector.qt.app", None)  # import fails like a missing module
+    assert entry.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: the window cannot start")
     assert err.count("\n") == 1
 
 
 def test_window_with_missing_session_is_usage(tmp_path, capsys):
-    assert cli.main(["--session", str(tmp_path / "none.h5")]) == 2
+    assert entry.main(["--session", str(tmp_path / "none.h5")]) == 2
     assert "session:" in capsys.readouterr().err
 
 
@@ -238,14 +238,14 @@ def test_window_entry_receives_the_arguments(monkeypatch, tmp_path):
     import types
 
     calls = []
-    fake = types.ModuleType("inspector.app")
+    fake = types.ModuleType("inspector.qt.app")
     fake.run_app = lambda *args: calls.append(args) or 0
-    monkeypatch.setitem(sys.modules, "inspector.app", fake)
+    monkeypatch.setitem(sys.modules, "inspector.qt.app", fake)
     demo = str(ROOT / "resources" / "demo_session.h5")
     shot = str(tmp_path / "shot.png")
-    assert cli.main(["--screenshot", shot, "--session", demo]) == 0
+    assert entry.main(["--screenshot", shot, "--session", demo]) == 0
     kernel = f"{ROOT / 'resources' / 'kernels' / 'tutorial.py'}:rms_norm"
-    assert cli.main(["--kernel", kernel]) == 0
+    assert entry.main(["--kernel", kernel]) == 0
     assert calls == [(demo, shot, None), (None, None, kernel)]
 
 
@@ -258,7 +258,7 @@ def test_window_entry_receives_the_arguments(monkeypatch, tmp_path):
 )
 def test_window_with_a_kernel_that_names_no_file_is_usage(capsys, monkeypatch, spec, message):
     monkeypatch.chdir(ROOT)
-    assert cli.main(["--kernel", spec]) == 2
+    assert entry.main(["--kernel", spec]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message)
     assert err.count("\n") == 1
@@ -266,7 +266,7 @@ def test_window_with_a_kernel_that_names_no_file_is_usage(capsys, monkeypatch, s
 
 def test_bench_without_harness_is_a_clear_error(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "kernels.bench", None)
-    assert cli.main(["bench", "--out", "x"]) == 2
+    assert entry.main(["bench", "--out", "x"]) == 2
     assert "bench" in capsys.readouterr().err
 
 
@@ -277,7 +277,7 @@ def test_bench_passes_its_arguments_through(monkeypatch):
     fake = types.ModuleType("kernels.bench")
     fake.bench_main = lambda argv: seen.append(argv) or 0
     monkeypatch.setitem(sys.modules, "kernels.bench", fake)
-    assert cli.main(["bench", "--shapes", "4x70", "--out", "d"]) == 0
+    assert entry.main(["bench", "--shapes", "4x70", "--out", "d"]) == 0
     assert seen == [["--shapes", "4x70", "--out", "d"]]
 
 
@@ -290,7 +290,7 @@ class BlockQt(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, BlockQt())
 sys.argv = ['main.py'] + sys.argv[1:]
-from inspector.cli import main
+from inspector.cli.entry import main
 code = main()
 assert not [m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))]
 raise SystemExit(code)
@@ -320,7 +320,7 @@ def test_surviving_mutant_exits_1_names_it_and_is_kept_as_a_counterexample(
 
     out, state = tmp_path / "out", tmp_path / "s.h5"
     argv = ["check", "--model-only", "--quiet", "--out", str(out), "--session", str(state)]
-    assert cli.main(argv) == 0
+    assert entry.main(argv) == 0
     capsys.readouterr()
     # Without the zero row and the rows near eps nothing can see a missing epsilon.
     weakened = tuple(
@@ -328,12 +328,12 @@ def test_surviving_mutant_exits_1_names_it_and_is_kept_as_a_counterexample(
         if f.name not in ("zero_row", "max_eps") and "near" not in f.name
     )  # fmt: skip
     monkeypatch.setattr(fixtures, "FIXTURES", weakened)
-    assert cli.main(argv) == 1
+    assert entry.main(argv) == 1
     text = capsys.readouterr().out
     assert "model mutant missing_epsilon: SURVIVED" in text
     assert "FAIL" in text
     assert "missing_epsilon SURVIVED" in text.split("FAIL", 1)[1]
-    report = cli.main(["verify", str(out / "receipt.json")])
+    report = entry.main(["verify", str(out / "receipt.json")])
     assert report == 1
     assert "survived: model missing_epsilon" in capsys.readouterr().out
     history = load_session(state).receipt_history

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from inspector import cli
-from inspector.cli_checks import MAX_LINE_CHARS, UsageError, one_line, run_locks
+from inspector.cli import entry
+from inspector.cli.guards import MAX_LINE_CHARS, UsageError, one_line, run_locks
 
 
 def _usage(argv: list[str], capsys) -> str:
-    assert cli.main(argv) == 2
+    assert entry.main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
     return err
@@ -31,7 +31,7 @@ def test_a_second_run_on_the_same_out_is_refused_while_the_first_holds_it(tmp_pa
     assert f"out: another run is writing {out}" in err
     assert sorted(p.name for p in out.iterdir()) == [".rmsnorm-inspector.lock"]
     # Released: the next run writes its pair.
-    assert cli.main(["check", "--model-only", "--quiet", "--out", str(out)]) == 0
+    assert entry.main(["check", "--model-only", "--quiet", "--out", str(out)]) == 0
     assert {"receipt.json", "receipt.csv"} <= {p.name for p in out.iterdir()}
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector import check_command, cli
+from inspector.cli import check_command, entry
 from oracle.spec import LIMITS, Problem, ValidationError
 
 FIELDS = {"x", "weight", "eps", "rows", "width", "row_stride", "dtype", "seed", "fixture"}
@@ -41,14 +41,14 @@ any_text = st.one_of(st.text(max_size=60), matrix_text(), number_text)
 
 def _build(argv: list[str]) -> Problem | str:
     """The problem, or the error field; anything else propagates and fails the test."""
-    args = cli.build_parser().parse_args(["check", "--out", "unused", *argv])
+    args = entry.build_parser().parse_args(["check", "--out", "unused", *argv])
     try:
         return check_command._build_problem(args)
     except ValidationError as exc:
         assert exc.field in FIELDS, exc.field
         assert str(exc).startswith(exc.field)
         return exc.field
-    except cli.UsageError as exc:
+    except entry.UsageError as exc:
         field = str(exc).split(":", 1)[0]
         assert field in FIELDS, str(exc)
         return field

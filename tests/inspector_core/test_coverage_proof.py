@@ -1,4 +1,4 @@
-"""The coverage map's proof (inspector.coverage_proof): every configuration the layout rule can
+"""The coverage map's proof (inspector.coverage.proof): every configuration the layout rule can
 reach is proven here by the fixture matrix's checks (the interpreter on a CPU, compiled on a
 GPU), the committed records are of this code and cover the map, a configuration no record
 proves fails the check, and the proof kills each named kernel mutant somewhere on the map."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import kernels
-from inspector import check_stages
-from inspector import coverage_proof as cp
+from inspector.check import stages
+from inspector.coverage import proof as cp
 from inspector.records.verify import _coverage_checks
 from kernels import coverage
 
@@ -60,14 +60,14 @@ def test_the_committed_record_is_of_this_kernel_and_proves_the_whole_map(coverag
 
 
 def test_the_receipt_section_reads_the_map_from_the_records(coverage_map) -> None:
-    section = check_stages.coverage_stage()
+    section = stages.coverage_stage()
     assert "error" not in section
     assert [c["label"] for c in section["configurations"]] == [c.label for c in coverage_map]
     assert section["proven_cpu"] == section["proven_gpu"] == len(coverage_map)
     assert section["unproven"] == []
-    assert check_stages.coverage_failures(section) == []
+    assert stages.coverage_failures(section) == []
     assert _coverage_checks({"coverage": section})[0].ok
-    assert "every one proven" in check_stages.coverage_line(section)
+    assert "every one proven" in stages.coverage_line(section)
 
 
 def _records(tmp_path: Path, monkeypatch, cpu: dict | None, gpu: dict | None) -> None:
@@ -92,16 +92,16 @@ def _record(coverage_map, drop: int | None = None, mode: str = "interpreter") ->
 def test_a_configuration_no_record_proves_fails_the_check(coverage_map, tmp_path, monkeypatch):
     missing = list(coverage_map)[7]
     _records(tmp_path, monkeypatch, _record(coverage_map, drop=7), None)
-    section = check_stages.coverage_stage()
+    section = stages.coverage_stage()
     assert section["unproven"] == [missing.label]
     assert section["proven_gpu"] == 0
     assert "no record at" in section["sources"]["gpu"]
-    (failure,) = check_stages.coverage_failures(section)
+    (failure,) = stages.coverage_failures(section)
     assert (
         f"1 reachable launch configuration(s) no record of this kernel proves ({missing.label})"
         in failure
     )
-    assert "1 NOT proven" in check_stages.coverage_line(section)
+    assert "1 NOT proven" in stages.coverage_line(section)
     assert _coverage_checks({"coverage": section})[0].ok
 
 
@@ -116,7 +116,7 @@ def test_a_record_walked_under_another_rule_proves_its_configurations(
     cpu_earlier = {**_record(coverage_map), "rule_sha256": "2" * 64}
     del cpu_earlier["proofs"][0]
     _records(tmp_path, monkeypatch, cpu_earlier, earlier)
-    section = check_stages.coverage_stage()
+    section = stages.coverage_stage()
     assert [c["label"] for c in section["configurations"]] == [c.label for c in coverage_map]
     assert section["proven_gpu"] == len(coverage_map) - 1
     assert section["proven_cpu"] == len(coverage_map) - 1
@@ -132,7 +132,7 @@ def test_a_record_walked_under_another_rule_proves_its_configurations(
 def test_a_record_of_another_kernel_or_mode_proves_nothing(coverage_map, tmp_path, monkeypatch):
     other = {**_record(coverage_map), "kernel_sha256": "0" * 64}
     _records(tmp_path, monkeypatch, other, _record(coverage_map))  # the gpu one interpreted
-    section = check_stages.coverage_stage()
+    section = stages.coverage_stage()
     assert len(section["unproven"]) == len(coverage_map)
     assert "of another kernel (000000000000)" in section["sources"]["cpu"]
     assert "was made interpreter, not compiled" in section["sources"]["gpu"]
@@ -215,7 +215,7 @@ def test_read_record_at_its_size_bound_and_one_byte_past(tmp_path, monkeypatch) 
 
 
 def test_the_coverage_command_proves_a_slice_and_writes_its_record(tmp_path) -> None:
-    from inspector.cli_coverage import run_coverage_command
+    from inspector.cli.coverage_command import run_coverage_command
 
     out = tmp_path / "slice.json"
     assert run_coverage_command(["--match", "float32/tile/multi/vec4", "--out", str(out)]) == 0

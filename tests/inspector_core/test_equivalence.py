@@ -1,13 +1,13 @@
 """Equivalent mutants: TTIR compared by meaning (kernels.ttir), a load's unobserved fill proven
-(inspector.equivalence), and a small kernel's mutants classified by a real TTIR compile."""
+(inspector.mutate.equivalence), and a small kernel's mutants classified by a real TTIR compile."""
 
 from __future__ import annotations
 
 import textwrap
 
-from inspector import equivalence, mutation
-from inspector.mutation import mutation_sites, run_mutants
-from inspector.userkernel import loadable_kernel_spec
+from inspector.check.user_kernel import loadable_kernel_spec
+from inspector.mutate import equivalence, source_mutants
+from inspector.mutate.source_mutants import mutation_sites, run_mutants
 from kernels.ttir import canonical_digest, strip_locations
 
 TTIR = textwrap.dedent(
@@ -113,7 +113,7 @@ def test_mutants_with_the_originals_ttir_are_equivalent_and_a_real_one_is_not(
     }
     sites = [s for s in mutation_sites(KERNEL) if (s.operator, s.before) in wanted]
     assert len(sites) == len(wanted)
-    monkeypatch.setattr(mutation, "mutation_sites", lambda text: sites)
+    monkeypatch.setattr(source_mutants, "mutation_sites", lambda text: sites)
     # A narrow sweep keeps the compile short; the fixtures' own layouts stay.
     monkeypatch.setattr(equivalence, "SWEEP_WIDTHS", (70, 4096))
     monkeypatch.setattr(equivalence, "SWEEP_ROWS", (3,))
@@ -132,6 +132,6 @@ def test_mutants_with_the_originals_ttir_are_equivalent_and_a_real_one_is_not(
     ]
     assert x_fill.outcome == "killed", x_fill.detail
     assert by_site[("Lt -> LtE", "cols < width")].outcome == "killed"
-    data = mutation.report(spec, mutants, left_out)
+    data = source_mutants.report(spec, mutants, left_out)
     assert data["equivalent"] == 2
     assert data["score"] == data["killed"] / (len(mutants) - 2) == 1.0

@@ -9,8 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from inspector import evidence, jobs, pipeline
-from inspector.state import InspectionState
+from inspector.check import pipeline
+from inspector.model import evidence
+from inspector.model.analysis import analyse
+from inspector.model.state import InspectionState
 from oracle import fixtures
 
 
@@ -33,7 +35,7 @@ def checked():
     problem = fixtures.get("padded_row_stride").build()
     state = InspectionState()
     state.set_problem(problem)
-    state.set_analysis(jobs.analyse(problem, None))
+    state.set_analysis(analyse(problem, None))
     result = pipeline.run_check(problem, pipeline.CheckConfig(run_kernel=False))
     return state, problem, result
 
@@ -72,7 +74,7 @@ def test_switching_the_mutant_drops_a_run_of_another_mutant_only(checked) -> Non
 
 def test_a_failed_check_is_a_counterexample_in_history_when_it_ends(checked) -> None:
     state, _, result = checked
-    texts = jobs.receipt_texts(result)
+    texts = evidence.receipt_texts(result)
     assert texts is not None
     assert texts[0].startswith("{")
     assert texts[1].startswith("index,width,block,")
@@ -105,9 +107,9 @@ def test_history_keeps_a_receipt_on_its_own_up_to_its_value_bound(
 ) -> None:
     _, problem, result = checked
     values = problem.rows * problem.width
-    monkeypatch.setattr(jobs, "MAX_KEPT_RECEIPT_VALUES", values)
-    assert jobs.receipt_texts(result) is not None  # at the bound: kept
-    monkeypatch.setattr(jobs, "MAX_KEPT_RECEIPT_VALUES", values - 1)
-    assert jobs.receipt_texts(result) is None  # one value past it: Export receipts keeps it
+    monkeypatch.setattr(evidence, "MAX_KEPT_RECEIPT_VALUES", values)
+    assert evidence.receipt_texts(result) is not None  # at the bound: kept
+    monkeypatch.setattr(evidence, "MAX_KEPT_RECEIPT_VALUES", values - 1)
+    assert evidence.receipt_texts(result) is None  # one value past it: Export receipts keeps it
     assert "Export receipts" in evidence.NOT_KEPT
     assert str(1 << 18) in evidence.NOT_KEPT

@@ -1,4 +1,4 @@
-"""The host process heavy jobs run in (inspector.job_host / inspector.job_child), for real.
+"""The host process heavy jobs run in (inspector.jobs.host / inspector.jobs.child), for real.
 
 Each test starts real child processes; what is asserted is structure (which process ran the
 job, what travelled back, what survived), never a duration.
@@ -14,9 +14,9 @@ import threading
 import numpy as np
 import pytest
 
-from inspector import job_host, jobs
-from inspector.job_host import ChildJob, ChildJobError, JobProcessDied
-from inspector.jobs import Cancelled
+from inspector.jobs import host, tasks
+from inspector.jobs.host import ChildJob, ChildJobError, JobProcessDied
+from inspector.jobs.tasks import Cancelled
 
 HERE = "tests.inspector_core.host_jobs"
 
@@ -24,9 +24,9 @@ HERE = "tests.inspector_core.host_jobs"
 @pytest.fixture(autouse=True)
 def pool(monkeypatch: pytest.MonkeyPatch):
     """A pool of this test's own (so no host outlives it)."""
-    pool = job_host.Pool()
-    monkeypatch.setattr(job_host, "POOL", pool)
-    monkeypatch.delenv(job_host.PLACEMENT_VAR, raising=False)
+    pool = host.Pool()
+    monkeypatch.setattr(host, "POOL", pool)
+    monkeypatch.delenv(host.PLACEMENT_VAR, raising=False)
     yield pool
     pool.close_all()
 
@@ -43,7 +43,7 @@ def test_a_job_runs_in_another_process_and_its_items_travel_back() -> None:
     assert items[-1] == {"pid": job.pid}
     assert job.pid != os.getpid()
     assert (2, 3, "step 2") in items
-    assert all(jobs.is_progress(item) for item in items[:-1])
+    assert all(tasks.is_progress(item) for item in items[:-1])
 
 
 def test_the_host_stays_warm_between_jobs() -> None:
@@ -78,13 +78,13 @@ def test_an_exception_travels_back_as_itself_with_its_traceback() -> None:
     with pytest.raises(ValueError, match="width 0 is below the bound 1") as err:
         _drain(ChildJob(f"{HERE}:raise_job", ("value",)))
     assert "host_jobs.py" in err.value.child_traceback
-    assert jobs.failure_text(err.value) == "ValueError: width 0 is below the bound 1"
+    assert tasks.failure_text(err.value) == "ValueError: width 0 is below the bound 1"
 
 
 def test_an_exception_that_cannot_be_pickled_keeps_its_name_and_message() -> None:
     with pytest.raises(ChildJobError) as err:
         _drain(ChildJob(f"{HERE}:raise_job", ("other",)))
-    assert jobs.failure_text(err.value) == "Unpicklable: lock: held"
+    assert tasks.failure_text(err.value) == "Unpicklable: lock: held"
     assert "Unpicklable" in err.value.child_traceback
 
 
@@ -126,37 +126,37 @@ def test_prewarm_starts_a_host_the_first_job_then_uses(pool) -> None:
 
 
 def test_thread_placement_runs_the_job_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(job_host.PLACEMENT_VAR, "thread")
-    job = job_host.heavy(f"{HERE}:pid_job", 1)
+    monkeypatch.setenv(host.PLACEMENT_VAR, "thread")
+    job = host.heavy(f"{HERE}:pid_job", 1)
     assert not isinstance(job, ChildJob)
     assert list(job(threading.Event()))[-1] == {"pid": os.getpid()}
-    monkeypatch.setenv(job_host.PLACEMENT_VAR, "child")
-    assert isinstance(job_host.heavy(f"{HERE}:pid_job", 1), ChildJob)
+    monkeypatch.setenv(host.PLACEMENT_VAR, "child")
+    assert isinstance(host.heavy(f"{HERE}:pid_job", 1), ChildJob)
 
 
 def test_a_frame_is_read_up_to_its_bound_and_refused_one_past(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(job_host, "MAX_FRAME_BYTES", 64)
+    monkeypatch.setattr(host, "MAX_FRAME_BYTES", 64)
     channel = io.BytesIO()
-    job_host.write_frame(channel, b"x" * 20)
+    host.write_frame(channel, b"x" * 20)
     size = len(channel.getvalue()) - 8
-    monkeypatch.setattr(job_host, "MAX_FRAME_BYTES", size)
+    monkeypatch.setattr(host, "MAX_FRAME_BYTES", size)
     channel.seek(0)
-    assert job_host.read_frame(channel) == b"x" * 20
-    monkeypatch.setattr(job_host, "MAX_FRAME_BYTES", size - 1)
+    assert host.read_frame(channel) == b"x" * 20
+    monkeypatch.setattr(host, "MAX_FRAME_BYTES", size - 1)
     channel.seek(0)
     with pytest.raises(EOFError, match=f"frame of {size} bytes announced"):
-        job_host.read_frame(channel)
+        host.read_frame(channel)
 
 
 def test_a_truncated_frame_is_an_end_not_a_hang() -> None:
     channel = io.BytesIO()
-    job_host.write_frame(channel, list(range(100)))
+    host.write_frame(channel, list(range(100)))
     with pytest.raises(EOFError, match="closed the pipe"):
-        job_host.read_frame(io.BytesIO(channel.getvalue()[:-3]))
+        host.read_frame(io.BytesIO(channel.getvalue()[:-3]))
 
 
 def test_a_bad_job_path_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="'no_colon' is not 'module:attribute'"):
-        job_host.resolve("no_colon")
+        host.resolve("no_colon")

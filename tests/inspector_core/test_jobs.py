@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector import jobs, pipeline
+from inspector.check import pipeline
+from inspector.jobs import tasks
+from inspector.model.analysis import Analysis, analyse
 from oracle import compare as cmp
 from oracle import fixtures, scalar, tiled
 
@@ -24,15 +26,15 @@ def _drain(job):
 def _progress_then_result(items: list) -> object:
     *progress, result = items
     assert progress
-    assert all(jobs.is_progress(p) for p in progress)
+    assert all(tasks.is_progress(p) for p in progress)
     assert [p[0] for p in progress] == sorted(p[0] for p in progress)
-    assert not jobs.is_progress(result)
+    assert not tasks.is_progress(result)
     return result
 
 
 def test_check_job_directly_yields_progress_then_result() -> None:
     problem = fixtures.get("hand_checkable").build()
-    items = _drain(jobs.check_job(problem, pipeline.CheckConfig(run_kernel=False)))
+    items = _drain(tasks.check_job(problem, pipeline.CheckConfig(run_kernel=False)))
     *progress, result = items
     assert all(isinstance(p, tuple) and len(p) == 3 for p in progress)
     assert [p[0] for p in progress] == sorted(p[0] for p in progress)
@@ -43,8 +45,8 @@ def test_check_job_directly_yields_progress_then_result() -> None:
 @pytest.mark.parametrize("mutant", [None, "missing_weight"])
 def test_analysis_job_is_the_oracles_reference_and_model(mutant) -> None:
     problem = fixtures.get("padded_row_stride").build()
-    analysis = _progress_then_result(_drain(jobs.analysis_job(problem, mutant)))
-    assert isinstance(analysis, jobs.Analysis)
+    analysis = _progress_then_result(_drain(tasks.analysis_job(problem, mutant)))
+    assert isinstance(analysis, Analysis)
     assert (analysis.problem, analysis.mutant, analysis.image) == (problem, mutant, None)
     np.testing.assert_array_equal(analysis.reference.y, scalar.reference(problem).y)
     np.testing.assert_array_equal(analysis.model.y, tiled.model(problem, mutant=mutant).y)
@@ -53,17 +55,17 @@ def test_analysis_job_is_the_oracles_reference_and_model(mutant) -> None:
     ):
         np.testing.assert_array_equal(mine, expected)
     # The in-place path (small problems, on the GUI thread) computes the same.
-    here = jobs.analyse(problem, mutant)
+    here = analyse(problem, mutant)
     np.testing.assert_array_equal(here.model.rrms, analysis.model.rrms)
     assert here.image is None
 
 
 def test_analysis_job_draws_the_grid_image_when_given_the_colour_table() -> None:
-    from inspector import viewdata
+    from inspector.model import viewdata
 
     problem = fixtures.get("padded_row_stride").build()
     lut = np.stack([np.arange(256, dtype=np.uint8)] * 4, axis=1)
-    items = _drain(jobs.analysis_job(problem, None, lut))
+    items = _drain(tasks.analysis_job(problem, None, lut))
     analysis = _progress_then_result(items)
     assert [p[2] for p in items[:-1]] == ["scalar reference", "tiled lane model", "lane grid image"]
     expected = viewdata.lane_image(analysis.model, lut)
@@ -72,11 +74,11 @@ def test_analysis_job_draws_the_grid_image_when_given_the_colour_table() -> None
 
 def test_kernel_job_builds_the_one_kernel_run() -> None:
     """Run kernel's result is the check's ``KernelRun``: the same fields, the same judgement."""
-    if not jobs.kernel_environment()["available"]:
+    if not tasks.kernel_environment()["available"]:
         pytest.skip("kernel floor unavailable")
     problem = fixtures.get("padded_row_stride").build()
     reference = scalar.reference(problem)
-    run = _progress_then_result(_drain(jobs.kernel_job(problem, None, reference.y)))
+    run = _progress_then_result(_drain(tasks.kernel_job(problem, None, reference.y)))
     assert isinstance(run, pipeline.KernelRun)
     assert run.problem is problem
     assert run.mutant is None
@@ -85,7 +87,7 @@ def test_kernel_job_builds_the_one_kernel_run() -> None:
     assert run.oob_writes == ()
     assert run.oob_addresses == ()
     np.testing.assert_array_equal(run.row_max_abs, cmp.max_errors(run.y, reference.y)[0])
-    mutant = _drain(jobs.kernel_job(problem, "unmasked_store", reference.y))[-1]
+    mutant = _drain(tasks.kernel_job(problem, "unmasked_store", reference.y))[-1]
     assert mutant.mutant == "unmasked_store"
     assert len(mutant.oob_addresses) == len(mutant.oob_writes) > 0
     # Output addresses (row * row_stride + lane), each outside the valid elements.
@@ -109,7 +111,7 @@ def test_bench_job_drives_the_harness(monkeypatch: pytest.MonkeyPatch) -> None:
             yield i + 1, len(rows), row
 
     monkeypatch.setattr(bench, "iter_benchmark", fake_iter)
-    items = list(jobs.bench_job("llm", ["bfloat16"])(threading.Event()))
+    items = list(tasks.bench_job("llm", ["bfloat16"])(threading.Event()))
     result = items[-1]
     assert result["dtypes"] == ["bfloat16"]
     assert len(result["rows"]) == len(rows)
@@ -117,15 +119,21 @@ def test_bench_job_drives_the_harness(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_failure_reads_as_one_line() -> None:
-    assert jobs.failure_text(jobs.Cancelled()) == "cancelled"
-    assert jobs.failure_text(ValueError("boom")) == "ValueError: boom"
-    assert jobs.is_progress((0, 2, "step"))
-    assert not jobs.is_progress((0, 2, 3))
-    assert not jobs.is_progress(("0", 2, "step"))
+    assert tasks.failure_text(tasks.Cancelled()) == "cancelled"
+    assert tasks.failure_text(ValueError("boom")) == "ValueError: boom"
+    assert tasks.is_progress((0, 2, "step"))
+    assert not tasks.is_progress((0, 2, 3))
+    assert not tasks.is_progress(("0", 2, "step"))
 
 
 @pytest.mark.parametrize(
-    "module", ["inspector.jobs", "inspector.state", "inspector.report", "inspector.viewdata"]
+    "module",
+    [
+        "inspector.jobs.tasks",
+        "inspector.model.state",
+        "inspector.check.report",
+        "inspector.model.viewdata",
+    ],
 )
 def test_the_windows_core_imports_no_qt(module: str) -> None:
     code = f"import sys; import {module}; print(sorted(sys.modules))"
@@ -140,12 +148,12 @@ def test_load_kernel_job_cancel_ends_a_hanging_import(tmp_path) -> None:
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ntime.sleep(600)\n")
     cancel = threading.Event()
-    steps = jobs.load_kernel_job(f"{path}:rms_norm")(cancel)
+    steps = tasks.load_kernel_job(f"{path}:rms_norm")(cancel)
     assert next(steps) == (0, 1, f"loading {path}:rms_norm in a child process")
     timer = threading.Timer(0.5, cancel.set)
     timer.start()
     try:
-        with pytest.raises(jobs.Cancelled):
+        with pytest.raises(tasks.Cancelled):
             next(steps)
     finally:
         timer.cancel()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector import kernel_choice
+from inspector.model import kernel_choice
 from kernels.usercode import KernelSpecError, parse_kernel_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_a_receipts_user_kernel_is_offered_only_when_it_is_here_unchanged(tmp_pa
     import hashlib
     import json
 
-    from inspector.kernel_choice import receipt_kernel
+    from inspector.model.kernel_choice import receipt_kernel
     from kernels.usercode import parse_kernel_spec
 
     kernel = tmp_path / "k.py"

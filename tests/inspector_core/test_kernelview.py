@@ -7,15 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector import jobs, kernelview, viewdata
-from inspector.kernelview import KernelOutput
+from inspector.model import kernel_view, viewdata
+from inspector.model.analysis import analyse
+from inspector.model.kernel_view import KernelOutput
 from oracle.spec import synthetic_problem
 
 
 @pytest.fixture(scope="module")
 def analysed():
     problem = synthetic_problem(4, 70, seed=0)
-    return problem, jobs.analyse(problem, None)
+    return problem, analyse(problem, None)
 
 
 def _mean_over_block(problem, reference) -> np.ndarray:
@@ -28,7 +29,7 @@ def test_the_mean_over_block_fault_parts_at_the_rsqrt_with_its_signature(analyse
     problem, analysis = analysed
     reference = analysis.reference
     y = _mean_over_block(problem, reference)
-    found = kernelview.first_divergence(problem, reference, KernelOutput(y, "test"))
+    found = kernel_view.first_divergence(problem, reference, KernelOutput(y, "test"))
     error = np.abs(y - reference.y)
     assert (found.row, found.lane) == np.unravel_index(int(np.argmax(error)), error.shape)
     assert found.step == "rsqrt"
@@ -44,7 +45,7 @@ def test_a_wrong_lane_parts_at_the_output(analysed) -> None:
     reference = analysis.reference
     y = reference.y.copy()
     y[2, 33] += 0.5
-    found = kernelview.first_divergence(problem, reference, KernelOutput(y, "test"))
+    found = kernel_view.first_divergence(problem, reference, KernelOutput(y, "test"))
     assert (found.row, found.lane, found.step) == (2, 33, "store")
     assert any("1 of 70 lanes differ" in line for line in found.lines)
 
@@ -52,13 +53,13 @@ def test_a_wrong_lane_parts_at_the_output(analysed) -> None:
 def test_an_agreeing_output_says_so_and_an_out_of_bounds_store_is_found(analysed) -> None:
     problem, analysis = analysed
     reference = analysis.reference
-    same = kernelview.first_divergence(problem, reference, KernelOutput(reference.y, "t"))
+    same = kernel_view.first_divergence(problem, reference, KernelOutput(reference.y, "t"))
     assert same.passed
     assert same.step == ""
     assert same.lines == ("kernel output agrees bit for bit with the scalar reference",)
     # Stores past row 1's width in a frame of 70 + 128 (a user kernel's output buffer).
     stores = KernelOutput(reference.y, "t", oob_addresses=(198 + 70, 198 + 71), oob_stride=198)
-    found = kernelview.first_divergence(problem, reference, stores)
+    found = kernel_view.first_divergence(problem, reference, stores)
     assert not found.passed
     assert (found.row, found.lane, found.step) == (1, 70, "store")
     assert "kernel stored 2 element(s) out of bounds (row 1 lane 70 (padding)" in found.lines[1]
@@ -69,7 +70,7 @@ def test_a_difference_within_tolerance_is_named_as_such(analysed) -> None:
     reference = analysis.reference
     y = reference.y.copy()
     y[1, 4] = np.nextafter(np.float32(y[1, 4]), np.float32(np.inf))
-    found = kernelview.first_divergence(problem, reference, KernelOutput(y, "t"))
+    found = kernel_view.first_divergence(problem, reference, KernelOutput(y, "t"))
     assert found.passed
     assert (found.row, found.lane) == (1, 4)
     assert found.lines[0].startswith("within tolerance")
@@ -79,10 +80,10 @@ def test_the_row_table_puts_the_inferred_values_beside_scalar_and_tiled(analysed
     problem, analysis = analysed
     reference, model = analysis.reference, analysis.model
     output = KernelOutput(_mean_over_block(problem, reference), "t")
-    inferred = kernelview.inferred_of(problem, output)
+    inferred = kernel_view.inferred_of(problem, output)
     table = viewdata.row_columns(problem, reference, model)
-    columns = kernelview.with_inferred(
-        table, kernelview.inferred_columns(problem, reference, inferred)
+    columns = kernel_view.with_inferred(
+        table, kernel_view.inferred_columns(problem, reference, inferred)
     )
     names = [c.name for c in columns]
     assert names[names.index("mean² tiled") + 1] == "mean² kernel (inferred)"
@@ -93,15 +94,17 @@ def test_the_row_table_puts_the_inferred_values_beside_scalar_and_tiled(analysed
     np.testing.assert_allclose(
         by_name["mean² kernel (inferred)"], reference.sum_squares / 128, rtol=1e-9
     )
-    blank = kernelview.inferred_columns(problem, reference, None)
+    blank = kernel_view.inferred_columns(problem, reference, None)
     table_names = {c.name for c in table}
-    blank_columns = [c for c in kernelview.with_inferred(table, blank) if c.name not in table_names]
+    blank_columns = [
+        c for c in kernel_view.with_inferred(table, blank) if c.name not in table_names
+    ]
     assert len(blank_columns) == 3
     assert all(np.isnan(c.values).all() for c in blank_columns)
 
 
 def test_the_bundled_kernels_rstd_output_is_shown_exact_in_table_and_stepper(analysed) -> None:
-    from inspector.pipeline import run_and_judge_kernel
+    from inspector.check.pipeline import run_and_judge_kernel
 
     problem, analysis = analysed
     reference, model = analysis.reference, analysis.model
@@ -111,9 +114,9 @@ def test_the_bundled_kernels_rstd_output_is_shown_exact_in_table_and_stepper(ana
     np.testing.assert_allclose(run.rstd, 1 / np.sqrt(reference.sum_squares + problem.eps), 2e-6)
     output = KernelOutput(run.y, "Run kernel mutant sum_instead_of_mean", rstd=run.rstd)
     table = viewdata.row_columns(problem, reference, model)
-    inferred = kernelview.inferred_of(problem, output)
-    columns = kernelview.with_inferred(
-        table, kernelview.inferred_columns(problem, reference, inferred, run.rstd)
+    inferred = kernel_view.inferred_of(problem, output)
+    columns = kernel_view.with_inferred(
+        table, kernel_view.inferred_columns(problem, reference, inferred, run.rstd)
     )
     names = [c.name for c in columns]
     at = names.index("rrms tiled")
@@ -122,28 +125,28 @@ def test_the_bundled_kernels_rstd_output_is_shown_exact_in_table_and_stepper(ana
     steps = viewdata.reduction_steps(problem, model, 2, reference)
     notes = {
         s.key: s.kernel
-        for s in kernelview.annotate_steps(steps, problem, reference, 2, output, inferred)
+        for s in kernel_view.annotate_steps(steps, problem, reference, 2, output, inferred)
     }
     assert f"its own rrms (rstd output, exact) = {float(run.rstd[2]):.9g}" in notes["rsqrt"]
     assert "kernel and model part HERE" in notes["rsqrt"]
     plain = run_and_judge_kernel(problem, reference.y, mutant="sum_instead_of_mean")
     assert plain.rstd is None
     np.testing.assert_array_equal(plain.y, run.y)  # the store changes nothing else
-    assert kernelview.exact_rstd(KernelOutput(run.y, "t", rstd=run.rstd[:2]), 4) is None
+    assert kernel_view.exact_rstd(KernelOutput(run.y, "t", rstd=run.rstd[:2]), 4) is None
 
 
 def test_the_stepper_shows_the_kernels_value_at_the_mean_rsqrt_and_store(analysed) -> None:
     problem, analysis = analysed
     reference, model = analysis.reference, analysis.model
     steps = viewdata.reduction_steps(problem, model, 1, reference)
-    empty = kernelview.annotate_steps(steps, problem, reference, 1, None, None)
+    empty = kernel_view.annotate_steps(steps, problem, reference, 1, None, None)
     assert {s.key for s in empty if s.kernel} == {"mean", "rsqrt", "store"}
     assert all("not run yet" in s.kernel for s in empty if s.kernel)
     output = KernelOutput(_mean_over_block(problem, reference), "Run kernel, interpreter")
-    inferred = kernelview.inferred_of(problem, output)
+    inferred = kernel_view.inferred_of(problem, output)
     annotated = {
         s.key: s.kernel
-        for s in kernelview.annotate_steps(steps, problem, reference, 1, output, inferred)
+        for s in kernel_view.annotate_steps(steps, problem, reference, 1, output, inferred)
     }
     assert "part HERE" in annotated["rsqrt"]
     assert f"rrms = {inferred.rrms[1]:.9g} inferred" in annotated["rsqrt"]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import kernels
-from inspector import pipeline, run_findings
+from inspector.check import findings, pipeline
 from kernels import interpreter_probe as probe
 from kernels.mode import INTERPRETER
 from oracle import fixtures, matrix, scalar
@@ -180,7 +180,7 @@ def test_a_kernel_calling_libdevice_gets_the_machines_verdict_on_every_run(fault
 
 @interpreted
 def test_mutate_judges_mutants_only_where_the_machine_can_and_says_so(faults) -> None:
-    from inspector.mutation_baseline import run_baseline
+    from inspector.mutate.baseline_run import run_baseline
     from kernels.usercode import parse_kernel_spec
 
     spec = parse_kernel_spec(f"{EXAMPLES / 'llama_order.py'}:rms_norm")
@@ -225,7 +225,7 @@ def test_a_config_that_computes_wrong_fails_its_fixture_by_name(tmp_path) -> Non
     assert source.count("BUG") == 5
     planted = tmp_path / "autotuned_bug.py"
     planted.write_text(source)
-    from inspector.userkernel import UserImplementation
+    from inspector.check.user_kernel import UserImplementation
     from kernels.usercode import parse_kernel_spec
 
     implementation = UserImplementation(
@@ -239,7 +239,7 @@ def test_a_config_that_computes_wrong_fails_its_fixture_by_name(tmp_path) -> Non
         problem = fixture.build()
         reference = scalar.reference(problem)
         kernel_run = pipeline.run_and_judge_user_kernel(implementation, problem, reference.y)
-        found, _ = run_findings.kernel_run_findings(kernel_run, problem, reference)
+        found, _ = findings.kernel_run_findings(kernel_run, problem, reference)
     finally:
         implementation.close()
     assert outcome.actual == "fail"

@@ -8,15 +8,15 @@ import re
 import numpy as np
 import pytest
 
-from inspector import jobs
-from inspector.mutant_effect import mutant_effect
+from inspector.model.analysis import analyse
+from inspector.model.mutant_effect import mutant_effect
 from oracle import fixtures
 from oracle.mutants import MODEL_MUTANTS
 from oracle.spec import make_problem
 
 
 def _effect(problem, mutant) -> str:
-    return mutant_effect(problem, mutant, jobs.analyse(problem, mutant).errors)
+    return mutant_effect(problem, mutant, analyse(problem, mutant).errors)
 
 
 def _quiet_inputs() -> dict[str, object]:
@@ -44,7 +44,7 @@ def test_a_quiet_mutant_says_why_and_its_named_fixture_shows_it(mutant) -> None:
 @pytest.mark.parametrize("mutant", MODEL_MUTANTS)
 def test_on_the_demo_input_a_visible_mutant_names_its_worst_row(mutant) -> None:
     problem = fixtures.get("multiple_rows").build()
-    analysis = jobs.analyse(problem, mutant)
+    analysis = analyse(problem, mutant)
     text = mutant_effect(problem, mutant, analysis.errors)
     if text.startswith(f"{mutant} changes y"):
         worst = int(np.argmax(analysis.errors[1]))

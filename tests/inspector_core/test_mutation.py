@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import kernels
-from inspector.mutation import apply_site, mutation_sites
+from inspector.mutate.source_mutants import apply_site, mutation_sites
 from kernels.mode import INTERPRETER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,9 +150,9 @@ def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -
     # The square dropped in kernels/jit_parts.py: caught only if the child imports the mutated
     # copy of `kernels`, not the repository's.
     import kernels
-    from inspector.cli_mutate import BUNDLED_LAUNCHER
-    from inspector.mutation import run_mutants
-    from inspector.userkernel import loadable_kernel_spec
+    from inspector.check.user_kernel import loadable_kernel_spec
+    from inspector.mutate.campaign import BUNDLED_LAUNCHER
+    from inspector.mutate.source_mutants import run_mutants
 
     package = Path(kernels.__file__).resolve().parent
     shim = tmp_path / "bundled_launcher.py"
@@ -160,7 +160,7 @@ def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -
     spec = loadable_kernel_spec(f"{shim}:rms_norm")
     source = (package / "jit_parts.py").read_text()
     site = next(s for s in mutation_sites(source) if s.before == "x * x")
-    import inspector.mutation as mutation
+    import inspector.mutate.source_mutants as mutation
 
     original = mutation.mutation_sites
     try:
@@ -197,7 +197,7 @@ def _package_copy(tmp_path: Path, file: str | None = None, old: str = "", new: s
 
 
 def _small_map(tmp_path: Path) -> Path:
-    from inspector.coverage_child import write_map
+    from inspector.coverage.child import write_map
     from kernels import coverage
 
     path = tmp_path / "map.json"
@@ -207,7 +207,7 @@ def _small_map(tmp_path: Path) -> Path:
 
 def test_hand_made_branch_names_the_mutant_whose_compile_time_branch_holds_a_site() -> None:
     import kernels
-    from inspector.mutation import hand_made_branch
+    from inspector.mutate.source_mutants import hand_made_branch
 
     source = (Path(kernels.__file__).resolve().parent / "jit_loop.py").read_text()
     sites = mutation_sites(source)
@@ -220,7 +220,7 @@ def test_hand_made_branch_names_the_mutant_whose_compile_time_branch_holds_a_sit
 
 
 def test_the_coverage_map_kills_what_the_fixtures_miss_and_names_where(tmp_path) -> None:
-    from inspector.mutation import _coverage_verdict
+    from inspector.mutate.source_mutants import _coverage_verdict
 
     map_path = _small_map(tmp_path)
     faithful = _package_copy(tmp_path / "faithful")
@@ -236,7 +236,7 @@ def test_the_coverage_map_kills_what_the_fixtures_miss_and_names_where(tmp_path)
 
 
 def test_a_site_in_a_hand_made_branch_is_equivalent_while_that_mutant_is_still_caught(tmp_path):
-    from inspector.mutation import _coverage_verdict
+    from inspector.mutate.source_mutants import _coverage_verdict
 
     map_path = _small_map(tmp_path)
     same = _package_copy(tmp_path / "same")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.mutation_baseline import is_stillborn
+from inspector.mutate.baseline_run import is_stillborn
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "resources" / "kernels"

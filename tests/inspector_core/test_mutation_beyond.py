@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector import equivalence
-from inspector.mutation import (
+from inspector.mutate import equivalence
+from inspector.mutate.source_mutants import (
     _past_2_31_verdict,
     apply_site,
     flag_branches,
@@ -68,7 +68,7 @@ def test_the_layouts_beyond_the_rule_are_new_and_reach_the_code_the_rule_never_c
 def test_the_original_kernel_passes_the_proofs_beyond_the_rule(beyond) -> None:
     """A sample of every kind (the whole set runs in `mutate`'s line map, which stops on the
     first failure of the original)."""
-    from inspector.coverage_proof import prove
+    from inspector.coverage.proof import prove
 
     _, extra = beyond
     by_kind: dict[tuple, list] = {}
@@ -183,7 +183,7 @@ def test_rows_past_2_31_catch_a_dropped_int64_cast_and_pass_the_original(tmp_pat
 def test_sites_reruns_only_the_named_mutants(tmp_path) -> None:
     kernel = tmp_path / "k.py"
     kernel.write_text((ROOT / "resources" / "kernels" / "tutorial.py").read_text())
-    from inspector.userkernel import loadable_kernel_spec
+    from inspector.check.user_kernel import loadable_kernel_spec
 
     spec = loadable_kernel_spec(f"{kernel}:rms_norm")
     sites = mutation_sites(kernel.read_text())
@@ -206,23 +206,23 @@ def test_sites_refuses_what_is_not_a_list_of_mutant_ids(ids: str) -> None:
 
 
 def test_the_map_marks_the_layouts_beyond_the_rule(tmp_path, beyond) -> None:
-    from inspector import coverage_child
+    from inspector.coverage import child
 
     found, extra = beyond
     first_extra = next(iter(extra))
     first_rule = next(iter(found))
     path = tmp_path / "map.json"
     both = {first_rule: found[first_rule], first_extra: extra[first_extra]}
-    coverage_child.write_map(path, both, beyond={first_extra})
-    entries = coverage_child._read_map(path)
+    child.write_map(path, both, beyond={first_extra})
+    entries = child._read_map(path)
     assert [(c, b) for c, _, _, b in entries] == [(first_rule, False), (first_extra, True)]
-    assert coverage_child._label(first_extra, True).endswith(" (beyond the rule)")
+    assert child._label(first_extra, True).endswith(" (beyond the rule)")
 
 
 def test_a_statement_only_layouts_beyond_the_rule_run_gets_no_ttir_equivalence(tmp_path) -> None:
     """The launcher's TTIR signatures are of the rule's layouts: a statement only the others
     compile matches there vacuously."""
-    from inspector import coverage_child
+    from inspector.coverage import child
 
     path = tmp_path / "map.json"
     entries = [
@@ -230,12 +230,12 @@ def test_a_statement_only_layouts_beyond_the_rule_run_gets_no_ttir_equivalence(t
         {"configuration": {}, "witness": {}, "beyond_rule": True, "lines": {"jit.py": [10, 20]}},
     ]
     path.write_text(json.dumps(entries))
-    assert coverage_child.beyond_rule_only(path, ("jit.py", 20, 20)) is True
-    assert coverage_child.beyond_rule_only(path, ("jit.py", 10, 10)) is False  # the rule too
-    assert coverage_child.beyond_rule_only(path, ("jit.py", 30, 30)) is False  # nothing runs it
+    assert child.beyond_rule_only(path, ("jit.py", 20, 20)) is True
+    assert child.beyond_rule_only(path, ("jit.py", 10, 10)) is False  # the rule too
+    assert child.beyond_rule_only(path, ("jit.py", 30, 30)) is False  # nothing runs it
     del entries[1]["lines"]
     path.write_text(json.dumps(entries))
-    assert coverage_child.beyond_rule_only(path, ("jit.py", 20, 20)) is False  # not recorded
+    assert child.beyond_rule_only(path, ("jit.py", 20, 20)) is False  # not recorded
 
 
 _RSTD_GUARDS = """

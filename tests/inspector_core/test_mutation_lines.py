@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector import coverage_child, coverage_lines
-from inspector.coverage_lines import format_span, parse_span, reaching, statement_span
-from inspector.mutation import _coverage_verdict, apply_site, mutation_sites
+from inspector.coverage import child, reach
+from inspector.coverage.reach import format_span, parse_span, reaching, statement_span
+from inspector.mutate.source_mutants import _coverage_verdict, apply_site, mutation_sites
 
 # Five configurations of two widths: each kernel peeled and not, and rows packed per program.
 LABELS = (
@@ -41,8 +41,8 @@ def line_map_file(tmp_path_factory) -> Path:
     chosen = {c: w for c, w in found.items() if c.label in LABELS}
     assert sorted(c.label for c in chosen) == sorted(LABELS)
     path = tmp_path_factory.mktemp("lines") / "map.json"
-    coverage_child.write_map(path, chosen, sorted(chosen, key=lambda c: LABELS.index(c.label)))
-    coverage_child.add_lines(path, jobs=2, timeout_s=1200)
+    child.write_map(path, chosen, sorted(chosen, key=lambda c: LABELS.index(c.label)))
+    child.add_lines(path, jobs=2, timeout_s=1200)
     return path
 
 
@@ -128,7 +128,7 @@ def test_the_line_map_holds_the_lines_each_configuration_runs(line_map_file) -> 
     assert set(lines) == set(LABELS)
 
     def running(span: tuple[str, int, int]) -> set[str]:
-        return {label for label in LABELS if coverage_lines.executes(lines[label], span)}
+        return {label for label in LABELS if reach.executes(lines[label], span)}
 
     # Every launch splits its width and strides; only the peeled column loop peels its rows.
     assert running(_first_line("_row_geometry", "jit_parts.py")) == set(LABELS)
@@ -150,7 +150,7 @@ def test_a_mutant_only_some_configurations_run_is_killed_on_one_of_them(
     span = _span("jit_loop.py", site)
     assert span[2] > span[1]
     copy = _mutant_copy(tmp_path / "m", "jit_loop.py", site)
-    result = coverage_child.run_child(copy, line_map_file, ["--lines", format_span(span)], 1200)
+    result = child.run_child(copy, line_map_file, ["--lines", format_span(span)], 1200)
     assert (result["outcome"], result["reached"], result["map"]) == ("caught", 1, 5), result
     outcome, killed_by, _ = _coverage_verdict(copy, line_map_file, None, 1200, span)
     assert (outcome, killed_by[0].split(":")[1]) == ("killed", LABELS[4])
@@ -168,7 +168,7 @@ def test_a_survivor_verdict_names_how_many_configurations_run_its_statement(
         f"{format_span(span)} behaved (4 of its 5 do not run it)"
     )
     # A statement no configuration runs is judged without a child.
-    monkeypatch.setattr(coverage_child, "run_child", lambda *a: pytest.fail("a child ran"))
+    monkeypatch.setattr(child, "run_child", lambda *a: pytest.fail("a child ran"))
     loop = next(n for n in _function("_peeled_loop_row", "jit_loop.py").body
                 if isinstance(n, ast.If) and n.orelse)  # fmt: skip  # the runtime loop: UNROLL off
     rolled = ("jit_loop.py", loop.orelse[0].body[0].lineno, loop.orelse[0].body[0].end_lineno)
@@ -202,7 +202,7 @@ def test_the_filter_skips_only_configurations_that_do_not_run_the_site(
         skipped = tmp_path / f"skipped{index}.json"
         skipped.write_text(json.dumps([e for i, e in enumerate(entries) if i not in reached]))
         if len(reached) < len(entries):
-            rest = coverage_child.run_child(copy, skipped, [], 1200)
+            rest = child.run_child(copy, skipped, [], 1200)
             assert rest["outcome"] == "passed", (SLICE[index], rest)
         filtered = _coverage_verdict(copy, line_map_file, None, 1200, span)
         whole = _coverage_verdict(copy, line_map_file, None, 1200)
@@ -227,15 +227,15 @@ def test_add_lines_refuses_a_map_the_original_kernel_does_not_pass(tmp_path, mon
         {"index": 0, "label": "x/tile", "passed": False, "failed": "random_rows: off",
          "lines": {"jit.py": [3]}},
     ]}  # fmt: skip
-    monkeypatch.setattr(coverage_child, "run_child", lambda *a: failing)
+    monkeypatch.setattr(child, "run_child", lambda *a: failing)
     with pytest.raises(RuntimeError, match="fails the coverage proof of x/tile: random_rows"):
-        coverage_child.add_lines(path)
+        child.add_lines(path)
     failing["entries"][0].update(passed=True, lines={"jit.py": []})
     with pytest.raises(RuntimeError, match="ran no kernel line"):
-        coverage_child.add_lines(path)
-    monkeypatch.setattr(coverage_child, "run_child", lambda *a: "timeout")
+        child.add_lines(path)
+    monkeypatch.setattr(child, "run_child", lambda *a: "timeout")
     with pytest.raises(RuntimeError, match="timeout"):
-        coverage_child.add_lines(path)
+        child.add_lines(path)
     assert "lines" not in path.read_text()
 
 
@@ -243,20 +243,20 @@ def test_the_child_refuses_lines_on_a_map_without_them(tmp_path, capsys) -> None
     from kernels import coverage
 
     path = tmp_path / "map.json"
-    coverage_child.write_map(path, coverage.reachable(widths=[8], dtypes=("float32",)))
-    assert coverage_child.line_map(path) is None
-    assert coverage_child.main([str(path), "--lines", "jit.py:3-4"]) == 2
+    child.write_map(path, coverage.reachable(widths=[8], dtypes=("float32",)))
+    assert child.line_map(path) is None
+    assert child.main([str(path), "--lines", "jit.py:3-4"]) == 2
     assert "the map records no lines" in capsys.readouterr().err
-    assert coverage_child.main([str(path), "--lines", "jit.py:x"]) == 2
-    assert coverage_child.main([str(path), "--record-lines", "--mutant", "missing_square"]) == 2
+    assert child.main([str(path), "--lines", "jit.py:x"]) == 2
+    assert child.main([str(path), "--record-lines", "--mutant", "missing_square"]) == 2
 
 
 def test_mutate_proves_a_fixture_survivor_where_its_statement_runs(
     line_map_file, tmp_path, monkeypatch
 ) -> None:
-    from inspector import mutation
-    from inspector.cli_mutate import BUNDLED_LAUNCHER
-    from inspector.userkernel import loadable_kernel_spec
+    from inspector.check.user_kernel import loadable_kernel_spec
+    from inspector.mutate import source_mutants
+    from inspector.mutate.campaign import BUNDLED_LAUNCHER
 
     shim = tmp_path / "bundled_launcher.py"
     shim.write_text(BUNDLED_LAUNCHER)
@@ -265,9 +265,9 @@ def test_mutate_proves_a_fixture_survivor_where_its_statement_runs(
     head = _site("jit_loop.py", "_peeled_loop_row", "Add -> Sub", "tl.sum(acc, axis=0)")
     rolled = _site("jit_loop.py", "_peeled_loop_row", "Mult -> Div", "chunk * CHUNK", -1)
     monkeypatch.setattr(
-        mutation, "mutation_sites", lambda text: [head, rolled] if text == source else []
+        source_mutants, "mutation_sites", lambda text: [head, rolled] if text == source else []
     )
-    mutants, _ = mutation.run_mutants(
+    mutants, _ = source_mutants.run_mutants(
         spec, files=[_package() / "jit_loop.py"], launcher_dir=_package(), jobs=2,
         timeout_s=120, compare_ttir=False, coverage_map=line_map_file,
     )  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.mutation_report import (
+from inspector.mutate.saved_report import (
     OUTCOME_ORDER,
     ReportError,
     diff_lines,
@@ -90,7 +90,7 @@ def test_not_json_too_large_or_not_an_object_is_refused(tmp_path, monkeypatch) -
         read_report(path)
     with pytest.raises(ReportError, match="a mutation report is a JSON object"):
         read_report(_write(tmp_path, [1, 2]))
-    import inspector.mutation_report as mutation_report
+    import inspector.mutate.saved_report as mutation_report
 
     monkeypatch.setattr(mutation_report, "MAX_REPORT_BYTES", 100)
     with pytest.raises(ReportError, match="a mutation report is at most 100 bytes"):
@@ -100,8 +100,8 @@ def test_not_json_too_large_or_not_an_object_is_refused(tmp_path, monkeypatch) -
 def test_the_mutate_job_yields_progress_then_the_report_and_stops_on_cancel(monkeypatch) -> None:
     import threading
 
-    import inspector.cli_mutate as cli_mutate
-    from inspector import jobs
+    import inspector.mutate.campaign as campaign
+    from inspector.jobs import tasks
 
     seen = []
 
@@ -113,12 +113,12 @@ def test_the_mutate_job_yields_progress_then_the_report_and_stops_on_cancel(monk
             seen.append(done)
         return {"kernel": kernel}
 
-    monkeypatch.setattr(cli_mutate, "mutate_report", fake_report)
-    items = list(jobs.mutate_job("k.py:f")(threading.Event()))
+    monkeypatch.setattr(campaign, "mutate_report", fake_report)
+    items = list(tasks.mutate_job("k.py:f")(threading.Event()))
     assert items[1:] == [(1, 2, "m001"), (2, 2, "m002"), {"kernel": "k.py:f"}]
     cancel = threading.Event()
     cancel.set()
     seen.clear()
-    with pytest.raises(jobs.Cancelled):
-        list(jobs.mutate_job(None)(cancel))
+    with pytest.raises(tasks.Cancelled):
+        list(tasks.mutate_job(None)(cancel))
     assert seen == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector import oob_view, row_verdicts, viewdata
+from inspector.model import oob_view, row_verdicts, viewdata
 from oracle import scalar, tiled
 from oracle.spec import make_problem
 
@@ -54,7 +54,7 @@ def test_where_text_names_padding_and_both_ends_of_the_buffer() -> None:
 
 @pytest.fixture(scope="module")
 def unmasked_run():
-    from inspector import pipeline
+    from inspector.check import pipeline
 
     rng = np.random.default_rng(0)
     problem = make_problem(

@@ -1,5 +1,5 @@
-"""inspector/parsing.py: the threads of ``main.py mutate`` parse one at a time (CPython 3.11's
-AST constructor fails when two convert at once: gh-106905)."""
+"""inspector/coverage/parsing.py: the threads of ``main.py mutate`` parse one at a time (CPython
+3.11's AST constructor fails when two convert at once: gh-106905)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from inspector import parsing
+from inspector.coverage import parsing
 
 
 def test_parses_never_overlap_and_give_the_tree(monkeypatch) -> None:

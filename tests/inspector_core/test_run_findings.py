@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from inspector import pipeline, run_findings
+from inspector.check import findings, pipeline
 from oracle import compare as cmp
 from oracle import error_bound as eb
 from oracle import fixtures, scalar
@@ -16,7 +16,7 @@ from oracle import fixtures, scalar
 
 def _run(problem, y, path="one_row"):
     exact = scalar.reference(problem).y_exact
-    fields = run_findings.bound_fields(
+    fields = findings.bound_fields(
         problem, y, exact, path=path, block=problem.block, peel=0, mode="compiled"
     )
     return SimpleNamespace(**fields)
@@ -29,20 +29,20 @@ def test_an_output_within_tolerance_but_past_the_bound_is_a_failure() -> None:
     y = exact.copy()
     y[1, 0] += 2 * bound[1]  # well inside float32's atol 1e-5, twice the bound
     assert cmp.compare(y, scalar.reference(problem).y, cmp.TOLERANCES["float32"]).passed
-    line = run_findings.bound_failure(_run(problem, y))
+    line = findings.bound_failure(_run(problem, y))
     assert line is not None
     assert line.startswith("kernel error past the derived bound in 1 row(s); row 1: ")
     y[1, 0] = exact[1, 0] + 0.999 * bound[1]  # just inside
-    assert run_findings.bound_failure(_run(problem, y)) is None
+    assert findings.bound_failure(_run(problem, y)) is None
     y[1, 0] = exact[1, 0] + 1.001 * bound[1]  # just past
-    assert run_findings.bound_failure(_run(problem, y)) is not None
+    assert findings.bound_failure(_run(problem, y)) is not None
 
 
 def test_a_nan_output_is_never_within_the_bound() -> None:
     problem = fixtures.get("hand_checkable").build()
     y = scalar.reference(problem).y_exact.copy()
     y[0, 1] = np.nan
-    assert "in 1 row(s); row 0: nan" in run_findings.bound_failure(_run(problem, y))
+    assert "in 1 row(s); row 0: nan" in findings.bound_failure(_run(problem, y))
 
 
 def test_a_user_kernel_gets_its_exact_error_and_no_bound() -> None:
@@ -51,15 +51,15 @@ def test_a_user_kernel_gets_its_exact_error_and_no_bound() -> None:
     assert run.row_error_bound is None
     assert run.bound_adds is None
     assert run.row_exact_error.shape == (problem.rows,)
-    assert run_findings.bound_failure(run) is None
-    assert run_findings.bound_ratio(run) is None
+    assert findings.bound_failure(run) is None
+    assert findings.bound_ratio(run) is None
 
 
 @pytest.mark.parametrize(("mode", "truncating"), [("interpreter", True), ("compiled", False)])
 def test_only_the_interpreters_bfloat16_rounding_counts_as_truncating(mode, truncating) -> None:
     problem = fixtures.get("bfloat16_rows").build()
     exact = scalar.reference(problem).y_exact
-    fields = run_findings.bound_fields(
+    fields = findings.bound_fields(
         problem, exact, exact, path="one_row", block=problem.block, peel=0, mode=mode
     )
     assert fields["bound_truncating"] is truncating
@@ -73,7 +73,7 @@ def test_the_bundled_kernel_on_the_input_is_within_its_bound() -> None:
     run = pipeline.run_and_judge_kernel(problem, reference.y, y_exact=reference.y_exact)
     assert run.row_error_bound is not None
     assert (run.row_exact_error <= run.row_error_bound).all()
-    assert run_findings.kernel_run_findings(run, problem, reference) == ([], ())
-    ratio = run_findings.bound_ratio(run)
+    assert findings.kernel_run_findings(run, problem, reference) == ([], ())
+    ratio = findings.bound_ratio(run)
     assert ratio.shape == (problem.rows,)
     assert (ratio <= 1).all()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import kernels
-from inspector import check_stages
+from inspector.check import stages
 from kernels.usercode import parse_kernel_spec
 from oracle import fixtures
 
@@ -27,11 +27,11 @@ RUNNABLE = sum(f.check != "rejection" for f in fixtures.FIXTURES)
 def test_the_interpreter_gets_no_sanitizer_and_says_why() -> None:
     if kernels.MODE != "interpreter":
         pytest.skip("the interpreter's answer")
-    section = check_stages.sanitizer_stage(fixtures.get("hand_checkable").build())
+    section = stages.sanitizer_stage(fixtures.get("hand_checkable").build())
     assert section == {"absent": "the Triton interpreter runs on the CPU; compute-sanitizer "
                                  "checks CUDA launches"}  # fmt: skip
-    assert check_stages.sanitizer_failures(section) == []
-    assert check_stages.sanitizer_line(section).startswith("compute-sanitizer: not run: ")
+    assert stages.sanitizer_failures(section) == []
+    assert stages.sanitizer_line(section).startswith("compute-sanitizer: not run: ")
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_the_interpreter_gets_no_sanitizer_and_says_why() -> None:
     ],
 )  # fmt: skip
 def test_the_report_is_parsed(text: str, parsed) -> None:
-    assert check_stages.parse_sanitizer_output(text) == parsed
+    assert stages.parse_sanitizer_output(text) == parsed
 
 
 def _stand_in(folder: Path, errors: int, child: str = '"$@"') -> None:
@@ -68,7 +68,7 @@ def test_the_stage_end_to_end_through_a_stand_in(tmp_path, monkeypatch, errors: 
     _stand_in(tmp_path, errors)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(kernels, "MODE", "compiled")
-    section = check_stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build())
+    section = stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build())
     assert section["ran"] is True
     assert section["launches"] == 1 + (1 + len(kernels.KERNEL_PATHS)) * RUNNABLE
     assert section["errors"] == errors
@@ -76,11 +76,11 @@ def test_the_stage_end_to_end_through_a_stand_in(tmp_path, monkeypatch, errors: 
     assert section["tool"] == "compute-sanitizer --tool memcheck --padding 512"
     args = (tmp_path / "args.txt").read_text().splitlines()
     assert args[:6] == ["--tool", "memcheck", "--padding", "512", "--print-limit", "20"]
-    assert args[6:9] == [sys.executable, "-m", "inspector.sanitize_child"]
+    assert args[6:9] == [sys.executable, "-m", "inspector.check.sanitize_child"]
     assert len(args) == 10  # INPUT.npz: the bundled kernel
     # Every tensor its own allocation: a store past one is past an allocation's end.
     assert (tmp_path / "caching.txt").read_text().strip() == "1"
-    failures = check_stages.sanitizer_failures(section)
+    failures = stages.sanitizer_failures(section)
     assert failures == ([] if errors == 0 else [
         "compute-sanitizer memcheck: 2 error(s) in the kernel launches"])  # fmt: skip
 
@@ -89,10 +89,10 @@ def test_a_child_that_fails_is_a_failure_naming_its_exit_code(tmp_path, monkeypa
     _stand_in(tmp_path, 0, child="echo 'RuntimeError: CUDA error' >&2; false")
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(kernels, "MODE", "compiled")
-    section = check_stages.sanitizer_stage(fixtures.get("hand_checkable").build())
+    section = stages.sanitizer_stage(fixtures.get("hand_checkable").build())
     assert section["passed"] is False
     assert section["launches"] is None
-    (line,) = check_stages.sanitizer_failures(section)
+    (line,) = stages.sanitizer_failures(section)
     assert line.startswith("compute-sanitizer memcheck did not pass (exit code 1): ")
 
 
@@ -102,20 +102,20 @@ def test_a_sanitizer_that_cannot_start_is_a_failure_not_a_crash(tmp_path, monkey
     tool.chmod(0o755)  # executable, but no interpreter line: exec fails
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(kernels, "MODE", "compiled")
-    section = check_stages.sanitizer_stage(fixtures.get("hand_checkable").build())
+    section = stages.sanitizer_stage(fixtures.get("hand_checkable").build())
     assert section["ran"] is False
     assert section["report"].startswith("could not start: ")
-    (line,) = check_stages.sanitizer_failures(section)
+    (line,) = stages.sanitizer_failures(section)
     assert "could not start" in line
 
 
 def test_the_child_refuses_a_missing_argument() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "inspector.sanitize_child"], capture_output=True, text=True,
+        [sys.executable, "-m", "inspector.check.sanitize_child"], capture_output=True, text=True,
         cwd=ROOT, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2
-    assert "usage: python -m inspector.sanitize_child INPUT.npz" in done.stderr
+    assert "usage: python -m inspector.check.sanitize_child INPUT.npz" in done.stderr
 
 
 def test_a_users_kernel_runs_its_check_launches_under_the_sanitizer(tmp_path, monkeypatch) -> None:
@@ -125,14 +125,14 @@ def test_a_users_kernel_runs_its_check_launches_under_the_sanitizer(tmp_path, mo
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(kernels, "MODE", "compiled")
     spec = parse_kernel_spec(f"{EXAMPLES / 'tutorial.py'}:rms_norm")
-    section = check_stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), spec)
+    section = stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), spec)
     assert section["launches"] == 1 + RUNNABLE
     assert section["errors"] == 0
     assert section["passed"] is True
-    assert check_stages.sanitizer_failures(section) == []
+    assert stages.sanitizer_failures(section) == []
     args = (tmp_path / "args.txt").read_text().splitlines()
     assert args[-2:] == [str(EXAMPLES / "tutorial.py"), "rms_norm"]
-    assert check_stages.sanitizer_line(section) == (
+    assert stages.sanitizer_line(section) == (
         f"compute-sanitizer memcheck: 0 errors over {1 + RUNNABLE} launches"
     )
 
@@ -145,7 +145,7 @@ def _user_kernel_stage(tmp_path: Path, monkeypatch, source: str) -> dict:
     _stand_in(tmp_path, 0)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(kernels, "MODE", "compiled")
-    return check_stages.sanitizer_stage(
+    return stages.sanitizer_stage(
         fixtures.get("hand_checkable").build(), parse_kernel_spec(f"{kernel}:rms_norm")
     )
 
@@ -162,7 +162,7 @@ def test_a_users_kernel_that_raises_everywhere_checked_nothing_and_fails(
     assert section["passed"] is False
     assert "not counted: " in section["report"]
     assert "raised ValueError: no" in section["report"]
-    assert check_stages.sanitizer_failures(section) == [
+    assert stages.sanitizer_failures(section) == [
         "compute-sanitizer memcheck: no launch finished under it (every run raised), so it "
         "checked nothing"
     ]
@@ -172,7 +172,7 @@ def test_a_users_kernel_that_does_not_import_fails_the_stage(tmp_path, monkeypat
     section = _user_kernel_stage(tmp_path, monkeypatch, "raise ImportError('missing dependency')\n")
     assert section["passed"] is False
     assert section["exit_code"] == 1
-    (line,) = check_stages.sanitizer_failures(section)
+    (line,) = stages.sanitizer_failures(section)
     assert line == (
         "compute-sanitizer memcheck did not pass (exit code 1): ImportError: missing dependency"
     )
@@ -194,12 +194,12 @@ def test_memcheck_flags_a_store_past_the_kernels_own_allocation() -> None:
     problem = fixtures.get("non_power_of_two_tail").build()
     assert problem.width & (problem.width - 1)  # not a power of two: the tile overruns the row
     bad = parse_kernel_spec(f"{EXAMPLES / 'bug_store_past_allocation.py'}:rms_norm")
-    section = check_stages.sanitizer_stage(problem, bad)
+    section = stages.sanitizer_stage(problem, bad)
     assert section["ran"] is True, section["report"]
     assert section["errors"] is not None, section["report"]
     assert section["errors"] > 0, section["report"]
     assert section["passed"] is False
-    (line,) = check_stages.sanitizer_failures(section)
+    (line,) = stages.sanitizer_failures(section)
     assert (
         line == f"compute-sanitizer memcheck: {section['errors']} error(s) in the kernel launches"
     )
@@ -211,7 +211,7 @@ def test_memcheck_passes_the_same_launches_of_a_kernel_that_stays_in_bounds() ->
     """The control: the tutorial kernel (masked stores into out=) on the same input is clean, so
     the errors above are the bug's, not the harness's."""
     good = parse_kernel_spec(f"{EXAMPLES / 'tutorial.py'}:rms_norm")
-    section = check_stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), good)
+    section = stages.sanitizer_stage(fixtures.get("non_power_of_two_tail").build(), good)
     assert section["errors"] == 0, section["report"]
     assert section["launches"] == 1 + RUNNABLE, section["report"]
     assert section["passed"] is True
@@ -220,13 +220,13 @@ def test_memcheck_passes_the_same_launches_of_a_kernel_that_stays_in_bounds() ->
 def test_errors_with_no_finished_run_say_the_fault_ended_the_runs() -> None:
     """The H200's report of the planted bug (2026-12-03): 144 errors in the first launch, after
     which every run of that process raised, so none was counted."""
-    section = {"tool": check_stages.SANITIZER_TOOL, "ran": True, "errors": 144, "launches": 0,
+    section = {"tool": stages.SANITIZER_TOOL, "ran": True, "errors": 144, "launches": 0,
                "passed": False, "exit_code": 0, "report": ""}  # fmt: skip
-    assert check_stages.sanitizer_line(section) == (
+    assert stages.sanitizer_line(section) == (
         "compute-sanitizer memcheck: FAILED (144 error(s)) in the first launch; no run finished "
         "after the fault"
     )
-    assert check_stages.sanitizer_failures(section) == [
+    assert stages.sanitizer_failures(section) == [
         "compute-sanitizer memcheck: 144 error(s) in the kernel launches"
     ]
-    assert check_stages.sanitizer_line({**section, "launches": 3}).endswith("over 3 launches")
+    assert stages.sanitizer_line({**section, "launches": 3}).endswith("over 3 launches")

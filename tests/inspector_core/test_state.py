@@ -8,8 +8,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from inspector import jobs, pipeline, state
-from inspector.state import Event, EventEmitter, InspectionState
+from inspector.check import pipeline
+from inspector.model import state
+from inspector.model.analysis import analyse
+from inspector.model.events import Event, EventEmitter, StateEvents
+from inspector.model.state import InspectionState
 from oracle import fixtures
 from oracle.compare import max_errors
 from oracle.mutants import MODEL_MUTANTS
@@ -65,7 +68,7 @@ def test_an_emitter_calls_each_callback_once_in_order_until_disconnected() -> No
 
 def test_every_piece_of_state_has_its_emitter() -> None:
     events = InspectionState().events
-    assert [e.type for e in events.emitters()] == list(state.StateEvents.NAMES)
+    assert [e.type for e in events.emitters()] == list(StateEvents.NAMES)
 
 
 def test_a_new_problem_notifies_and_drops_the_old_results(inspection) -> None:
@@ -73,7 +76,7 @@ def test_a_new_problem_notifies_and_drops_the_old_results(inspection) -> None:
     problem = _problem()
     model.set_problem(problem)
     assert seen == [("problem", problem)]
-    assert model.set_analysis(jobs.analyse(problem, None))
+    assert model.set_analysis(analyse(problem, None))
     assert model.set_kernel_run(_kernel_run(problem))
     result = pipeline.run_check(problem, pipeline.CheckConfig(run_kernel=False))
     assert model.set_check_result(result)
@@ -112,14 +115,14 @@ def test_stale_analysis_kernel_run_and_check_are_ignored(inspection) -> None:
     old, new = _problem(), _problem("hand_checkable")
     model.set_problem(new)
     seen.clear()
-    assert not model.set_analysis(jobs.analyse(old, None))
-    assert not model.set_analysis(jobs.analyse(new, "missing_weight"))  # the mutant is off
+    assert not model.set_analysis(analyse(old, None))
+    assert not model.set_analysis(analyse(new, "missing_weight"))  # the mutant is off
     assert not model.set_kernel_run(_kernel_run(old))
     old_check = pipeline.run_check(old, pipeline.CheckConfig(run_kernel=False))
     assert not model.set_check_result(old_check)
     assert seen == []
     assert model.analysis is None
-    analysis = jobs.analyse(new, None)
+    analysis = analyse(new, None)
     assert model.set_analysis(analysis)
     assert seen == [("analysis", analysis)]
     assert model.analysis_current
@@ -156,7 +159,7 @@ def test_kernel_columns_come_from_the_freshest_kernel_result() -> None:
     model = InspectionState()
     problem = _problem()
     model.set_problem(problem)
-    model.set_analysis(jobs.analyse(problem, None))
+    model.set_analysis(analyse(problem, None))
     empty = model.kernel_columns()
     assert (empty.row_max_abs, empty.row_max_rel) == (None, None)
     assert empty.note == "kernel columns: run the kernel or a check with the kernel"
@@ -181,7 +184,7 @@ def test_kernel_columns_come_from_the_freshest_kernel_result() -> None:
     assert ran.note == "kernel columns: interpreter run on cpu (mutant unmasked_store)"
     # A model mutant says so in front.
     model.set_mutant("missing_weight")
-    model.set_analysis(jobs.analyse(problem, "missing_weight"))
+    model.set_analysis(analyse(problem, "missing_weight"))
     assert model.kernel_columns().note.startswith("tiled columns show mutant missing_weight; ")
 
 
@@ -321,7 +324,7 @@ def test_another_kernel_drops_the_old_ones_run_and_check_and_foreign_saved_outpu
     model, seen = inspection
     problem = _problem()
     model.set_problem(problem)
-    model.set_analysis(jobs.analyse(problem, None))
+    model.set_analysis(analyse(problem, None))
     run = SimpleNamespace(
         **vars(_kernel_run(problem)),
         y=model.reference.y,

@@ -1,4 +1,4 @@
-"""The check's timing (``inspector/timing_stage.py``): absent with its reason under the
+"""The check's timing (``inspector/check/timing_stage.py``): absent with its reason under the
 interpreter, after a failed check and with ``--no-timing``; the section read from a real H200
 benchmark record of one shape (the committed record, cut to that shape) and carried through a
 receipt that validates and reparses; the bench command it runs; and, on a GPU (the ``gpu``
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import kernels
-from inspector import pipeline, timing_stage
+from inspector.check import pipeline, timing_stage
 from inspector.records.receipt import read_receipt, summarize, write_receipts
 from kernels.bench import read_json
 from kernels.usercode import parse_kernel_spec

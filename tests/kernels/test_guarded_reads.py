@@ -39,7 +39,7 @@ interpreted = pytest.mark.skipif(kernels.MODE != INTERPRETER, reason="interprete
 
 
 def _evaluate(kernel: str, names: tuple[str, ...]) -> dict[str, matrix.FixtureOutcome]:
-    from inspector.userkernel import UserImplementation
+    from inspector.check.user_kernel import UserImplementation
     from kernels.usercode import parse_kernel_spec
 
     implementation = UserImplementation(parse_kernel_spec(kernel), poison=-3072.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector import pipeline
+from inspector.check import pipeline
 from oracle.spec import synthetic_problem
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector import cli
+from inspector.cli import entry
 from inspector.records import receipt
 from inspector.records.diff import bench_differences
 from inspector.records.session import Session, save_session
@@ -28,7 +28,7 @@ def _write(path: Path, data: dict) -> Path:
 
 def test_same_receipt_is_equivalent(receipts, capsys):
     path, _ = receipts
-    assert cli.main(["diff", str(path), str(path)]) == 0
+    assert entry.main(["diff", str(path), str(path)]) == 0
     assert capsys.readouterr().out.startswith("equivalent")
 
 
@@ -41,7 +41,7 @@ def test_differences_are_named(receipts, tmp_path, capsys):
     changed["versions"]["triton"] = "9.9.9"
     changed["created"] = "another day"  # timestamps are not differences
     other = _write(tmp_path / "b" / "receipt.json", changed)
-    assert cli.main(["diff", str(path), str(other)]) == 1
+    assert entry.main(["diff", str(path), str(other)]) == 1
     out = capsys.readouterr().out
     assert "rows: row 1 rrms" in out
     assert f"mutants: model {data['mutants'][0]['name']}" in out
@@ -73,12 +73,12 @@ def test_sessions_compare_receipts_and_timing_beyond_spread(receipts, tmp_path, 
     first = session_file("first", {"triton 4x70": base})
     noise = session_file("noise", {"triton 4x70": base + 0.1})  # well inside the IQR (~0.67)
     slower = session_file("slower", {"triton 4x70": base + 2.0})
-    assert cli.main(["diff", str(first), str(noise)]) == 0
+    assert entry.main(["diff", str(first), str(noise)]) == 0
     capsys.readouterr()
-    assert cli.main(["diff", str(first), str(slower)]) == 1
+    assert entry.main(["diff", str(first), str(slower)]) == 1
     assert "bench triton 4x70: median" in capsys.readouterr().out
     # A session and a receipt: the receipt part only.
-    assert cli.main(["diff", str(first), str(path)]) == 0
+    assert entry.main(["diff", str(first), str(path)]) == 0
 
 
 def test_bench_differences_lists_missing_keys():
@@ -101,7 +101,7 @@ def test_bad_input_is_usage(receipts, tmp_path, capsys, kind):
     else:
         other = tmp_path / "empty.h5"
         save_session(other, Session(x=np.ones((1, 2)), weight=np.ones(2)))
-    assert cli.main(["diff", str(path), str(other)]) == 2
+    assert entry.main(["diff", str(path), str(other)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: B: ")
     assert err.count("\n") == 1
@@ -123,7 +123,7 @@ def test_sessions_with_the_same_receipt_but_different_inputs_differ(receipts, tm
         target = tmp_path / f"{name}.h5"
         save_session(target, state)
         files.append(str(target))
-    assert cli.main(["diff", *files]) == 1
+    assert entry.main(["diff", *files]) == 1
     assert "input: x_sha256" in capsys.readouterr().out
 
 
@@ -139,7 +139,7 @@ def test_a_session_whose_receipt_is_not_json_is_a_usage_error(receipts, tmp_path
     state.receipt_json = '{"verdict": '  # cut short
     target = tmp_path / "cut.h5"
     save_session(target, state)
-    assert cli.main(["diff", str(target), str(path)]) == 2
+    assert entry.main(["diff", str(target), str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: A: the receipt in {target} is not JSON (")
 
@@ -170,8 +170,8 @@ def test_receipt_timings_differ_only_beyond_their_spread(receipts, tmp_path, cap
     first = _write(tmp_path / "t1" / "receipt.json", _timed(data, 1.0))
     same = _write(tmp_path / "t2" / "receipt.json", _timed(data, 1.0))
     slower = _write(tmp_path / "t3" / "receipt.json", _timed(data, 1.2))
-    assert cli.main(["diff", str(first), str(same)]) == 0
-    assert cli.main(["diff", str(first), str(slower)]) == 1
+    assert entry.main(["diff", str(first), str(same)]) == 0
+    assert entry.main(["diff", str(first), str(slower)]) == 1
     out = capsys.readouterr().out
     assert "timing: ours device us: median" in out
     assert "beyond the spread" in out
@@ -182,9 +182,9 @@ def test_receipt_timings_differ_only_beyond_their_spread(receipts, tmp_path, cap
     absent = json.loads(json.dumps(data))
     absent["timing"] = {"absent": "the interpreter"}
     other = _write(tmp_path / "t4" / "receipt.json", absent)
-    assert cli.main(["diff", str(first), str(other)]) == 1
+    assert entry.main(["diff", str(first), str(other)]) == 1
     assert "timing: measured in the first, absent in the second" in capsys.readouterr().out
-    assert cli.main(["diff", str(other), str(other)]) == 0
+    assert entry.main(["diff", str(other), str(other)]) == 0
 
 
 def test_an_integer_past_float64_is_a_difference_not_an_error(receipts, tmp_path, capsys):
@@ -193,7 +193,7 @@ def test_an_integer_past_float64_is_a_difference_not_an_error(receipts, tmp_path
     other = tmp_path / "b" / "receipt.json"
     other.parent.mkdir()
     other.write_text(text.replace("0.123456789", "1" + "0" * 400), encoding="utf-8")
-    assert cli.main(["diff", str(path), str(other)]) == 1
+    assert entry.main(["diff", str(path), str(other)]) == 1
     out = capsys.readouterr().out
     assert "errors: max_abs" in out
     assert "different: 1 difference(s)" in out
@@ -205,10 +205,10 @@ def test_names_from_a_file_are_printed_escaped_on_their_own_line(receipts, tmp_p
     changed = json.loads(json.dumps(data))
     changed["fixtures"][0]["name"] = "a\nverified: all good\ud800"
     other = _write(tmp_path / "b" / "receipt.json", changed)
-    assert cli.main(["diff", str(path), str(other)]) == 1
+    assert entry.main(["diff", str(path), str(other)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert not any(line.startswith("verified") for line in lines)
     assert any("a\\nverified: all good\\ud800" in line for line in lines)
-    assert cli.main(["verify", str(other)]) == 1
+    assert entry.main(["verify", str(other)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert not any(line.startswith("verified") for line in lines)

@@ -10,7 +10,8 @@ import json
 import h5py
 import pytest
 
-from inspector import evidence, report
+from inspector.check import report
+from inspector.model import evidence
 from inspector.records import receipt, seal, session, verify
 from inspector.records.session import Session, SessionError, load_session, save_session
 

@@ -131,7 +131,7 @@ def test_a_certificate_that_could_not_run_says_why(kernel_result):
 def test_the_verdict_and_the_log_show_the_bound_and_the_certificate(kernel_result):
     import dataclasses
 
-    from inspector import report
+    from inspector.check import report
 
     html = report.check_verdict_html(kernel_result)
     assert "err/bound ≤ " in html

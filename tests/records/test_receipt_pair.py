@@ -133,7 +133,7 @@ def test_a_journal_left_by_a_killed_publish_rolls_back_at_the_next_write(
 _WRITER = """
 import sys
 from pathlib import Path
-from inspector import pipeline
+from inspector.check import pipeline
 from inspector.records import receipt
 from oracle.spec import synthetic_problem
 

@@ -78,7 +78,7 @@ def test_a_user_kernels_out_of_bounds_stores_are_saved(model_results, tmp_path):
     # A user kernel's stores are plain buffer indices (a bundled kernel's are OobWrite records).
     import dataclasses
 
-    from inspector import pipeline
+    from inspector.check import pipeline
 
     result = model_results["float32"]
     judged = pipeline._judged(result.problem, result.scalar.y, result.scalar.y)

@@ -113,13 +113,13 @@ def test_a_csv_cell_past_the_csv_modules_limit_is_a_clean_refusal(model_results,
 
 
 def test_an_out_of_memory_is_a_clean_usage_line(monkeypatch, capsys, tmp_path) -> None:
-    from inspector import cli
+    from inspector.cli import entry
 
     def exhausted(*args, **kwargs):
         raise MemoryError
 
     monkeypatch.setattr(verify, "verify_receipts", exhausted)
-    assert cli.main(["verify", str(tmp_path / "receipt.json")]) == 2
+    assert entry.main(["verify", str(tmp_path / "receipt.json")]) == 2
     assert capsys.readouterr().err == (
         "error: out of memory: the input is more than this machine can hold\n"
     )

@@ -1,0 +1,290 @@
+"""The check's report text, Qt-free and built once: ``main.py check`` prints it, the window's
+check log shows it.
+
+:func:`result_lines` are the lines both print about a
+:class:`~inspector.check.pipeline.CheckResult`. The CLI follows them with its receipt lines
+(``cli._report``); the window's log (:func:`check_log_lines`) puts a verdict line above them and
+the modeled traffic and every failure below, so the log is a superset of what the CLI says about
+the result.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from inspector.check import findings, stages, timing_stage
+from oracle.matrix import NOT_JUDGED, OUT_OF_DOMAIN
+
+PASSED_COLOR = "rgb(102,187,106)"
+FAILED_COLOR = "rgb(239,83,80)"
+STALE_COLOR = "rgb(255,167,38)"
+GREY_COLOR = "rgb(138,147,163)"
+
+
+def fixture_summary(kill_matrix: Any) -> str:
+    """What one kill matrix's fixtures did, each count naming what it counts: the runnable
+    fixtures the implementation passed (and those this machine could not judge), and the
+    malformed inputs the validator refused (no implementation runs on those)."""
+    runnable = [o for o in kill_matrix.baseline if not o.expected.startswith("reject:")]
+    malformed = [o for o in kill_matrix.baseline if o.expected.startswith("reject:")]
+    not_judged = sum(o.actual == NOT_JUDGED for o in runnable)
+    outside = sum(o.actual == OUT_OF_DOMAIN for o in runnable)
+    notes = [f"{not_judged} not judged on this machine"] if not_judged else []
+    notes += [f"{outside} out of its declared domain"] if outside else []
+    text = (
+        f"{kill_matrix.target} passed {sum(o.passed for o in runnable)}/{len(runnable)} runnable"
+        + (f" ({', '.join(notes)})" if notes else "")
+    )
+    if malformed:
+        text += (
+            f", the validator refused {sum(o.passed for o in malformed)}/{len(malformed)} malformed"
+        )
+    return text
+
+
+def not_judged_lines(result: Any) -> list[str]:
+    """The runs this machine could not judge, once per cause, with what to do."""
+    by_cause: dict[str, list[str]] = {}
+    for what, why in getattr(result, "not_judged", ()):
+        by_cause.setdefault(why.removeprefix("not judged on this machine: "), []).append(what)
+    return [
+        f"NOT JUDGED on this machine ({len(names)} run(s): {', '.join(names[:6])}"
+        + (", ..." if len(names) > 6 else "")
+        + f"): {why}"
+        for why, names in by_cause.items()
+    ]
+
+
+def result_lines(result: Any) -> list[str]:
+    """Input, kernel, device, every comparison, the fixtures, each mutant and launch layout."""
+    problem = result.problem
+    lines = [
+        f"input: {problem.name}: {problem.rows} rows x {problem.width}, row_stride "
+        f"{problem.row_stride}, {problem.dtype}, eps {problem.eps:g}; tile {problem.block} lanes "
+        f"({problem.width} valid, {problem.block - problem.width} masked)",
+        f"kernel: {result.kernel_note}",
+        f"device: {result.device}",
+        f"tiled model vs scalar: output {result.output.describe()}",
+        f"tiled model vs scalar: mean square + rrms {result.intermediates.describe()}",
+    ]
+    if result.kernel is not None:
+        kernel = result.kernel
+        lines += [
+            f"kernel vs scalar: {kernel.comparison.describe()}",
+            f"kernel vs torch float64 rms_norm: {kernel.torch_comparison.describe()}",
+            f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
+        ]
+        lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
+        if getattr(result, "kernel_source", {}).get("kind") == "user":
+            from kernels.domain import describe
+
+            outside = getattr(result, "out_of_domain", ())
+            lines.append(
+                f"kernel domain: {describe(getattr(result, 'declared_domain', None))}"
+                + (f"; out of it (not run): {', '.join(outside)}" if outside else "")
+            )
+        configs = getattr(result, "autotune_configs", ())
+        if configs:
+            lines.append(
+                f"autotune: each of {len(configs)} configs run and judged on every fixture: "
+                + "; ".join(configs)
+            )
+        invariance = stages.invariance_line(getattr(result, "batch_invariance", None))
+        if invariance is not None:
+            lines.append(invariance)
+        sanitized = stages.sanitizer_line(getattr(result, "sanitizer", None))
+        if sanitized is not None:
+            lines.append(sanitized)
+        covered = stages.coverage_line(getattr(result, "coverage", None))
+        if covered is not None:
+            lines.append(covered)
+        lines += timing_stage.timing_lines(getattr(result, "timing", None))
+    matrices = [m for m in (result.model_matrix, result.kernel_matrix) if m is not None]
+    lines.append("fixtures: " + "; ".join(fixture_summary(m) for m in matrices))
+    lines += not_judged_lines(result)
+    for kill_matrix in matrices:
+        lines += kill_matrix.summary_lines()
+    for path, path_matrix in result.kernel_path_matrices.items():
+        survivors = path_matrix.survivors
+        lines.append(
+            f"kernel layout {path}: {fixture_summary(path_matrix)}; "
+            + (
+                f"SURVIVED: {', '.join(survivors)}"
+                if survivors
+                else f"all {len(path_matrix.mutants)} mutants killed"
+            )
+        )
+    return lines
+
+
+#: Each verdict's colour: amber for a run this machine could not judge (neither pass nor fail).
+VERDICT_COLORS = {"passed": PASSED_COLOR, "failed": FAILED_COLOR, "not judged": STALE_COLOR}
+
+
+def verdict_of(result: Any) -> str:
+    """ "passed", "failed" or "not judged": a check's (``CheckResult.verdict``) or a saved one's
+    (``SessionResults.verdict``)."""
+    return str(getattr(result, "verdict", "passed" if result.passed else "failed"))
+
+
+def verdict_word(result: Any) -> str:
+    """ "PASSED", "FAILED" or "NOT JUDGED"."""
+    return verdict_of(result).upper()
+
+
+def failure_lines(failures: Any) -> list[str]:
+    """One ``FAILURE:`` line per failure, as the check log lists them."""
+    return [f"FAILURE: {failure}" for failure in failures]
+
+
+def check_status_line(result: Any) -> str:
+    """The status bar's line after a check: its verdict and what it counts."""
+    unjudged = f", {len(result.not_judged)} not judged" if result.not_judged else ""
+    return f"check {verdict_of(result)}: {len(result.failures)} failure(s){unjudged}."
+
+
+def check_log_lines(result: Any) -> list[str]:
+    """The window's check log: verdict, :func:`result_lines`, modeled traffic, failures."""
+    traffic = result.traffic
+    return [
+        f"check {verdict_word(result)} — mode {result.mode}, device {result.device}",
+        *result_lines(result),
+        f"traffic (modeled, not measured): read {traffic.bytes_read} B, written "
+        f"{traffic.bytes_written} B, {traffic.reductions} reductions",
+        *failure_lines(result.failures),
+    ]
+
+
+def clock() -> str:
+    """The local time, HH:MM:SS (what the window stamps its results with)."""
+    return time.strftime("%H:%M:%S")
+
+
+def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str:
+    """The rich-text verdict under the Run buttons after a check (taken at ``at``); ``muted``:
+    grey, for a verdict a newer run superseded."""
+    color = GREY_COLOR if muted else VERDICT_COLORS[verdict_of(result)]
+    headline = result.headline
+    when = f" at {at}" if at else ""
+    text = (
+        f"<b style='color:{color}'>check {verdict_word(result)}</b>{when} "
+        f"({result.mode}) · "
+        f"max abs {headline.max_abs:.2e} · max rel {headline.max_rel:.2e}"
+    )
+    if getattr(result, "kernel", None) is None and getattr(result, "input_not_judged", ""):
+        text += " (the lane model's: the kernel's run on this input was not judged)"
+    evidence = _evidence_words(result)
+    if evidence:
+        text += "<br>" + " · ".join(evidence)
+    if result.failures:
+        text += f"<br>{len(result.failures)} failure(s): see the check log"
+    unjudged = getattr(result, "not_judged", ())
+    if unjudged:
+        text += (
+            f"<br>{len(unjudged)} run(s) this machine could not judge (its interpreter's fault, "
+            "not the kernel's): see the check log"
+        )
+    return text
+
+
+def _evidence_words(result: Any) -> list[str]:
+    """The verdict's second line: the bound's worst ratio and the batch certificate."""
+    words = []
+    kernel = result.kernel
+    ratio = findings.bound_ratio(kernel) if kernel is not None else None
+    if ratio is not None and ratio.size:
+        words.append(f"err/bound ≤ {float(np.max(ratio)):.2f}")
+    section = getattr(result, "batch_invariance", None)
+    if section is not None and "error" not in section:
+        if section["bit_identical"]:
+            words.append(f"batch-invariant over {len(section['batch_sizes'])} layouts")
+        else:
+            worst = max(row["max_ulp"] for row in section["differing_rows"])
+            words.append(
+                f"NOT batch-invariant: {len(section['differing_rows'])} row(s), ≤ {worst} ulp"
+            )
+    coverage = getattr(result, "coverage", None)
+    if coverage is not None and "error" not in coverage:
+        total = len(coverage["configurations"])
+        proven = total - len(coverage["unproven"])
+        words.append(f"layouts proven {proven}/{total}")
+    return words
+
+
+def saved_check_lines(results: Any, matrices: list[Any], provenance: Any = None) -> list[str]:
+    """The check log of a check saved in a session file (``session.results``)."""
+    return [
+        f"saved check {verdict_word(results)}: {results.kernel_note}",
+        *([provenance.message] if provenance is not None else []),
+        *[line for kill_matrix in matrices for line in kill_matrix.summary_lines()],
+        *failure_lines(results.failures),
+    ]
+
+
+def saved_verdict_html(results: Any, provenance: Any = None) -> str:
+    """The rich-text verdict of a check saved in a session file; when the kernel it proved has
+    changed since (``records.provenance.KernelProvenance``), that instead of a green verdict."""
+    if provenance is not None and provenance.changed:
+        return (
+            f"<b style='color:{STALE_COLOR}'>kernel changed since this receipt</b>: the saved "
+            f"check ({verdict_word(results)}) proved another kernel · run the check again"
+        )
+    if provenance is not None and provenance.stale:
+        return (
+            f"<b style='color:{STALE_COLOR}'>receipt of another kernel</b>: the saved check "
+            f"({verdict_word(results)}) is not of the loaded kernel (the check log says "
+            "whose it is) · run the check"
+        )
+    color = VERDICT_COLORS[verdict_of(results)]
+    return (
+        f"<b style='color:{color}'>saved check {verdict_word(results)}</b> "
+        f"({results.mode}, {results.device}) · run the check again to refresh"
+    )
+
+
+def interrupted_verdict_html(how: str, earlier: str | None) -> str:
+    """The verdict after a check that did not finish (``how``: "cancelled", "failed: ...");
+    ``earlier``, the previous check's verdict of this input, greyed beneath, or None."""
+    text = f"<b style='color:{STALE_COLOR}'>check {how}</b> at {clock()}: no new verdict"
+    if earlier is None:
+        return text + " (no earlier check of this input)"
+    return (
+        text + f"<br><span style='color:{GREY_COLOR}'>previous check of this input, "
+        f"superseded: {earlier}</span>"
+    )
+
+
+def failed_verdict_html(name: str, message: str) -> str:
+    """The rich-text verdict after job ``name`` failed with ``message``."""
+    return f"<b style='color:{FAILED_COLOR}'>{name} failed</b>: {message}"
+
+
+def kernel_run_line(run: Any) -> str:
+    """The check-log line of one kernel run (``pipeline.KernelRun``)."""
+    tag = f" mutant {run.mutant}" if run.mutant else ""
+    if run.path == "user":  # its tile and warps are its launcher's business, unknown here
+        where = f"user kernel ({run.mode}, {run.device}, in a child process)"
+        writes = f"; {len(run.input_writes)} store(s) into x" if run.input_writes else ""
+        return (
+            f"{where}: {run.comparison.describe()}; "
+            f"{len(run.oob_addresses)} out-of-bounds store(s){writes}"
+        )
+    return (
+        f"kernel{tag} ({run.mode}, {run.device}, BLOCK {run.block}, "
+        f"num_warps {run.num_warps}): {run.comparison.describe()}; "
+        f"{len(run.oob_addresses)} out-of-bounds store(s)"
+    )
+
+
+def kernel_run_status(run: Any) -> str:
+    """The status-bar line of one kernel run."""
+    tag = f" mutant {run.mutant}" if run.mutant else ""
+    state = "agrees" if run.comparison.passed else "DISAGREES"
+    who = "user kernel" if run.path == "user" else f"kernel{tag}"
+    return (
+        f"{who} ({run.mode}) {state} with the scalar reference; "
+        f"{len(run.oob_addresses)} out-of-bounds store(s)."
+    )

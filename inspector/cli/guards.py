@@ -1,0 +1,140 @@
+"""The command line's checks of where it writes, its one-line errors, and a run's hold on its
+``--out`` folder and ``--session`` file.
+
+A second ``check`` on the same ``--out`` or ``--session`` while the first runs is refused at once
+with a line naming the option (exit 2), so two runs never mix receipts or lose a session's
+history (the locks: :mod:`inspector.records.locks`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+from inspector.records.locks import OUT_LOCK_NAME, held, session_lock_path
+
+# Longest error line printed: a 10 MB token in an argument is cut, with its length said.
+MAX_LINE_CHARS = 300
+
+
+class UsageError(Exception):
+    """Bad input or usage: printed as one line, exit 2."""
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line, at most MAX_LINE_CHARS long (the rest counted, not shown)."""
+    line = printable(" ".join(str(text).split()))
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[: MAX_LINE_CHARS - 40]}... ({len(line)} characters in all)"
+
+
+def printable(text: object) -> str:
+    """``text`` with every character that is not printable (a newline, a control character,
+    a lone surrogate) written as its escape: a name read from a file can neither forge a line
+    of output nor fail the print."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
+    )
+
+
+def fail_usage(message: str) -> NoReturn:
+    raise UsageError(message)
+
+
+def check_writable_folder(field: str, folder_text: str) -> Path:
+    """``--FIELD``'s folder: not empty, and it exists (or can be created under an existing,
+    writable ancestor)."""
+    if not folder_text.strip():
+        fail_usage(f"{field}: empty; expected a folder (use . for the current one)")
+    folder = Path(folder_text)
+    if folder.exists():
+        if not folder.is_dir():
+            fail_usage(f"{field}: {folder} exists and is not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            fail_usage(f"{field}: folder {folder} is not writable")
+        return folder
+    ancestor = folder.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        fail_usage(f"{field}: cannot create {folder}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        fail_usage(f"{field}: cannot create {folder}: {ancestor} is not writable")
+    return folder
+
+
+def check_session_target(path: Path) -> Any:
+    """A session path to write: its folder exists; an existing file must be our session.
+
+    Returns the existing session (its receipt history is carried on) or None.
+    """
+    from inspector.records.session import SessionError, load_session
+
+    if path.is_dir():
+        fail_usage(f"session: {path} is a folder")
+    if not path.parent.is_dir():
+        fail_usage(f"session: folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        fail_usage(f"session: folder {path.parent} is not writable")
+    if not path.exists():
+        return None
+    try:
+        return load_session(path)
+    except SessionError as exc:
+        fail_usage(f"session: refusing to overwrite {path}: {one_line(exc)}")
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path, field: str, target: Path) -> Iterator[None]:
+    with held(lock_path) as got:
+        if not got:
+            fail_usage(f"{field}: another run is writing {target}; wait for it or choose another")
+        yield
+
+
+@contextlib.contextmanager
+def run_locks(out_dir: Path, session: Path | None) -> Iterator[None]:
+    """Hold ``--out``'s folder (created here) and ``--session``'s file for one run.
+
+    Raises:
+        UsageError: another process holds either (checked before anything is written).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_exclusive(out_dir / OUT_LOCK_NAME, "out", out_dir))
+        if session is not None:
+            stack.enter_context(_exclusive(session_lock_path(session), "session", session))
+        yield
+
+
+def session_input_keys(problem: Any) -> dict[str, Any]:
+    """A session's own input as a receipt's ``input`` keys (dimensions, dtype, eps and the
+    values' sha256), so that ``diff`` compares what the sessions hold, not only the receipts
+    they carry (an input edited after its receipt differs from it)."""
+    from inspector.records.receipt_format import values_sha256
+
+    return {
+        "rows": problem.rows,
+        "width": problem.width,
+        "row_stride": problem.row_stride,
+        "dtype": problem.dtype,
+        "eps": problem.eps,
+        "x_sha256": values_sha256(problem.x, problem.dtype),
+        "weight_sha256": values_sha256(problem.weight, problem.dtype),
+    }
+
+
+def with_rerun(report: Any, device: str) -> Any:
+    """``report`` (a :class:`~inspector.records.verify.VerifyReport`) with the checks of
+    ``verify --rerun`` appended (:mod:`inspector.cli.verify_rerun`)."""
+    import dataclasses
+
+    from inspector.cli.verify_rerun import rerun_checks
+    from inspector.records.receipt import read_receipt
+
+    extra = rerun_checks(read_receipt(report.json_path), device)
+    return dataclasses.replace(report, checks=(*report.checks, *extra))

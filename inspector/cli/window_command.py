@@ -1,0 +1,54 @@
+"""``python main.py [--session FILE.h5] [--kernel FILE.py:FUNCTION] [--screenshot OUT.png]``:
+the window, or a PNG of it (``--info`` and ``--reset``: :mod:`inspector.qt.app_info`). Qt is
+imported on this path and nowhere else on the command line.
+
+Usage problems (a missing session or screenshot folder, a ``--kernel`` that names no file or no
+identifier) raise ``ValueError`` with one line; ``inspector.cli.entry`` prints it and exits 2.
+Whether the kernel file really loads is answered by the window itself (in a child process, off the
+GUI thread), or before the PNG is drawn. A window with no display to open on is one line and
+exit 2, never Qt's abort.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from inspector.qt.app_info import display_problem
+
+EXIT_USAGE = 2
+
+
+def check_window_args(session: str | None, screenshot: str | None, kernel: str | None) -> None:
+    """Raise ``ValueError`` (one line) when the files named cannot be what they should."""
+    if session is not None and not Path(session).is_file():
+        raise ValueError(f"session: {session} does not exist")
+    if screenshot is not None:
+        folder = Path(screenshot).parent
+        if not folder.is_dir():
+            raise ValueError(f"screenshot: folder {folder} does not exist")
+    if kernel is not None:
+        from kernels.usercode import parse_kernel_spec
+
+        parse_kernel_spec(kernel)  # a KernelSpecError (a ValueError) names the part
+
+
+def run_window(session: str | None, screenshot: str | None, kernel: str | None = None) -> int:
+    """The window (or a screenshot of it), with ``kernel`` loaded when given."""
+    if screenshot is None:
+        problem = display_problem()
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        from inspector.qt.app import run_app
+
+        # The app imports Qt lazily too: a missing PySide6 can surface from run_app itself.
+        return int(run_app(session, screenshot, kernel))
+    except ImportError as exc:
+        print(
+            f"error: the window cannot start: {' '.join(str(exc).split())}. Headless commands "
+            "work without Qt: check, bench, verify (see --help)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE

@@ -1,0 +1,599 @@
+"""The main window: lays the widgets out, wires them to the state, and routes job results.
+
+It stays thin: the state and its rules are ``inspector.model``'s (Qt-free: the widgets render
+its events and user actions go through it), validation is the oracle's, long work runs as
+``inspector.jobs`` on the :class:`~inspector.qt.worker.JobRunner`, the sentences are
+``inspector.check.report``'s and files go through :class:`~inspector.qt.file_actions.SessionFiles`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.check import report
+from inspector.jobs import tasks
+from inspector.jobs.host import heavy, prewarm
+from inspector.model import evidence, kernel_choice
+from inspector.model.analysis import analyse
+from inspector.model.events import Event
+from inspector.model.mutant_effect import mutant_effect
+from inspector.model.state import DEMO_FIXTURE, InspectionState
+from inspector.qt.file_actions import AUTOSAVE_MS, SessionFiles
+from inspector.qt.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
+from inspector.qt.menus import build_menus, fit_to_screen, show_about, show_shortcuts
+from inspector.qt.mutation_actions import MutationActions
+from inspector.qt.presenter import EvidenceViews
+from inspector.qt.table_models import kill_matrix_from_table
+from inspector.qt.widgets.accessibility import name_controls
+from inspector.qt.widgets.bench_view import BenchView, bench_available
+from inspector.qt.widgets.compiler_view import CompilerView
+from inspector.qt.widgets.coverage_view import CoverageView, saved_coverage
+from inspector.qt.widgets.divergence import DivergencePanel
+from inspector.qt.widgets.history_view import HistoryView
+from inspector.qt.widgets.input_panel import InputPanel
+from inspector.qt.widgets.kill_map import KillMatrixView
+from inspector.qt.widgets.lane_grid import LaneGrid
+from inspector.qt.widgets.mutants import MutantPanel
+from inspector.qt.widgets.mutation_view import MutationView
+from inspector.qt.widgets.status_bar import environment_labels, shrinkable
+from inspector.qt.widgets.stepper import ReductionStepper
+from inspector.qt.widgets.tables import RowTable
+from inspector.qt.worker import JobRunner
+from inspector.records.provenance import kernel_provenance
+
+
+class InspectorWindow(QMainWindow):
+    """RMSNorm Kernel Inspector main window.
+
+    Attributes:
+        state: the inspection (:class:`~inspector.model.state.InspectionState`).
+        runner: the worker thread's owner; one job at a time.
+        files: sessions, receipts, benchmark records, recent files.
+        kernels: the loaded kernel (open, recent, bundled-only scope, first divergence).
+        menus: the menu actions.
+        env: the kernel floor's mode, device and versions (``jobs.kernel_environment``).
+    """
+
+    def __init__(
+        self,
+        *,
+        demo: bool = True,
+        settings: QSettings | None = None,
+        autosave_dir: str | None = None,
+        autosave_ms: int = AUTOSAVE_MS,
+        warm_jobs: bool = True,
+    ) -> None:
+        super().__init__()
+        self.setObjectName("inspector_window")
+        self.setWindowTitle("RMSNorm Kernel Inspector")
+        fit_to_screen(self)
+        self.settings = settings or QSettings("rmsnorm-inspector", "inspector")
+        self.state = InspectionState()
+        self.runner = JobRunner(self)
+        self.env = tasks.kernel_environment()
+        if warm_jobs and self.env["available"]:
+            prewarm()  # the job process imports torch and Triton while the window opens
+        self._pending_analysis = False
+        self._analysis_scheduled = False
+        self._closed = False
+        self._job_state: dict[str, str] = {}
+
+        self._build()
+        self.menus = build_menus(self)
+        self.files = SessionFiles(self, autosave_dir, autosave_ms)
+        self.mutation_actions = MutationActions(self, self.mutation_view)
+        self._wire()
+        self.kernels = KernelActions(self)
+        name_controls(self)
+        # Everything alive now leaves the cyclic collector's generations: a full collection in
+        # the worker would otherwise walk it all holding the GIL (~100 ms pauses here).
+        gc.freeze()
+        if demo:
+            self.input_panel.load_fixture(DEMO_FIXTURE)
+            self.state.dirty = False
+            self._show_title()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`shutdown` ran (no more jobs, autosaves or results)."""
+        return self._closed
+
+    # ================================================================ layout
+    def _build(self) -> None:
+        self.input_panel = InputPanel()
+        self.mutant_panel = MutantPanel()
+        self.grid = LaneGrid()
+        self.stepper = ReductionStepper()
+        self.row_table = RowTable()
+        self.kill_view = KillMatrixView()
+        self.compiler_view = CompilerView()
+        self.coverage_view = CoverageView()
+        self.bench_view = BenchView()
+        self.history_view = HistoryView()
+        self.mutation_view = MutationView()
+        self.divergence = DivergencePanel()
+        self.summary = QPlainTextEdit(objectName="summary", readOnly=True)
+        self.views = EvidenceViews(self.state, self.grid, self.stepper, self.row_table)
+
+        self.run_check_button = QPushButton("Run check", objectName="run_check")
+        self.run_check_button.setToolTip(
+            "Oracle, fixture matrix and every mutant (and the real kernel if ticked), on the worker"
+        )
+        self.run_kernel_button = QPushButton("Run kernel", objectName="run_kernel")
+        self.run_kernel_button.setToolTip(
+            "The real kernel (with the switched-on mutant) on this input"
+        )
+        self.bench_button = QPushButton("Benchmark", objectName="benchmark")
+        self.cancel_button = QPushButton("Cancel", objectName="cancel")
+        self.cancel_button.setEnabled(False)
+        self.kernel_in_check = QCheckBox("include the real kernel", objectName="kernel_in_check")
+        self.kernel_in_check.setChecked(self.env["available"])
+        self.kernel_in_check.setEnabled(self.env["available"])
+        self.kernel_in_check.setToolTip(
+            "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
+            "interpreter this takes a while"
+        )
+        self.progress = QProgressBar(objectName="progress", maximum=1, format="idle")
+        self.progress.setValue(0)
+        self.verdict = QLabel("No check run yet.", objectName="verdict", wordWrap=True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+
+        self.set_bench_scope(True)
+        self.run_kernel_button.setEnabled(self.env["available"])
+
+        run_box = QGroupBox("Run")
+        run_layout = QVBoxLayout(run_box)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_check_button)
+        buttons.addWidget(self.run_kernel_button)
+        buttons.addWidget(self.cancel_button)
+        run_layout.addLayout(buttons)
+        run_layout.addWidget(self.kernel_in_check)
+        run_layout.addWidget(self.bench_button)
+        run_layout.addWidget(self.progress)
+        run_layout.addWidget(self.verdict)
+
+        input_box = QGroupBox("Input")
+        QVBoxLayout(input_box).addWidget(self.input_panel)
+        inputs = QWidget()
+        inputs_layout = QVBoxLayout(inputs)
+        inputs_layout.addWidget(input_box)
+        inputs_layout.addWidget(self.mutant_panel)
+        inputs_layout.addWidget(self.divergence)
+        inputs_layout.addStretch(1)
+        self.left_scroll = QScrollArea()
+        self.left_scroll.setWidget(inputs)
+        self.left_scroll.setWidgetResizable(True)
+        self.left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # The Run box (buttons, verdict) sits under the scrolled inputs: always on screen.
+        left_column = QWidget(objectName="left_column")
+        left_column.setMinimumWidth(440)
+        left_layout = QVBoxLayout(left_column)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.left_scroll, 1)
+        left_layout.addWidget(run_box)
+
+        self.tabs = QTabWidget(objectName="views")
+        self.tabs.addTab(self.stepper, "Reduction stepper")
+        self.tabs.addTab(self.row_table, "Row intermediates")
+        self.tabs.addTab(self.kill_view, "Kill matrix")
+        self.tabs.addTab(self.compiler_view, "Compiler")
+        self.tabs.addTab(self.coverage_view, "Coverage")
+        self.tabs.addTab(self.bench_view, "Benchmark")
+        self.tabs.addTab(self.summary, "Check log")
+        self.tabs.addTab(self.history_view, "History")
+        self.tabs.addTab(self.mutation_view, "Mutation")
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.grid)
+        right.addWidget(self.tabs)
+        right.setStretchFactor(0, 2)
+        right.setStretchFactor(1, 3)
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(left_column)
+        main.addWidget(right)
+        main.setStretchFactor(1, 1)
+        main.setSizes([450, max(self.width() - 450, 600)])
+        self.setCentralWidget(main)
+
+        self.status_line = QLabel("Ready.", objectName="status_line")
+        self.device_label, self.versions_label = environment_labels(self.env)
+        shrinkable(self.status_line)
+        self.statusBar().addWidget(self.status_line, 3)
+        self.statusBar().addPermanentWidget(self.device_label, 2)
+        self.statusBar().addPermanentWidget(self.versions_label, 2)
+
+    def _wire(self) -> None:
+        menus, files, runner = self.menus, self.files, self.runner
+        self.input_panel.problem_changed.connect(self.state.set_problem)
+        self.input_panel.edited.connect(self.state.mark_dirty)
+        self.mutant_panel.mutant_changed.connect(self.state.set_mutant)
+        self.grid.row_selected.connect(self.select_row)
+        self.grid.worst_requested.connect(self.views.select_worst_row)
+        self.row_table.row_selected.connect(self.select_row)
+        self.stepper.step_changed.connect(self._on_step)
+        self.compiler_view.compile_requested.connect(self.request_compile)
+        self.run_check_button.clicked.connect(self.run_check)
+        self.run_kernel_button.clicked.connect(self.run_kernel)
+        self.bench_button.clicked.connect(self.run_benchmark)
+        self.bench_view.open_button.clicked.connect(files.open_bench_record_dialog)
+        self.cancel_button.clicked.connect(runner.cancel)
+        for action, slot in (
+            (menus.open_bench, files.open_bench_record_dialog),
+            (menus.check, self.run_check),
+            (menus.kernel, self.run_kernel),
+            (menus.cancel, runner.cancel),
+            (menus.new, files.new_session),
+            (menus.open, files.open_session_dialog),
+            (menus.save, files.save_session),
+            (menus.save_as, files.save_session_as),
+            (menus.export, files.export_receipts),
+            (menus.quit, self.close),
+            (menus.step_first, lambda: self.stepper.go_to(0)),
+            (menus.step_back, self.stepper.step_back),
+            (menus.step_forward, self.stepper.step_forward),
+            (menus.step_last, lambda: self.stepper.go_to(len(self.stepper.steps) - 1)),
+            (menus.play, self.stepper.play_button.toggle),
+            (menus.worst_row, self.views.select_worst_row),
+            (menus.reset_zoom, self.grid.reset_zoom),
+            (menus.shortcuts, lambda: show_shortcuts(self)),
+            (menus.about, lambda: show_about(self)),
+        ):
+            action.triggered.connect(slot)
+        runner.progress.connect(self._on_progress)
+        runner.result.connect(self._on_result)
+        runner.failed.connect(self._on_failed)
+        runner.busy_changed.connect(self._on_busy)
+        runner.finished.connect(self._on_finished)
+        events = self.state.events
+        events.problem.connect(self._on_problem)
+        events.mutant.connect(self._on_mutant)
+        events.analysis.connect(self._on_analysis)
+        events.kernel_run.connect(self._on_kernel_run)
+        events.check_result.connect(self._on_check_result)
+        events.session_results.connect(self._on_session_results)
+        events.bench.connect(self._on_bench)
+        events.compile_info.connect(self._on_compile_info)
+        events.session.connect(self.refresh_history)
+        events.session_path.connect(self._show_title)
+        events.dirty.connect(self._show_title)
+
+    # ================================================================ state -> views
+    def _show_title(self, *_: Any) -> None:
+        self.setWindowTitle(self.state.title)
+
+    def set_bench_scope(self, bundled: bool) -> None:
+        """The benchmark times the bundled kernel and its peers: off with a user's kernel."""
+        available, reason = bench_available(self.env)
+        short = reason
+        if not bundled:
+            available, short = False, BUNDLED_ONLY
+            reason = (
+                f"{BUNDLED_ONLY}: the window times the bundled kernel and its peers; "
+                "python main.py bench --kernel FILE.py:FUNCTION times yours beside them"
+            )
+        self.bench_button.setEnabled(available and not self.runner.busy)
+        self.bench_button.setText("Benchmark" if available else f"Benchmark ({short})")
+        self.bench_button.setToolTip("" if available else reason)
+        self.bench_view.set_available(available, reason)
+
+    def _on_problem(self, event: Event) -> None:
+        self._update_run_enabled()
+        if event.value is None:
+            self.status_line.setText("Invalid input: " + str(self.input_panel.error or ""))
+            return
+        self.verdict.setText("Input changed: run the check.")
+        self.kill_view.set_matrices([])
+        self.analyze()
+
+    def _on_mutant(self, event: Event) -> None:
+        mutant = event.value
+        self.mutant_panel.set_current(mutant)
+        self.kill_view.highlight_mutant(mutant)
+        self.state.mark_dirty()
+        self.analyze()
+        self._show_mutant_effect()
+
+    def _show_mutant_effect(self) -> None:
+        state = self.state
+        errors = state.analysis.errors if state.analysis_current else None
+        self.mutant_panel.set_effect(mutant_effect(state.problem, state.mutant, errors))
+
+    def _on_analysis(self, event: Event) -> None:
+        analysis = event.value
+        self.refresh_views()
+        self._show_mutant_effect()
+        problem = analysis.problem
+        tail = f", mutant {analysis.mutant}" if analysis.mutant else ""
+        self.status_line.setText(
+            f"Analysed {problem.rows} × {problem.width} {problem.dtype}{tail}."
+        )
+
+    def refresh_views(self) -> None:
+        """Grid, stepper and row table from the held analysis (:class:`EvidenceViews`)."""
+        self.views.refresh()
+
+    def _on_kernel_run(self, event: Event) -> None:
+        run = event.value
+        self.refresh_views()
+        self.status_line.setText(report.kernel_run_status(run))
+        self.summary.appendPlainText(report.kernel_run_line(run))
+
+    def _on_check_result(self, event: Event) -> None:
+        result = event.value
+        matrices = [result.model_matrix]
+        if result.kernel_matrix is not None:
+            matrices.append(result.kernel_matrix)
+        self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
+        self.kill_view.highlight_mutant(self.state.mutant)
+        self.coverage_view.set_section(result.coverage)
+        self.refresh_views()
+        self.verdict.setText(report.check_verdict_html(result, self.state.stamps["check_result"]))
+        self.summary.setPlainText("\n".join(report.check_log_lines(result)))
+        if not evidence.record_check_receipts(self.state, result):
+            self.summary.appendPlainText(evidence.NOT_KEPT)
+
+    def _on_session_results(self, event: Event) -> None:
+        if event.value is not None:
+            self.show_saved_results()
+
+    def show_saved_results(self) -> None:
+        """Kill matrices, kernel errors and the verdict saved with a session (its kernel's only
+        when it ran the loaded kernel)."""
+        results = self.state.session_results
+        matrices = [kill_matrix_from_table(results.model_matrix)]
+        if results.kernel_matrix is not None and self.state.saved_results_current():
+            matrices.append(kill_matrix_from_table(results.kernel_matrix))
+        self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
+        self.refresh_views()
+        session = self.state.session
+        provenance = kernel_provenance(
+            session.receipt_json if session is not None else None,
+            kernel_choice.kernel_source(self.state.kernel),
+        )
+        self.verdict.setText(report.saved_verdict_html(results, provenance))
+        self.coverage_view.set_section(saved_coverage(session, provenance))
+        self.summary.setPlainText(
+            "\n".join(report.saved_check_lines(results, matrices, provenance))
+        )
+
+    def _on_bench(self, event: Event) -> None:
+        bench = event.value
+        self.bench_view.set_records(list(bench["rows"]), bench.get("source"))
+
+    def _on_compile_info(self, event: Event) -> None:
+        self.compiler_view.set_info(event.value, self.state.compile_source)
+
+    def refresh_history(self, *_: Any) -> None:
+        """Show the held session's receipt history (first pass + counterexamples)."""
+        session = self.state.session
+        if session is None:
+            self.history_view.set_history([])
+            return
+        self.history_view.set_history(list(session.receipt_history), session.receipt_json)
+
+    # ================================================================ user actions
+    def select_row(self, row: int) -> None:
+        """Select a row everywhere: grid highlight, stepper, table."""
+        self.views.select_row(row)
+
+    def _on_step(self, _index: int) -> None:
+        self.grid.set_span(self.stepper.active_lanes())
+
+    def analyze(self) -> None:
+        """Scalar reference + lane model for the current problem and mutant."""
+        state = self.state
+        if state.problem is None:
+            return
+        if state.analyse_here:
+            state.set_analysis(analyse(state.problem, state.model_mutant))
+            return
+        if self.runner.busy:
+            self._pending_analysis = True
+            self.status_line.setText("Large input: analysis waits for the running job.")
+            return
+        # Start it once the current GUI work is done (opening a session still fills the kill
+        # matrix): Qt calls back into Python for every cell, and each callback would wait for
+        # the GIL while the worker computes (0.6 s for a 48 x 15 table, measured).
+        if not self._analysis_scheduled:
+            self._analysis_scheduled = True
+            QTimer.singleShot(0, self._start_scheduled_analysis)
+
+    def _start_scheduled_analysis(self) -> None:
+        self._analysis_scheduled = False
+        state = self.state
+        if self._closed or state.problem is None:
+            return
+        if self.runner.busy:
+            self._pending_analysis = True
+            return
+        self.runner.start(
+            "analyze", tasks.analysis_job(state.problem, state.model_mutant, self.grid.lut)
+        )
+
+    def _update_run_enabled(self) -> None:
+        idle = not self.runner.busy
+        valid = self.state.problem is not None
+        menus = self.menus
+        self.run_check_button.setEnabled(idle and valid)
+        menus.check.setEnabled(idle and valid)
+        self.bench_button.setEnabled(idle and self.bench_view.available)
+        self.bench_view.open_button.setEnabled(idle)
+        menus.open_bench.setEnabled(idle)
+        can_kernel = idle and valid and self.env["available"]
+        self.run_kernel_button.setEnabled(can_kernel)
+        menus.kernel.setEnabled(can_kernel)
+        self.cancel_button.setEnabled(not idle)
+        menus.cancel.setEnabled(not idle)
+        self.kernels.update_enabled(idle)
+        self.mutation_actions.set_enabled(idle)
+
+    def run_check(self) -> bool:
+        """Start the whole proof on the worker; False if it cannot start now."""
+        problem = self.state.problem
+        if problem is None or self.runner.busy or not self.kernels.reread():
+            return False
+        from inspector.check.pipeline import CheckConfig
+
+        config = CheckConfig(
+            run_kernel=self.kernel_in_check.isChecked(), kernel_spec=self.state.kernel
+        )
+        # The log is replaced when the new result arrives, not now: a run that fails or is
+        # cancelled leaves the earlier check's log in place (the failure is appended to it).
+        return self.runner.start("check", heavy("inspector.jobs.tasks:check_job", problem, config))
+
+    def run_kernel(self) -> bool:
+        """The loaded kernel once on the worker: the bundled one with the switched-on mutant,
+        or the user's in its child process."""
+        state = self.state
+        if state.problem is None or state.reference is None or self.runner.busy:
+            return False
+        references = (state.reference.y, state.reference.y_exact)
+        if state.user_kernel:
+            if not self.kernels.reread():
+                return False
+            job = tasks.user_kernel_job(state.problem, state.kernel, *references)
+        else:
+            job = heavy("inspector.jobs.tasks:kernel_job", state.problem, state.mutant, *references)
+        return self.runner.start("kernel", job)
+
+    def run_benchmark(self) -> bool:
+        """The device benchmark on the worker (CUDA only: the button is disabled otherwise)."""
+        if self.runner.busy or not self.bench_view.available:
+            return False
+        self.tabs.setCurrentWidget(self.bench_view)
+        return self.runner.start(
+            "bench",
+            heavy(
+                "inspector.jobs.tasks:bench_job",
+                self.bench_view.shape_combo.currentText(),
+                [self.bench_view.dtype_combo.currentText()],
+            ),
+        )
+
+    def request_compile(self, target: str) -> bool:
+        """Compiler output for this dtype and width on ``target`` ("": the device), cached."""
+        problem = self.state.problem
+        if problem is None or self.runner.busy:
+            return False
+        key = (problem.dtype, problem.width, target or None)
+        if self.state.show_cached_compile(key):
+            return True
+        return self.runner.start("compile", heavy("inspector.jobs.tasks:compile_job", *key))
+
+    # ================================================================ job results
+    def _on_busy(self, busy: bool) -> None:
+        self._update_run_enabled()
+        if not busy and self._pending_analysis:
+            self._pending_analysis = False
+            QTimer.singleShot(0, self.analyze)
+
+    def _on_finished(self, name: str) -> None:
+        # Empty and neutral: the verdict line says how a check went, never the progress bar.
+        state = self._job_state.pop(name, "finished")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"idle (last: {name} {state} at {report.clock()})")
+
+    def _on_progress(self, name: str, step: int, total: int, label: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(step)
+        self.progress.setFormat(f"{name}: %v / %m")
+        self.status_line.setText(f"{name}: {label}")
+
+    def _on_failed(self, name: str, exc: BaseException) -> None:
+        message = tasks.failure_text(exc)
+        cancelled = isinstance(exc, tasks.Cancelled)
+        self._job_state[name] = "cancelled" if cancelled else "failed"
+        if self.kernels.job_failed(name, exc):
+            return
+        if cancelled:
+            self.status_line.setText(f"{name}: cancelled.")
+            if name == "check":
+                self.verdict.setText(evidence.interrupted_verdict(self.state, "cancelled"))
+            return
+        if "OutOfMemoryError" in message or "out of memory" in message.lower():
+            message += " (the device ran out of memory: try fewer rows or a narrower width)"
+        self.status_line.setText(f"{name} failed: {message}")
+        self.summary.appendPlainText(f"{name} failed: {message}\n{self.runner.last_details}")
+        self.verdict.setText(
+            evidence.interrupted_verdict(self.state, f"failed: {message}")
+            if name == "check"
+            else report.failed_verdict_html(name, message)
+        )
+
+    def _on_result(self, name: str, result: Any) -> None:
+        self._job_state[name] = "done"
+        state = self.state
+        if name == "analyze":
+            state.set_analysis(result)
+        elif name == "check":
+            self.apply_check_result(result)
+        elif name == "kernel":
+            if not state.set_kernel_run(result):
+                self.status_line.setText("kernel: result is for an older input; ignored.")
+        elif name == "bench":
+            state.set_bench(result)
+            self.status_line.setText(f"bench: {len(result['rows'])} measurements.")
+            state.mark_dirty()
+        elif name == LOAD_JOB:
+            self.kernels.loaded(result)
+        elif name == "compile":
+            state.remember_compile(result)
+            self.status_line.setText("compile: done.")
+        elif name == "mutate":
+            self.mutation_actions.on_result(result)
+
+    def apply_check_result(self, result: Any) -> None:
+        """Show a check's result (a job's, or the screenshot's synchronous one)."""
+        if not self.state.set_check_result(result):
+            self.status_line.setText("check: result is for an older input; ignored.")
+            return
+        self.status_line.setText(report.check_status_line(result))
+        self.state.mark_dirty()
+
+    # ================================================================ shutdown
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.files.confirm_discard():
+            event.ignore()
+            return
+        self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Stop the play timer and autosave, cancel the worker and wait for its thread."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stepper.play(False)
+        self.files.stop()
+        # The runner also drops anything late (generation check); disconnecting makes sure a
+        # result can never reach a half-destroyed window.
+        for signal, slot in (
+            (self.runner.progress, self._on_progress),
+            (self.runner.result, self._on_result),
+            (self.runner.failed, self._on_failed),
+        ):
+            with contextlib.suppress(RuntimeError, TypeError):
+                signal.disconnect(slot)
+        self.runner.shutdown()
