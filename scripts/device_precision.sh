@@ -36,7 +36,7 @@ fi
 wait
 grep -v '^\[' "$OUT/coverage.txt" | tail -5 | tee -a "$LOG"
 if grep -q "coverage exit code: 0" "$OUT/coverage.txt"; then
-  cp "$OUT/h200.json" docs/coverage/h200.json  # the check's receipt reads the record of this kernel
+  cp "$OUT/h200.json" resources/coverage/h200.json  # the check's receipt reads the record of this kernel
 fi
 log "check: bundled (with the new record)"
 check bundled

@@ -245,7 +245,7 @@ def coverage_failures(section: dict[str, Any] | None) -> list[str]:
     shown = ", ".join(unproven[:3]) + (" ..." if len(unproven) > 3 else "")
     return [
         f"coverage map: {len(unproven)} reachable launch configuration(s) no record of this "
-        f"kernel proves ({shown}); run `python main.py coverage --out docs/coverage/cpu.json`"
+        f"kernel proves ({shown}); run `python main.py coverage --out resources/coverage/cpu.json`"
     ]
 
 

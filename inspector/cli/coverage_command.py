@@ -4,7 +4,7 @@ Enumerates every launch configuration the layout rule can reach (:mod:`kernels.c
 proves each with the fixture matrix's checks at the shape that reaches it
 (:mod:`inspector.coverage.proof`: the interpreter on a CPU, compiled on CUDA), prints one line
 per configuration that fails and a summary, and writes the record (JSON) to ``--out``
-(``docs/coverage/cpu.json`` / ``h200.json`` are the committed ones the check's receipt and the
+(``resources/coverage/cpu.json`` / ``h200.json`` are the committed ones the check's receipt and the
 window read). Exit 0 when every configuration is proven, 1 when one is not, 2 on bad usage.
 """
 

@@ -40,7 +40,7 @@ RECORD_VERSION = 1
 # A record holds a few hundred configurations with a handful of outcomes each.
 MAX_RECORD_BYTES = 8 * 2**20
 # Where the committed records live, one per device kind.
-RECORD_DIR = Path(__file__).resolve().parents[2] / "docs" / "coverage"
+RECORD_DIR = Path(__file__).resolve().parents[2] / "resources" / "coverage"
 RECORD_FILES = {"cpu": RECORD_DIR / "cpu.json", "gpu": RECORD_DIR / "h200.json"}
 
 
@@ -286,7 +286,7 @@ def committed(name: str, ident: dict[str, str]) -> tuple[dict[str, Any] | None, 
     """
     path = RECORD_FILES[name]
     if not path.exists():
-        return None, f"no record at docs/coverage/{path.name}"
+        return None, f"no record at resources/coverage/{path.name}"
     try:
         data = read_record(path)
     except ValueError as exc:
@@ -296,7 +296,7 @@ def committed(name: str, ident: dict[str, str]) -> tuple[dict[str, Any] | None, 
         return None, f"{path.name} was made {data['mode']}, not {mode}"
     if data["kernel_sha256"] != ident["kernel_sha256"]:
         return None, f"{path.name} is of another kernel ({data['kernel_sha256'][:12]})"
-    source = f"docs/coverage/{path.name}: {data['device']}, {data['mode']}"
+    source = f"resources/coverage/{path.name}: {data['device']}, {data['mode']}"
     if data["rule_sha256"] != ident["rule_sha256"]:
         source += f" (walked under another layout rule, {data['rule_sha256'][:12]})"
     return data, source

@@ -22,8 +22,8 @@ def _section() -> dict:
     ]
     return {"configurations": entries, "proven_cpu": 2, "proven_gpu": 2,
             "unproven": [entries[3]["label"]],
-            "sources": {"cpu": "docs/coverage/cpu.json: cpu",
-                        "gpu": "docs/coverage/h200.json: H200"}}  # fmt: skip
+            "sources": {"cpu": "resources/coverage/cpu.json: cpu",
+                        "gpu": "resources/coverage/h200.json: H200"}}  # fmt: skip
 
 
 def test_the_grid_has_a_row_per_layout_and_a_cell_per_dtype(qtbot) -> None:
@@ -43,7 +43,7 @@ def test_the_grid_has_a_row_per_layout_and_a_cell_per_dtype(qtbot) -> None:
     caption = view.caption.text()
     assert "4 launch configurations" in caption
     assert "1 NOT proven." in caption
-    assert "docs/coverage/h200.json: H200" in caption
+    assert "resources/coverage/h200.json: H200" in caption
 
 
 def test_no_map_says_why(qtbot) -> None:
