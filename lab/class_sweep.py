@@ -14,7 +14,7 @@ rule's choice that could move it:
 * the widest rows (20480-65536 lanes): chunk, warps, persistent grids of one or two programs
   per SM (the rows in flight then fit L2 for the second pass), and the tile where it fits.
 
-    python -m lab.class_sweep --out docs/benchmarks/probes/class_sweep_layouts.json
+    python -m lab.class_sweep --out out/class_sweep_layouts.json
 
 Writes ``[{"rows", "width", "dtype", "configs": [LaunchConfig fields...]}]``.
 """

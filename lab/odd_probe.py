@@ -302,7 +302,7 @@ def probe_case(rows: int, width: int, dtype: torch.dtype, variants, out: list) -
 
 
 # (kind, rows per program, warps, weight early) per --set; the cases differ per set in the
-# recorded files (docs/benchmarks/probes/README.md).
+# recorded files (in git: docs/benchmarks/probes/README.md at 197cd72).
 VARIANT_SETS = {
     "wmode": [(m, 1, 4, False) for m in ("scalar", "aligned", "none", "table")]
     + [("scalar", 1, 8, False), ("table", 1, 8, False), ("scalar", 2, 8, False)],

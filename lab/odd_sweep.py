@@ -12,7 +12,7 @@ record measures), across row counts, so that a threshold is read off a trend and
 * wide rows past a power of two (fp32 17001-25001, 2-byte 20480-28672 of 32768 lanes): chunks
   and warps of the column loop.
 
-    python -m lab.odd_sweep --out docs/benchmarks/probes/odd_classes_layouts.json
+    python -m lab.odd_sweep --out out/odd_classes_layouts.json
     python -m lab.sweep --out odd.json --candidates odd_classes_layouts.json --only candidates \\
         --references copy,ours --rep-ms 10 --precompile 12
 

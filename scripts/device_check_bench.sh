@@ -6,7 +6,8 @@
 #
 # Writes under $OUT: log.txt (everything), check/receipt.{json,csv}, check/check_output.txt,
 # gpu_tests.txt, full/results.{json,csv}, full/bench.png. Knobs: CHECK_TIMEOUT, TESTS_TIMEOUT,
-# BENCH_BUDGET_S (0: no benchmark, the check and the gpu tests only).
+# BENCH_BUDGET_S (0: no benchmark, the check and the gpu tests only), GPU_TESTS (the test files
+# whose gpu-marked tests run; by default every file that has one: none of them imports Qt).
 set -u
 . scripts/device_env.sh
 
@@ -26,14 +27,14 @@ CHECK_PID=$!
 XDIST=""
 python3 -c 'import xdist' 2>/dev/null && XDIST="-n 8"
 timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -p no:cacheprovider -p no:benchmark -o addopts=-ra \
-  -W ignore::pytest.PytestConfigWarning --strict-markers -q tests/kernels -m gpu $XDIST \
+  -W ignore::pytest.PytestConfigWarning --strict-markers -q ${GPU_TESTS:-tests/kernels tests/bench/test_bench_ncu.py tests/inspector_core/test_sanitizer_stage.py tests/inspector_core/test_timing_stage.py} -m gpu $XDIST \
   --durations=5 >"$OUT/gpu_tests.txt" 2>&1
 echo "gpu tests exit code: $?" >>"$OUT/gpu_tests.txt"
 wait $CHECK_PID
 log "check:"
 mkdir -p "$OUT/check"
 grep -v '^\[' "$OUT/check.txt" | tee -a "$LOG" >"$OUT/check/check_output.txt"
-log "gpu tests: pytest -q tests/kernels -m gpu"
+log "gpu tests: pytest -q ${GPU_TESTS:-tests/kernels tests/bench/test_bench_ncu.py tests/inspector_core/test_sanitizer_stage.py tests/inspector_core/test_timing_stage.py} -m gpu"
 grep -v '^SKIPPED' "$OUT/gpu_tests.txt" | tail -25 | tee -a "$LOG"
 rm -f "$OUT/check.txt"
 if [ "${BENCH_BUDGET_S:-150}" = "0" ]; then

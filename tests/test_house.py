@@ -80,3 +80,35 @@ def test_the_layers_contract_names_every_room_in_order():
     layers = re.search(r'containers = \["inspector"\]\nlayers = \[([^\]]*)\]', text)
     assert layers is not None
     assert tuple(re.findall(r'"(\w+)"', layers.group(1))) == ROOMS
+
+
+#: docs/ holds what a reader reads: prose, figures and the records they cite; sweeps, second
+#: records and probes stay in git history, data the product reads ships under resources/.
+MAX_DOCS_BYTES = 4 * 1024 * 1024
+
+
+def test_docs_stay_under_4_mib_and_the_product_reads_nothing_from_them():
+    size = sum(p.stat().st_size for p in (ROOT / "docs").rglob("*") if p.is_file())
+    assert size < MAX_DOCS_BYTES, f"docs/ holds {size} bytes"
+    readers = [_name(path) for path in PRODUCT if _names_docs(path)]
+    assert readers == []
+
+
+def _names_docs(path: Path) -> bool:
+    """A string in the code (docstrings aside) that is the docs folder or a path into it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return any(
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and re.fullmatch(r"docs(/[\w./-]*)?", node.value)
+        for node in ast.walk(tree)
+    )

@@ -212,12 +212,18 @@ def _assert_timed(receipt: dict, checked: str) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.slow(reason="a GPU check, cold Triton cache: 150 s on an H200 beside the gpu tests")
+@pytest.mark.timeout(600)
 @pytest.mark.skipif(kernels.MODE != "compiled", reason="needs a CUDA device")
 def test_the_gpu_check_times_the_bundled_kernel(tmp_path) -> None:
     _assert_timed(_gpu_check(tmp_path), "ours")
 
 
 @pytest.mark.gpu
+@pytest.mark.slow(
+    reason="a user kernel's GPU check and timing: 74 s on an H200 beside the gpu tests"
+)
+@pytest.mark.timeout(600)
 @pytest.mark.skipif(kernels.MODE != "compiled", reason="needs a CUDA device")
 def test_the_gpu_check_times_a_users_kernel_as_the_candidate(tmp_path) -> None:
     _assert_timed(_gpu_check(tmp_path, "--kernel", f"{TUTORIAL}:rms_norm"), "candidate")
