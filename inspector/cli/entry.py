@@ -153,12 +153,16 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
               {prog} diff A B                            compare receipts or sessions
 
             exit codes: 0 all good; 1 something failed or survived (named);
-                        2 bad input or usage (one line on stderr naming the field)
+                        2 bad input or usage (one line on stderr naming the field);
+                        3 (check, mutate) nothing failed, but some run was not judged here
             """
         ),
     )
     _add_window_options(parser)
-    commands = parser.add_subparsers(dest="command", metavar="{check,bench,verify,diff}")
+    # mutate and coverage take their own parsers (main() hands them their arguments whole).
+    commands = parser.add_subparsers(
+        dest="command", metavar="{check,bench,mutate,coverage,verify,diff}"
+    )
 
     check = _command(
         commands,

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from inspector.jobs.tasks import Cancelled, Job
@@ -396,9 +396,26 @@ def prewarm() -> None:
         POOL.prewarm()
 
 
-def heavy(path: str, *args: Any) -> Job:
-    """The job ``resolve(path)(*args)``, placed by :func:`placement`: in a host process
-    (:class:`ChildJob`) or, with ``RMSNORM_INSPECTOR_JOBS=thread``, on the worker thread."""
+def heavy(factory: Callable[..., Job], *args: Any) -> Job:
+    """The job ``factory(*args)``, placed by :func:`placement`: in a host process
+    (:class:`ChildJob`, which imports ``factory`` there by its module and name) or, with
+    ``RMSNORM_INSPECTOR_JOBS=thread``, on the worker thread.
+
+    Raises:
+        ValueError: (in a host) ``factory`` is not a module-level function the host can import.
+    """
     if placement() == "thread":
-        return resolve(path)(*args)
-    return ChildJob(path, args)
+        return factory(*args)
+    return ChildJob(factory_path(factory), args)
+
+
+def factory_path(factory: Callable[..., Job]) -> str:
+    """The ``"module:name"`` a host process imports ``factory`` by."""
+    path = f"{getattr(factory, '__module__', '')}:{getattr(factory, '__qualname__', '')}"
+    try:
+        found = resolve(path)
+    except (ImportError, AttributeError, ValueError):
+        found = None
+    if found is not factory:
+        raise ValueError(f"job factory {path!r} is not a module-level function a host can import")
+    return path

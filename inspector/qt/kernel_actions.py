@@ -112,7 +112,7 @@ class KernelActions(QObject):
             return self._refuse(str(exc))
         self._loading = text
         self._status(f"loading {spec.path.name}:{spec.function} in a child process…")
-        return window.runner.start(LOAD_JOB, tasks.load_kernel_job(text))
+        return window.runner.start(LOAD_JOB, tasks.load_kernel_job(text), self.loaded)
 
     def loaded(self, spec: Any) -> None:
         """The worker found ``spec`` loadable: prove it from now on."""

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow
 
+from inspector.jobs import tasks
 from inspector.jobs.host import heavy
 from inspector.mutate.saved_report import (
     MutationReport,
@@ -91,7 +92,7 @@ class MutationActions(QObject):
             return False
         spec = self.window.state.kernel
         kernel = None if spec is None else f"{spec.path}:{spec.function}"
-        return bool(runner.start(JOB_NAME, heavy("inspector.jobs.tasks:mutate_job", kernel, 2)))
+        return bool(runner.start(JOB_NAME, heavy(tasks.mutate_job, kernel, 2), self.on_result))
 
     def on_result(self, result: dict[str, Any]) -> None:
         """A finished ``mutate`` job's report (its own output: parsed like any file)."""

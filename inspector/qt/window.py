@@ -39,7 +39,7 @@ from inspector.model.events import Event
 from inspector.model.mutant_effect import mutant_effect
 from inspector.model.state import DEMO_FIXTURE, InspectionState
 from inspector.qt.file_actions import AUTOSAVE_MS, SessionFiles
-from inspector.qt.kernel_actions import BUNDLED_ONLY, LOAD_JOB, KernelActions
+from inspector.qt.kernel_actions import BUNDLED_ONLY, KernelActions
 from inspector.qt.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.qt.mutation_actions import MutationActions
 from inspector.qt.presenter import EvidenceViews
@@ -427,9 +427,8 @@ class InspectorWindow(QMainWindow):
         if self.runner.busy:
             self._pending_analysis = True
             return
-        self.runner.start(
-            "analyze", tasks.analysis_job(state.problem, state.model_mutant, self.grid.lut)
-        )
+        job = tasks.analysis_job(state.problem, state.model_mutant, self.grid.lut)
+        self.runner.start("analyze", job, state.set_analysis)
 
     def _update_run_enabled(self) -> None:
         idle = not self.runner.busy
@@ -460,7 +459,8 @@ class InspectorWindow(QMainWindow):
         )
         # The log is replaced when the new result arrives, not now: a run that fails or is
         # cancelled leaves the earlier check's log in place (the failure is appended to it).
-        return self.runner.start("check", heavy("inspector.jobs.tasks:check_job", problem, config))
+        job = heavy(tasks.check_job, problem, config)
+        return self.runner.start("check", job, self.apply_check_result)
 
     def run_kernel(self) -> bool:
         """The loaded kernel once on the worker: the bundled one with the switched-on mutant,
@@ -474,22 +474,19 @@ class InspectorWindow(QMainWindow):
                 return False
             job = tasks.user_kernel_job(state.problem, state.kernel, *references)
         else:
-            job = heavy("inspector.jobs.tasks:kernel_job", state.problem, state.mutant, *references)
-        return self.runner.start("kernel", job)
+            job = heavy(tasks.kernel_job, state.problem, state.mutant, *references)
+        return self.runner.start("kernel", job, self._show_kernel_run)
 
     def run_benchmark(self) -> bool:
         """The device benchmark on the worker (CUDA only: the button is disabled otherwise)."""
         if self.runner.busy or not self.bench_view.available:
             return False
         self.tabs.setCurrentWidget(self.bench_view)
-        return self.runner.start(
-            "bench",
-            heavy(
-                "inspector.jobs.tasks:bench_job",
-                self.bench_view.shape_combo.currentText(),
-                [self.bench_view.dtype_combo.currentText()],
-            ),
+        view = self.bench_view
+        job = heavy(
+            tasks.bench_job, view.shape_combo.currentText(), [view.dtype_combo.currentText()]
         )
+        return self.runner.start("bench", job, self._show_bench)
 
     def request_compile(self, target: str) -> bool:
         """Compiler output for this dtype and width on ``target`` ("": the device), cached."""
@@ -499,7 +496,7 @@ class InspectorWindow(QMainWindow):
         key = (problem.dtype, problem.width, target or None)
         if self.state.show_cached_compile(key):
             return True
-        return self.runner.start("compile", heavy("inspector.jobs.tasks:compile_job", *key))
+        return self.runner.start("compile", heavy(tasks.compile_job, *key), self._show_compile)
 
     # ================================================================ job results
     def _on_busy(self, busy: bool) -> None:
@@ -542,27 +539,22 @@ class InspectorWindow(QMainWindow):
             else report.failed_verdict_html(name, message)
         )
 
-    def _on_result(self, name: str, result: Any) -> None:
+    def _on_result(self, name: str, _result: Any) -> None:
+        # Each start names its own handler (JobRunner.start); here only the progress bar's word.
         self._job_state[name] = "done"
-        state = self.state
-        if name == "analyze":
-            state.set_analysis(result)
-        elif name == "check":
-            self.apply_check_result(result)
-        elif name == "kernel":
-            if not state.set_kernel_run(result):
-                self.status_line.setText("kernel: result is for an older input; ignored.")
-        elif name == "bench":
-            state.set_bench(result)
-            self.status_line.setText(f"bench: {len(result['rows'])} measurements.")
-            state.mark_dirty()
-        elif name == LOAD_JOB:
-            self.kernels.loaded(result)
-        elif name == "compile":
-            state.remember_compile(result)
-            self.status_line.setText("compile: done.")
-        elif name == "mutate":
-            self.mutation_actions.on_result(result)
+
+    def _show_kernel_run(self, run: Any) -> None:
+        if not self.state.set_kernel_run(run):
+            self.status_line.setText("kernel: result is for an older input; ignored.")
+
+    def _show_bench(self, bench: dict[str, Any]) -> None:
+        self.state.set_bench(bench)
+        self.status_line.setText(f"bench: {len(bench['rows'])} measurements.")
+        self.state.mark_dirty()
+
+    def _show_compile(self, result: dict[str, Any]) -> None:
+        self.state.remember_compile(result)
+        self.status_line.setText("compile: done.")
 
     def apply_check_result(self, result: Any) -> None:
         """Show a check's result (a job's, or the screenshot's synchronous one)."""

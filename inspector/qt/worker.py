@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
@@ -137,13 +138,20 @@ def thread_done(thread: QThread) -> bool:
 class _Relay(QObject):
     """Lives in the GUI thread, so worker signals reach it queued; tags them with the job."""
 
-    def __init__(self, runner: JobRunner, generation: int, name: str) -> None:
+    def __init__(
+        self,
+        runner: JobRunner,
+        generation: int,
+        name: str,
+        on_result: Callable[[Any], Any] | None = None,
+    ) -> None:
         # No Qt parent and no deleteLater: the runner holds it in Python until its thread has
         # finished (deleting it from inside its own queued slot crashes PySide 6.12).
         super().__init__()
         self._runner = runner
         self._generation = generation
         self._name = name
+        self._on_result = on_result
 
     def _current(self) -> bool:
         return self._runner._generation == self._generation
@@ -156,6 +164,8 @@ class _Relay(QObject):
     @Slot(object)
     def on_result(self, obj: object) -> None:
         if self._current():
+            if self._on_result is not None:
+                self._on_result(obj)
             self._runner.result.emit(self._name, obj)
 
     @Slot(object)
@@ -203,13 +213,16 @@ class JobRunner(QObject):
     def current_name(self) -> str | None:
         return self._worker.name if self._worker is not None else None
 
-    def start(self, name: str, job: Job) -> bool:
-        """Start ``job`` unless one is running; returns whether it started."""
+    def start(self, name: str, job: Job, on_result: Callable[[Any], Any] | None = None) -> bool:
+        """Start ``job`` unless one is running; returns whether it started. ``on_result``
+        takes its result (on the GUI thread, before ``result(name, obj)`` is emitted), unless a
+        newer start or a shutdown made it late; ``name`` is the job's word in progress and
+        failures."""
         if self._worker is not None:
             return False
         self._prune_threads()
         self._generation += 1
-        relay = _Relay(self, self._generation, name)
+        relay = _Relay(self, self._generation, name, on_result)
         worker = Worker(job, name)
         worker.progress.connect(relay.on_progress)
         worker.result.connect(relay.on_result)

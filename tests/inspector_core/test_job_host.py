@@ -126,12 +126,26 @@ def test_prewarm_starts_a_host_the_first_job_then_uses(pool) -> None:
 
 
 def test_thread_placement_runs_the_job_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.inspector_core import host_jobs
+
     monkeypatch.setenv(host.PLACEMENT_VAR, "thread")
-    job = host.heavy(f"{HERE}:pid_job", 1)
+    job = host.heavy(host_jobs.pid_job, 1)
     assert not isinstance(job, ChildJob)
     assert list(job(threading.Event()))[-1] == {"pid": os.getpid()}
     monkeypatch.setenv(host.PLACEMENT_VAR, "child")
-    assert isinstance(host.heavy(f"{HERE}:pid_job", 1), ChildJob)
+    child = host.heavy(host_jobs.pid_job, 1)
+    assert isinstance(child, ChildJob)
+    assert child.path == f"{HERE}:pid_job"
+
+
+def test_a_job_factory_a_host_cannot_import_is_refused_by_name(monkeypatch) -> None:
+    monkeypatch.setenv(host.PLACEMENT_VAR, "child")
+
+    def local_job(n):  # defined in a function: no host can import it by name
+        return n
+
+    with pytest.raises(ValueError, match="local_job' is not a module-level function"):
+        host.heavy(local_job, 1)
 
 
 def test_a_frame_is_read_up_to_its_bound_and_refused_one_past(
