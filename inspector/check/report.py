@@ -120,6 +120,92 @@ def result_lines(result: Any) -> list[str]:
     return lines
 
 
+def receipt_lines(receipt: dict[str, Any], skip: frozenset[str] = frozenset()) -> list[str]:
+    """A few human lines about a receipt: its errors, bound, evidence (less the ``skip``
+    sections, already said from the run) and export check."""
+    errors = receipt["errors"]
+    export = receipt["export_check"]
+    return [
+        f"errors ({errors['compared']}): max_abs={errors['max_abs']!r} "
+        f"max_rel={errors['max_rel']!r} ({errors['compare_dtype']}: atol={errors['atol']:g}, "
+        f"rtol={errors['rtol']:g}) {'pass' if errors['passed'] else 'FAIL'}",
+        *receipt_bound_lines(receipt),
+        *receipt_evidence_lines(receipt, skip),
+        f"export check: {export['status']}"
+        + (f" ({'; '.join(export['problems'][:2])})" if export["problems"] else ""),
+    ]
+
+
+def receipt_bound_lines(receipt: dict[str, Any]) -> list[str]:
+    """The derived bound's line of :func:`receipt_lines` (none for a version-1 receipt)."""
+    bound = receipt.get("error_bound")
+    if bound is None:
+        return []
+    if not bound["applies"]:
+        return [f"error bound: {bound['why']}"]
+    return [
+        f"error bound: worst |y - exact| / bound {float(bound['worst_ratio']):.3g} "
+        f"at row {bound['worst_row']}, {'within' if bound['within'] else 'PAST THE BOUND'} "
+        f"({bound['why']}; {bound['adds']} additions per square)"
+    ]
+
+
+def receipt_evidence_lines(
+    receipt: dict[str, Any], skip: frozenset[str] = frozenset()
+) -> list[str]:
+    """The batch-invariance, sanitizer, timing and coverage lines of :func:`receipt_lines`
+    (none for a version-1 receipt), less the ``skip`` sections (names of
+    :data:`EVIDENCE_SECTIONS`)."""
+    section = receipt.get("batch_invariance")
+    if section is None:
+        return []
+    lines = []
+    if "invariance" not in skip:
+        lines.append(
+            f"batch invariance: not certified: {section['absent']}"
+            if "absent" in section
+            else stages.invariance_line(section)
+        )
+    evidence = receipt.get("device_evidence")
+    if evidence is not None and "sanitizer" not in skip:
+        lines.append(stages.sanitizer_line(evidence["sanitizer"]))
+    if "timing" in receipt and "timing" not in skip:
+        lines += timing_stage.timing_lines(
+            {**receipt["timing"], "dram": (evidence or {}).get("dram", {"absent": "not recorded"})}
+        )
+    coverage = receipt.get("coverage")
+    if coverage is not None and "coverage" not in skip:
+        lines.append(
+            f"coverage: not made: {coverage['absent']}"
+            if "absent" in coverage
+            else stages.coverage_line(coverage)
+        )
+    return lines
+
+
+#: The evidence sections a check's run and its receipt both speak of.
+EVIDENCE_SECTIONS = ("invariance", "sanitizer", "timing", "coverage")
+
+
+def said_of_the_run(result: Any) -> frozenset[str]:
+    """The evidence sections :func:`result_lines` already said of ``result``."""
+    if result.kernel is None:
+        return frozenset()
+    said = {
+        "invariance": stages.invariance_line(getattr(result, "batch_invariance", None)),
+        "sanitizer": stages.sanitizer_line(getattr(result, "sanitizer", None)),
+        "coverage": stages.coverage_line(getattr(result, "coverage", None)),
+        "timing": timing_stage.timing_lines(getattr(result, "timing", None)) or None,
+    }
+    return frozenset(name for name, line in said.items() if line is not None)
+
+
+def check_command_lines(result: Any, receipt: dict[str, Any]) -> list[str]:
+    """What ``main.py check`` prints before the receipts' paths: the run's lines, then what the
+    receipt adds (each evidence section said once, from the run where it was said)."""
+    return result_lines(result) + receipt_lines(receipt, said_of_the_run(result))
+
+
 #: Each verdict's colour: amber for a run this machine could not judge (neither pass nor fail).
 VERDICT_COLORS = {"passed": PASSED_COLOR, "failed": FAILED_COLOR, "not judged": STALE_COLOR}
 

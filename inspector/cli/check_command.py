@@ -123,11 +123,10 @@ class _Progress:
 
 def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
     """The check's report (``inspector.check.report``), then the receipt's lines and paths."""
-    from inspector.check.report import result_lines
-    from inspector.records.receipt import CSV_NAME, JSON_NAME, summarize
+    from inspector.check.report import check_command_lines
+    from inspector.records.receipt import CSV_NAME, JSON_NAME
 
-    lines = result_lines(result)
-    lines += [line for line in summarize(receipt) if line not in lines]  # evidence lines: once
+    lines = check_command_lines(result, receipt)
     lines.append(f"receipts: {out_dir / JSON_NAME} {out_dir / CSV_NAME}")
     return lines
 

@@ -23,11 +23,9 @@ import csv
 import io
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.check import stages, timing_stage
 from inspector.records.atomic import publish_pair, recover_pair, stage_text
 from inspector.records.exact import csv_cell, from_json_number
 from inspector.records.exports import check_exports
@@ -67,7 +65,6 @@ __all__ = [
     "receipt_csv_text",
     "receipt_json_text",
     "schema_errors",
-    "summarize",
     "validate_receipt",
     "values_sha256",
     "write_receipts",
@@ -182,60 +179,3 @@ def read_receipt(path: str | os.PathLike[str]) -> dict[str, Any]:
     if errors:
         raise ReceiptError(f"{source.name} is not a valid receipt: {errors[0]}")
     return data
-
-
-def summarize(receipt: dict[str, Any]) -> Sequence[str]:
-    """A few human lines about a receipt (for the CLI and the window)."""
-    errors = receipt["errors"]
-    export = receipt["export_check"]
-    return (
-        f"errors ({errors['compared']}): max_abs={errors['max_abs']!r} "
-        f"max_rel={errors['max_rel']!r} ({errors['compare_dtype']}: atol={errors['atol']:g}, "
-        f"rtol={errors['rtol']:g}) {'pass' if errors['passed'] else 'FAIL'}",
-        *bound_lines(receipt),
-        *evidence_lines(receipt),
-        f"export check: {export['status']}"
-        + (f" ({'; '.join(export['problems'][:2])})" if export["problems"] else ""),
-    )
-
-
-def bound_lines(receipt: dict[str, Any]) -> list[str]:
-    """The derived bound's line of :func:`summarize` (none for a version-1 receipt)."""
-    bound = receipt.get("error_bound")
-    if bound is None:
-        return []
-    if not bound["applies"]:
-        return [f"error bound: {bound['why']}"]
-    return [
-        f"error bound: worst |y - exact| / bound {from_json_number(bound['worst_ratio']):.3g} "
-        f"at row {bound['worst_row']}, {'within' if bound['within'] else 'PAST THE BOUND'} "
-        f"({bound['why']}; {bound['adds']} additions per square)"
-    ]
-
-
-def evidence_lines(receipt: dict[str, Any]) -> list[str]:
-    """The batch-invariance, sanitizer and coverage lines of :func:`summarize` (none for a
-    version-1 receipt)."""
-    section = receipt.get("batch_invariance")
-    if section is None:
-        return []
-    lines = [
-        f"batch invariance: not certified: {section['absent']}"
-        if "absent" in section
-        else stages.invariance_line(section)
-    ]
-    evidence = receipt.get("device_evidence")
-    if evidence is not None:
-        lines.append(stages.sanitizer_line(evidence["sanitizer"]))
-    if "timing" in receipt:
-        lines += timing_stage.timing_lines(
-            {**receipt["timing"], "dram": (evidence or {}).get("dram", {"absent": "not recorded"})}
-        )
-    coverage = receipt.get("coverage")
-    if coverage is not None:
-        lines.append(
-            f"coverage: not made: {coverage['absent']}"
-            if "absent" in coverage
-            else stages.coverage_line(coverage)
-        )
-    return lines

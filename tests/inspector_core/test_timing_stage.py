@@ -17,7 +17,8 @@ import pytest
 
 import kernels
 from inspector.check import pipeline, timing_stage
-from inspector.records.receipt import read_receipt, summarize, write_receipts
+from inspector.check.report import receipt_lines
+from inspector.records.receipt import read_receipt, write_receipts
 from kernels.bench import read_json
 from kernels.usercode import parse_kernel_spec
 from oracle import fixtures
@@ -169,7 +170,7 @@ def test_a_receipt_with_a_timing_validates_reparses_and_prints_it(tmp_path) -> N
     again = read_receipt(tmp_path / "out" / "receipt.json")
     assert again["device_evidence"]["dram"] == DRAM
     assert again["timing"]["results"] == json.loads(json.dumps(section["results"]))
-    lines = summarize(again)
+    lines = receipt_lines(again)
     assert any(line.startswith("timing on NVIDIA H200 (8x4096 bfloat16") for line in lines)
     assert "DRAM (Nsight Compute) of one ours call: 71.5% of peak" in "\n".join(lines)
 
