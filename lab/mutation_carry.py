@@ -44,7 +44,7 @@ def _at(rev: str) -> Callable[[str], str]:
 
 def sites_of(read: Callable[[str], str] = _now) -> list[tuple[tuple, int]]:
     """((file, function, operator, before, after, occurrence), line) of every site, in order."""
-    from inspector.mutate.source_mutants import mutation_sites
+    from inspector.mutate.sites import mutation_sites
 
     sites, seen = [], {}
     for name in KERNEL_FILES:

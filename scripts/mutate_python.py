@@ -6,7 +6,7 @@
 
 Every function and method of each file, and every module- and class-level assignment (the
 declared bounds live there), is searched for sites with the kernel mutator's operators
-(:func:`inspector.mutate.source_mutants._variants`: arithmetic and comparisons swapped, constants
+(:func:`inspector.mutate.sites._variants`: arithmetic and comparisons swapped, constants
 moved, negations dropped) plus ``and`` <-> ``or`` and a dropped ``not``. Each mutant is the file
 with one site changed, in a fresh copy of the package and its tests, and the tests run there
 (``pytest -x``): a failing test kills it (named), passing tests let it survive, a run past
@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from inspector.mutate.source_mutants import Site, _variants, apply_site  # noqa: E402
+from inspector.mutate.sites import Site, _variants, apply_site  # noqa: E402
 
 
 def _python_variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from inspector.coverage import child, parsing, reach
 
 if TYPE_CHECKING:
-    from inspector.mutate.source_mutants import Site
+    from inspector.mutate.sites import Site
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -203,7 +203,7 @@ def _function_lines(source: str) -> dict[str, tuple[int, int]]:
 def _mutated_lines(row: MutantRow, source: str, lines: list[str]) -> list[str] | None:
     """The mutant's text of the lines its site spans (the site found again by its function,
     line, operator and texts, so the column is exact); None when the source has no such site."""
-    from inspector.mutate.source_mutants import apply_site, mutation_sites
+    from inspector.mutate.sites import apply_site, mutation_sites
 
     try:
         sites = mutation_sites(source)

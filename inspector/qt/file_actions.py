@@ -9,19 +9,38 @@ the window's status line, check log and verdict. Every dialog goes through
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QSettings, QTimer
+from PySide6.QtWidgets import QMenu, QWidget
 
-from inspector.model.state import DEMO_FIXTURE, bench_from_record, recent_with
+from inspector.model.state import DEMO_FIXTURE, InspectionState, bench_from_record, recent_with
 from inspector.qt.widgets import dialogs
 
-if TYPE_CHECKING:
-    from inspector.qt.window import InspectorWindow
-
 AUTOSAVE_MS = 60_000
+
+
+@dataclass(frozen=True)
+class FileSurfaces:
+    """What the file actions touch besides the state: the dialogs' parent, the status line,
+    the check log and verdict they add to, the settings and recent-files menu, the input panel
+    a session fills, and the window's answers to "busy?" and "closed?"."""
+
+    parent: QWidget
+    status: Callable[[str], None]
+    log: Callable[[str], None]
+    add_to_verdict: Callable[[str], None]
+    settings: QSettings
+    recent_menu: QMenu
+    input_panel: Any
+    show_bench: Callable[[], None]
+    load_kernel: Callable[[str], Any]
+    busy: Callable[[], bool]
+    closed: Callable[[], bool]
 
 
 def check_bench_rows(meta: dict[str, Any] | None) -> None:
@@ -41,14 +60,19 @@ def check_bench_rows(meta: dict[str, Any] | None) -> None:
 
 
 class SessionFiles(QObject):
-    """File actions of one window (``window.files``)."""
+    """File actions of one window (``window.files``), on the state and its :class:`FileSurfaces`."""
 
     def __init__(
-        self, window: InspectorWindow, autosave_dir: str | None, autosave_ms: int = AUTOSAVE_MS
+        self,
+        state: InspectionState,
+        surfaces: FileSurfaces,
+        autosave_dir: str | None,
+        autosave_ms: int = AUTOSAVE_MS,
     ) -> None:
-        super().__init__(window)
-        self.window = window
-        self.state = window.state
+        super().__init__(surfaces.parent)
+        self.state = state
+        self._surfaces = surfaces
+        self._parent = surfaces.parent
         self.autosave_dir = autosave_dir
         # (mtime_ns, size) of each session file as this window last opened or saved it.
         self._stamps: dict[str, tuple[int, int]] = {}
@@ -64,7 +88,7 @@ class SessionFiles(QObject):
         self._timer.stop()
 
     def _status(self, text: str) -> None:
-        self.window.status_line.setText(text)
+        self._surfaces.status(text)
 
     # ------------------------------------------------------------------ sessions
 
@@ -72,7 +96,7 @@ class SessionFiles(QObject):
         """True when nothing unsaved would be lost (saved, discarded, or nothing to lose)."""
         if not self.state.dirty:
             return True
-        answer = dialogs.ask_unsaved(self.window)
+        answer = dialogs.ask_unsaved(self._parent)
         if answer == "save":
             return self.save_session()
         if answer == "discard":
@@ -87,14 +111,14 @@ class SessionFiles(QObject):
         self.state.session_path = None
         self.state.set_session(None)
         self.state.set_mutant(None)
-        self.window.input_panel.load_fixture(DEMO_FIXTURE)
+        self._surfaces.input_panel.load_fixture(DEMO_FIXTURE)
         self.state.dirty = False
 
     def open_session_dialog(self) -> None:
         """File → Open: ask (after unsaved work is dealt with), then open."""
         if not self.confirm_discard():
             return
-        path = dialogs.choose_open_file(self.window, "Open session", "Sessions (*.h5 *.hdf5)")
+        path = dialogs.choose_open_file(self._parent, "Open session", "Sessions (*.h5 *.hdf5)")
         if path:
             self.open_session(path)
 
@@ -121,11 +145,11 @@ class SessionFiles(QObject):
         except Exception as exc:
             if not interactive:
                 raise
-            dialogs.show_error(self.window, "Cannot open session", f"{path}: {exc}")
+            dialogs.show_error(self._parent, "Cannot open session", f"{path}: {exc}")
             self._status(f"open failed: {exc}")
             return False
         self.state.set_mutant(None)
-        self.window.input_panel.set_values(
+        self._surfaces.input_panel.set_values(
             x=np.array(problem.x),
             weight=np.array(problem.weight),
             eps=repr(problem.eps),
@@ -141,7 +165,7 @@ class SessionFiles(QObject):
             if not interactive:
                 raise
             dialogs.show_error(
-                self.window, "Cannot show session", f"{path}: {type(exc).__name__}: {exc}"
+                self._parent, "Cannot show session", f"{path}: {type(exc).__name__}: {exc}"
             )
             self._status(f"open failed: {exc}")
             return False
@@ -160,8 +184,8 @@ class SessionFiles(QObject):
         from inspector.model import kernel_choice
 
         what, text = kernel_choice.receipt_kernel(receipt_json, self.state.kernel)
-        if what == "offer" and dialogs.ask_load_kernel(self.window, text):
-            self.window.kernels.load(text)
+        if what == "offer" and dialogs.ask_load_kernel(self._parent, text):
+            self._surfaces.load_kernel(text)
         elif what in ("missing", "changed"):
             self._status(f"Opened the session; {text}.")
 
@@ -173,7 +197,7 @@ class SessionFiles(QObject):
 
     def save_session_as(self) -> bool:
         """File → Save As: ask for a path (``.h5`` added when missing), then save."""
-        path = dialogs.choose_save_file(self.window, "Save session", "Sessions (*.h5)")
+        path = dialogs.choose_save_file(self._parent, "Save session", "Sessions (*.h5)")
         if not path:
             return False
         if not path.endswith((".h5", ".hdf5")):
@@ -212,7 +236,7 @@ class SessionFiles(QObject):
                 if not got:
                     raise OSError(f"another run is writing {path}; save again when it is done")
                 if self._changed_on_disk(path) and not dialogs.ask_overwrite_changed(
-                    self.window, path
+                    self._parent, path
                 ):
                     self._status(f"not saved: {path} changed on disk; it is kept as it is")
                     return False
@@ -220,7 +244,7 @@ class SessionFiles(QObject):
                 save_session(path, session)
                 self._stamp(path)
         except Exception as exc:
-            dialogs.show_error(self.window, "Cannot save session", f"{path}: {exc}")
+            dialogs.show_error(self._parent, "Cannot save session", f"{path}: {exc}")
             self._status(f"save failed: {exc}")
             return False
         self.state.set_session(session)
@@ -237,7 +261,7 @@ class SessionFiles(QObject):
 
     def autosave(self) -> str | None:
         """Write unsaved work to the autosave file (never to the session file itself)."""
-        if not self.state.dirty or self.state.problem is None or self.window.closed:
+        if not self.state.dirty or self.state.problem is None or self._surfaces.closed():
             return None
         try:
             from inspector.records.autosave import write_autosave
@@ -267,7 +291,7 @@ class SessionFiles(QObject):
         candidate = recovery_candidate(self.state.session_path, self.autosave_dir)
         if candidate is None:
             return False
-        if not dialogs.ask_recover(self.window, str(candidate)):
+        if not dialogs.ask_recover(self._parent, str(candidate)):
             self.discard_autosave(self.state.session_path)
             return False
         original = self.state.session_path
@@ -290,7 +314,7 @@ class SessionFiles(QObject):
 
     def export_receipts(self) -> bool:
         """Write receipt.json + receipt.csv for the last check and show the reparse result."""
-        window, state = self.window, self.state
+        window, state = self._parent, self.state
         if not state.check_current:
             dialogs.show_error(window, "Export receipts", "Run the check on this input first.")
             return False
@@ -309,10 +333,8 @@ class SessionFiles(QObject):
         ok = isinstance(check, dict) and check.get("status") == "passed"
         problems = check.get("problems") if isinstance(check, dict) else None
         text = f"receipts written to {folder}; reparse of both files {'passed' if ok else 'FAILED'}"
-        window.summary.appendPlainText(
-            text + (f": {'; '.join(map(str, problems))}" if problems else "")
-        )
-        window.verdict.setText(window.verdict.text() + f"<br>{text}")
+        self._surfaces.log(text + (f": {'; '.join(map(str, problems))}" if problems else ""))
+        self._surfaces.add_to_verdict(text)
         self._status(text)
         try:
             json_text = (Path(folder) / receipt.JSON_NAME).read_text(encoding="utf-8")
@@ -331,7 +353,7 @@ class SessionFiles(QObject):
             state.set_session(session)
             state.mark_dirty()
         except Exception as exc:  # the files are written; keeping them in the session is a bonus
-            window.summary.appendPlainText(f"(receipts not kept in the session: {exc})")
+            self._surfaces.log(f"(receipts not kept in the session: {exc})")
         return ok
 
     # ------------------------------------------------------------------ benchmark records
@@ -339,7 +361,7 @@ class SessionFiles(QObject):
     def open_bench_record_dialog(self) -> None:
         """File → Open benchmark record: ask for a ``results.json``, then show it."""
         path = dialogs.choose_open_file(
-            self.window, "Open benchmark record", "Benchmark results (*.json)"
+            self._parent, "Open benchmark record", "Benchmark results (*.json)"
         )
         if path:
             self.open_bench_record(path)
@@ -352,8 +374,8 @@ class SessionFiles(QObject):
         file and the field. The rows go into the session like a run of this machine, with the
         record's device, start time and file name as their source.
         """
-        window = self.window
-        if window.runner.busy:
+        window = self._parent
+        if self._surfaces.busy():
             return False
         try:
             from kernels.bench import read_json
@@ -364,7 +386,7 @@ class SessionFiles(QObject):
             self._status(f"open record failed: {exc}")
             return False
         bench = bench_from_record(report, Path(path).name)
-        window.tabs.setCurrentWidget(window.bench_view)
+        self._surfaces.show_bench()
         self.state.set_bench(bench)
         self._status(f"bench record: {len(bench['rows'])} measurements on {bench['source']}.")
         self.state.mark_dirty()
@@ -374,18 +396,18 @@ class SessionFiles(QObject):
 
     def recent_files(self) -> list[str]:
         """The recent sessions, newest first, as the settings hold them."""
-        value = self.window.settings.value("recent", [])
+        value = self._surfaces.settings.value("recent", [])
         if isinstance(value, str):
             value = [value]
         return [str(v) for v in (value or [])]
 
     def add_recent(self, path: str) -> None:
         """Put ``path`` first in the recent files (settings and menu)."""
-        self.window.settings.setValue("recent", recent_with(self.recent_files(), path))
+        self._surfaces.settings.setValue("recent", recent_with(self.recent_files(), path))
         self._refresh_recent_menu()
 
     def _refresh_recent_menu(self) -> None:
-        menu = self.window.menus.recent
+        menu = self._surfaces.recent_menu
         menu.clear()
         recent = self.recent_files()
         for path in recent:

@@ -15,14 +15,10 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QPlainTextEdit,
-    QProgressBar,
-    QPushButton,
     QScrollArea,
     QSplitter,
     QTabWidget,
@@ -38,7 +34,7 @@ from inspector.model.analysis import analyse
 from inspector.model.events import Event
 from inspector.model.mutant_effect import mutant_effect
 from inspector.model.state import DEMO_FIXTURE, InspectionState
-from inspector.qt.file_actions import AUTOSAVE_MS, SessionFiles
+from inspector.qt.file_actions import AUTOSAVE_MS, FileSurfaces, SessionFiles
 from inspector.qt.kernel_actions import BUNDLED_ONLY, KernelActions
 from inspector.qt.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.qt.mutation_actions import MutationActions
@@ -55,6 +51,7 @@ from inspector.qt.widgets.kill_map import KillMatrixView
 from inspector.qt.widgets.lane_grid import LaneGrid
 from inspector.qt.widgets.mutants import MutantPanel
 from inspector.qt.widgets.mutation_view import MutationView
+from inspector.qt.widgets.run_box import RunBox
 from inspector.qt.widgets.status_bar import environment_labels, shrinkable
 from inspector.qt.widgets.stepper import ReductionStepper
 from inspector.qt.widgets.tables import RowTable
@@ -100,7 +97,7 @@ class InspectorWindow(QMainWindow):
 
         self._build()
         self.menus = build_menus(self)
-        self.files = SessionFiles(self, autosave_dir, autosave_ms)
+        self.files = SessionFiles(self.state, self._file_surfaces(), autosave_dir, autosave_ms)
         self.mutation_actions = MutationActions(self, self.mutation_view)
         self._wire()
         self.kernels = KernelActions(self)
@@ -135,43 +132,12 @@ class InspectorWindow(QMainWindow):
         self.summary = QPlainTextEdit(objectName="summary", readOnly=True)
         self.views = EvidenceViews(self.state, self.grid, self.stepper, self.row_table)
 
-        self.run_check_button = QPushButton("Run check", objectName="run_check")
-        self.run_check_button.setToolTip(
-            "Oracle, fixture matrix and every mutant (and the real kernel if ticked), on the worker"
-        )
-        self.run_kernel_button = QPushButton("Run kernel", objectName="run_kernel")
-        self.run_kernel_button.setToolTip(
-            "The real kernel (with the switched-on mutant) on this input"
-        )
-        self.bench_button = QPushButton("Benchmark", objectName="benchmark")
-        self.cancel_button = QPushButton("Cancel", objectName="cancel")
-        self.cancel_button.setEnabled(False)
-        self.kernel_in_check = QCheckBox("include the real kernel", objectName="kernel_in_check")
-        self.kernel_in_check.setChecked(self.env["available"])
-        self.kernel_in_check.setEnabled(self.env["available"])
-        self.kernel_in_check.setToolTip(
-            "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
-            "interpreter this takes a while"
-        )
-        self.progress = QProgressBar(objectName="progress", maximum=1, format="idle")
-        self.progress.setValue(0)
-        self.verdict = QLabel("No check run yet.", objectName="verdict", wordWrap=True)
-        self.verdict.setTextFormat(Qt.TextFormat.RichText)
-
+        self.run_box = run_box = RunBox(self.env)
+        self.run_check_button, self.run_kernel_button = run_box.check_button, run_box.kernel_button
+        self.bench_button, self.cancel_button = run_box.bench_button, run_box.cancel_button
+        self.kernel_in_check, self.progress = run_box.kernel_in_check, run_box.progress
+        self.verdict = run_box.verdict
         self.set_bench_scope(True)
-        self.run_kernel_button.setEnabled(self.env["available"])
-
-        run_box = QGroupBox("Run")
-        run_layout = QVBoxLayout(run_box)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.run_check_button)
-        buttons.addWidget(self.run_kernel_button)
-        buttons.addWidget(self.cancel_button)
-        run_layout.addLayout(buttons)
-        run_layout.addWidget(self.kernel_in_check)
-        run_layout.addWidget(self.bench_button)
-        run_layout.addWidget(self.progress)
-        run_layout.addWidget(self.verdict)
 
         input_box = QGroupBox("Input")
         QVBoxLayout(input_box).addWidget(self.input_panel)
@@ -277,6 +243,21 @@ class InspectorWindow(QMainWindow):
         events.session.connect(self.refresh_history)
         events.session_path.connect(self._show_title)
         events.dirty.connect(self._show_title)
+
+    def _file_surfaces(self) -> FileSurfaces:
+        return FileSurfaces(
+            parent=self,
+            status=self.status_line.setText,
+            log=self.summary.appendPlainText,
+            add_to_verdict=self.run_box.add_to_verdict,
+            settings=self.settings,
+            recent_menu=self.menus.recent,
+            input_panel=self.input_panel,
+            show_bench=lambda: self.tabs.setCurrentWidget(self.bench_view),
+            load_kernel=lambda text: self.kernels.load(text),
+            busy=lambda: self.runner.busy,
+            closed=lambda: self._closed,
+        )
 
     # ================================================================ state -> views
     def _show_title(self, *_: Any) -> None:
@@ -506,16 +487,11 @@ class InspectorWindow(QMainWindow):
             QTimer.singleShot(0, self.analyze)
 
     def _on_finished(self, name: str) -> None:
-        # Empty and neutral: the verdict line says how a check went, never the progress bar.
         state = self._job_state.pop(name, "finished")
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
-        self.progress.setFormat(f"idle (last: {name} {state} at {report.clock()})")
+        self.run_box.show_idle(f"{name} {state} at {report.clock()}")
 
     def _on_progress(self, name: str, step: int, total: int, label: str) -> None:
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(step)
-        self.progress.setFormat(f"{name}: %v / %m")
+        self.run_box.show_progress(name, step, total)
         self.status_line.setText(f"{name}: {label}")
 
     def _on_failed(self, name: str, exc: BaseException) -> None:

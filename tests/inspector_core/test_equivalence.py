@@ -7,7 +7,8 @@ import textwrap
 
 from inspector.check.user_kernel import loadable_kernel_spec
 from inspector.mutate import equivalence, source_mutants
-from inspector.mutate.source_mutants import mutation_sites, run_mutants
+from inspector.mutate.sites import mutation_sites
+from inspector.mutate.source_mutants import run_mutants
 from kernels.ttir import canonical_digest, strip_locations
 
 TTIR = textwrap.dedent(

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import kernels
-from inspector.mutate.source_mutants import apply_site, mutation_sites
+from inspector.mutate.sites import apply_site, mutation_sites
 from kernels.mode import INTERPRETER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ def _small_map(tmp_path: Path) -> Path:
 
 def test_hand_made_branch_names_the_mutant_whose_compile_time_branch_holds_a_site() -> None:
     import kernels
-    from inspector.mutate.source_mutants import hand_made_branch
+    from inspector.mutate.beyond import hand_made_branch
 
     source = (Path(kernels.__file__).resolve().parent / "jit_loop.py").read_text()
     sites = mutation_sites(source)
@@ -220,7 +220,7 @@ def test_hand_made_branch_names_the_mutant_whose_compile_time_branch_holds_a_sit
 
 
 def test_the_coverage_map_kills_what_the_fixtures_miss_and_names_where(tmp_path) -> None:
-    from inspector.mutate.source_mutants import _coverage_verdict
+    from inspector.mutate.beyond import _coverage_verdict
 
     map_path = _small_map(tmp_path)
     faithful = _package_copy(tmp_path / "faithful")
@@ -236,7 +236,7 @@ def test_the_coverage_map_kills_what_the_fixtures_miss_and_names_where(tmp_path)
 
 
 def test_a_site_in_a_hand_made_branch_is_equivalent_while_that_mutant_is_still_caught(tmp_path):
-    from inspector.mutate.source_mutants import _coverage_verdict
+    from inspector.mutate.beyond import _coverage_verdict
 
     map_path = _small_map(tmp_path)
     same = _package_copy(tmp_path / "same")

@@ -15,13 +15,9 @@ from pathlib import Path
 import pytest
 
 from inspector.mutate import equivalence
-from inspector.mutate.source_mutants import (
-    _past_2_31_verdict,
-    apply_site,
-    flag_branches,
-    mutation_sites,
-    run_mutants,
-)
+from inspector.mutate.beyond import _past_2_31_verdict, flag_branches
+from inspector.mutate.sites import apply_site, mutation_sites
+from inspector.mutate.source_mutants import run_mutants
 
 ROOT = Path(__file__).resolve().parents[2]
 # The whole coverage walk: on the worker that makes it once (tests/conftest.py).

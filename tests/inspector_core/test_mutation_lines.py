@@ -14,7 +14,8 @@ import pytest
 
 from inspector.coverage import child, reach
 from inspector.coverage.reach import format_span, parse_span, reaching, statement_span
-from inspector.mutate.source_mutants import _coverage_verdict, apply_site, mutation_sites
+from inspector.mutate.beyond import _coverage_verdict
+from inspector.mutate.sites import apply_site, mutation_sites
 
 # Five configurations of two widths: each kernel peeled and not, and rows packed per program.
 LABELS = (

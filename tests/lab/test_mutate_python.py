@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.mutate.source_mutants import apply_site
+from inspector.mutate.sites import apply_site
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutate_python.py"
 SOURCE = '''"""Doc."""

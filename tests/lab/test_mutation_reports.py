@@ -64,7 +64,7 @@ KERNEL_FILES = ("kernels/jit_parts.py", "kernels/jit.py", "kernels/jit_loop.py")
 def _kernel_sites() -> list[tuple]:
     """(file, function, operator, before, after, occurrence) of every `main.py mutate` site of
     the bundled kernel as it is now, in `mutate`'s order (its ids m001, m002, ...)."""
-    from inspector.mutate.source_mutants import mutation_sites
+    from inspector.mutate.sites import mutation_sites
 
     keys, seen = [], {}
     for name in KERNEL_FILES:

@@ -1,0 +1,71 @@
+"""The Run box under the inputs: Run check, Run kernel, Cancel, whether the check includes the
+real kernel, Benchmark, the job's progress and the verdict. It is always on screen; the window
+connects its buttons and says what to show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+)
+
+
+class RunBox(QGroupBox):
+    """The Run box's widgets, laid out; ``env`` is ``jobs.tasks.kernel_environment()``."""
+
+    def __init__(self, env: dict[str, Any]) -> None:
+        super().__init__("Run")
+        self.check_button = QPushButton("Run check", objectName="run_check")
+        self.check_button.setToolTip(
+            "Oracle, fixture matrix and every mutant (and the real kernel if ticked), on the worker"
+        )
+        self.kernel_button = QPushButton("Run kernel", objectName="run_kernel")
+        self.kernel_button.setToolTip("The real kernel (with the switched-on mutant) on this input")
+        self.kernel_button.setEnabled(env["available"])
+        self.bench_button = QPushButton("Benchmark", objectName="benchmark")
+        self.cancel_button = QPushButton("Cancel", objectName="cancel")
+        self.cancel_button.setEnabled(False)
+        self.kernel_in_check = QCheckBox("include the real kernel", objectName="kernel_in_check")
+        self.kernel_in_check.setChecked(env["available"])
+        self.kernel_in_check.setEnabled(env["available"])
+        self.kernel_in_check.setToolTip(
+            "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
+            "interpreter this takes a while"
+        )
+        self.progress = QProgressBar(objectName="progress", maximum=1, format="idle")
+        self.progress.setValue(0)
+        self.verdict = QLabel("No check run yet.", objectName="verdict", wordWrap=True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+
+        layout = QVBoxLayout(self)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.check_button)
+        buttons.addWidget(self.kernel_button)
+        buttons.addWidget(self.cancel_button)
+        layout.addLayout(buttons)
+        layout.addWidget(self.kernel_in_check)
+        layout.addWidget(self.bench_button)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.verdict)
+
+    def show_progress(self, name: str, step: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(step)
+        self.progress.setFormat(f"{name}: %v / %m")
+
+    def show_idle(self, last: str) -> None:
+        """Empty and neutral: the verdict line says how a check went, never the progress bar."""
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"idle (last: {last})")
+
+    def add_to_verdict(self, text: str) -> None:
+        self.verdict.setText(self.verdict.text() + f"<br>{text}")
