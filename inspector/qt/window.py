@@ -12,7 +12,7 @@ import contextlib
 import gc
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QGroupBox,
@@ -30,18 +30,21 @@ from inspector.check import report
 from inspector.jobs import tasks
 from inspector.jobs.host import heavy, prewarm
 from inspector.model import evidence, kernel_choice
-from inspector.model.analysis import analyse
 from inspector.model.events import Event
+from inspector.model.kernel_choice import kernel_name
 from inspector.model.mutant_effect import mutant_effect
 from inspector.model.state import DEMO_FIXTURE, InspectionState
+from inspector.qt.analysis_runs import AnalysisRuns
+from inspector.qt.divergence_actions import DivergenceActions, DivergenceSurfaces
 from inspector.qt.file_actions import AUTOSAVE_MS, FileSurfaces, SessionFiles
-from inspector.qt.kernel_actions import BUNDLED_ONLY, KernelActions
+from inspector.qt.kernel_actions import KernelActions, KernelSurfaces
+from inspector.qt.kernel_scope import KernelScope, ScopeWidgets
 from inspector.qt.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.qt.mutation_actions import MutationActions
 from inspector.qt.presenter import EvidenceViews
 from inspector.qt.table_models import kill_matrix_from_table
 from inspector.qt.widgets.accessibility import name_controls
-from inspector.qt.widgets.bench_view import BenchView, bench_available
+from inspector.qt.widgets.bench_view import BenchView
 from inspector.qt.widgets.compiler_view import CompilerView
 from inspector.qt.widgets.coverage_view import CoverageView, saved_coverage
 from inspector.qt.widgets.divergence import DivergencePanel
@@ -90,17 +93,18 @@ class InspectorWindow(QMainWindow):
         self.env = tasks.kernel_environment()
         if warm_jobs and self.env["available"]:
             prewarm()  # the job process imports torch and Triton while the window opens
-        self._pending_analysis = False
-        self._analysis_scheduled = False
         self._closed = False
         self._job_state: dict[str, str] = {}
 
         self._build()
+        self.analysis_runs = AnalysisRuns(
+            self.state, self.runner, self._lut, self.status_line.setText, self._is_closed
+        )
         self.menus = build_menus(self)
         self.files = SessionFiles(self.state, self._file_surfaces(), autosave_dir, autosave_ms)
         self.mutation_actions = MutationActions(self, self.mutation_view)
         self._wire()
-        self.kernels = KernelActions(self)
+        self.kernels, self.scope, self.divergence_actions = self._kernel_actions()
         name_controls(self)
         # Everything alive now leaves the cyclic collector's generations: a full collection in
         # the worker would otherwise walk it all holding the GIL (~100 ms pauses here).
@@ -109,11 +113,6 @@ class InspectorWindow(QMainWindow):
             self.input_panel.load_fixture(DEMO_FIXTURE)
             self.state.dirty = False
             self._show_title()
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`shutdown` ran (no more jobs, autosaves or results)."""
-        return self._closed
 
     # ================================================================ layout
     def _build(self) -> None:
@@ -137,7 +136,6 @@ class InspectorWindow(QMainWindow):
         self.bench_button, self.cancel_button = run_box.bench_button, run_box.cancel_button
         self.kernel_in_check, self.progress = run_box.kernel_in_check, run_box.progress
         self.verdict = run_box.verdict
-        self.set_bench_scope(True)
 
         input_box = QGroupBox("Input")
         QVBoxLayout(input_box).addWidget(self.input_panel)
@@ -232,6 +230,7 @@ class InspectorWindow(QMainWindow):
         runner.busy_changed.connect(self._on_busy)
         runner.finished.connect(self._on_finished)
         events = self.state.events
+        events.kernel.connect(self._on_kernel)
         events.problem.connect(self._on_problem)
         events.mutant.connect(self._on_mutant)
         events.analysis.connect(self._on_analysis)
@@ -243,6 +242,50 @@ class InspectorWindow(QMainWindow):
         events.session.connect(self.refresh_history)
         events.session_path.connect(self._show_title)
         events.dirty.connect(self._show_title)
+
+    def _lut(self) -> Any:
+        return self.grid.lut
+
+    def _is_closed(self) -> bool:
+        """Whether :meth:`shutdown` ran (no more jobs, autosaves or results)."""
+        return self._closed
+
+    def _kernel_actions(self) -> tuple[KernelActions, KernelScope, DivergenceActions]:
+        def busy() -> bool:
+            return self.runner.busy
+
+        kernels = KernelActions(
+            self.state,
+            KernelSurfaces(
+                parent=self,
+                status=self.status_line.setText,
+                status_bar=self.statusBar(),
+                settings=self.settings,
+                menus=self.menus,
+                env=self.env,
+                busy=busy,
+                start=self.runner.start,
+            ),
+        )
+        widgets = ScopeWidgets(
+            self.mutant_panel, self.compiler_view, self.bench_view, self.tabs, self.run_box
+        )
+        divergence = DivergenceActions(
+            self.state,
+            DivergenceSurfaces(
+                panel=self.divergence,
+                menu_action=self.menus.divergence,
+                grid=self.grid,
+                stepper=self.stepper,
+                tabs=self.tabs,
+                left_scroll=self.left_scroll,
+                log=self.summary.appendPlainText,
+                status=self.status_line.setText,
+                select_row=self.select_row,
+                run_kernel=self.run_kernel,
+            ),
+        )
+        return kernels, KernelScope(self.state, self.env, widgets, busy), divergence
 
     def _file_surfaces(self) -> FileSurfaces:
         return FileSurfaces(
@@ -256,27 +299,22 @@ class InspectorWindow(QMainWindow):
             show_bench=lambda: self.tabs.setCurrentWidget(self.bench_view),
             load_kernel=lambda text: self.kernels.load(text),
             busy=lambda: self.runner.busy,
-            closed=lambda: self._closed,
+            closed=self._is_closed,
         )
 
     # ================================================================ state -> views
     def _show_title(self, *_: Any) -> None:
         self.setWindowTitle(self.state.title)
 
-    def set_bench_scope(self, bundled: bool) -> None:
-        """The benchmark times the bundled kernel and its peers: off with a user's kernel."""
-        available, reason = bench_available(self.env)
-        short = reason
-        if not bundled:
-            available, short = False, BUNDLED_ONLY
-            reason = (
-                f"{BUNDLED_ONLY}: the window times the bundled kernel and its peers; "
-                "python main.py bench --kernel FILE.py:FUNCTION times yours beside them"
-            )
-        self.bench_button.setEnabled(available and not self.runner.busy)
-        self.bench_button.setText("Benchmark" if available else f"Benchmark ({short})")
-        self.bench_button.setToolTip("" if available else reason)
-        self.bench_view.set_available(available, reason)
+    def _on_kernel(self, event: Event) -> None:
+        """Another kernel: the other one's run and check are gone (the state dropped them), a
+        check saved in the session is shown against this one."""
+        self.kill_view.set_matrices([])
+        self.verdict.setText(f"Kernel: {kernel_name(event.value)}. Run the check to prove it.")
+        if self.state.session_results is not None:
+            self.show_saved_results()
+        else:
+            self.refresh_views()
 
     def _on_problem(self, event: Event) -> None:
         self._update_run_enabled()
@@ -383,33 +421,7 @@ class InspectorWindow(QMainWindow):
 
     def analyze(self) -> None:
         """Scalar reference + lane model for the current problem and mutant."""
-        state = self.state
-        if state.problem is None:
-            return
-        if state.analyse_here:
-            state.set_analysis(analyse(state.problem, state.model_mutant))
-            return
-        if self.runner.busy:
-            self._pending_analysis = True
-            self.status_line.setText("Large input: analysis waits for the running job.")
-            return
-        # Start it once the current GUI work is done (opening a session still fills the kill
-        # matrix): Qt calls back into Python for every cell, and each callback would wait for
-        # the GIL while the worker computes (0.6 s for a 48 x 15 table, measured).
-        if not self._analysis_scheduled:
-            self._analysis_scheduled = True
-            QTimer.singleShot(0, self._start_scheduled_analysis)
-
-    def _start_scheduled_analysis(self) -> None:
-        self._analysis_scheduled = False
-        state = self.state
-        if self._closed or state.problem is None:
-            return
-        if self.runner.busy:
-            self._pending_analysis = True
-            return
-        job = tasks.analysis_job(state.problem, state.model_mutant, self.grid.lut)
-        self.runner.start("analyze", job, state.set_analysis)
+        self.analysis_runs.analyze()
 
     def _update_run_enabled(self) -> None:
         idle = not self.runner.busy
@@ -426,6 +438,7 @@ class InspectorWindow(QMainWindow):
         self.cancel_button.setEnabled(not idle)
         menus.cancel.setEnabled(not idle)
         self.kernels.update_enabled(idle)
+        self.divergence_actions.update_enabled(idle)
         self.mutation_actions.set_enabled(idle)
 
     def run_check(self) -> bool:
@@ -482,9 +495,8 @@ class InspectorWindow(QMainWindow):
     # ================================================================ job results
     def _on_busy(self, busy: bool) -> None:
         self._update_run_enabled()
-        if not busy and self._pending_analysis:
-            self._pending_analysis = False
-            QTimer.singleShot(0, self.analyze)
+        if not busy:
+            self.analysis_runs.on_idle()
 
     def _on_finished(self, name: str) -> None:
         state = self._job_state.pop(name, "finished")
@@ -498,6 +510,7 @@ class InspectorWindow(QMainWindow):
         message = tasks.failure_text(exc)
         cancelled = isinstance(exc, tasks.Cancelled)
         self._job_state[name] = "cancelled" if cancelled else "failed"
+        self.divergence_actions.job_failed(name)
         if self.kernels.job_failed(name, exc):
             return
         if cancelled:

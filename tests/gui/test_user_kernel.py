@@ -251,7 +251,7 @@ def test_run_kernel_shows_a_user_kernels_out_of_bounds_stores_on_the_grid(
     # Each row's tail lanes 70..127 are stored into (the guard after the row).
     assert (states[:, 70:] == viewdata.OOB_WRITE).all()
     assert (states[:, :70] != viewdata.OOB_WRITE).all()
-    window.kernels.first_divergence()
+    window.divergence_actions.first_divergence()
     assert "out of bounds" in "\n".join(window.divergence.lines)
 
 
@@ -259,7 +259,7 @@ def test_first_divergence_runs_the_bundled_kernel_when_it_has_not_run(qtbot, win
     _small_input(window)
     assert window.state.kernel_output() is None
     with qtbot.waitSignal(window.runner.finished, timeout=TIMEOUT_MS):
-        assert window.kernels.first_divergence()
+        assert window.divergence_actions.first_divergence()
     _wait_idle(qtbot, window)
     lines = window.divergence.lines
     assert lines[0].startswith("First divergence (the bundled kernel, Run kernel")

@@ -214,7 +214,7 @@ def test_large_problem_is_analysed_off_the_gui_thread_and_downsampled(qtbot, win
         panel.load_random()
         # 300k elements: the worker computes the reference (started once the GUI work of this
         # event is done, so that nothing on the GUI thread competes with it for the GIL).
-        assert window.runner.busy or window._analysis_scheduled
+        assert window.runner.busy or window.analysis_runs.scheduled
     assert window.state.tiled.lanes.shape == (300, 1024)
     image = viewdata.lane_image(window.state.tiled, window.grid._lut, max_cells=4096)
     assert image.downsampled

@@ -1,0 +1,103 @@
+"""First divergence (View → First divergence, Ctrl+D, and the panel's button): the worst row
+and lane of the kernel's output, the reduction step where it parts from the model, and why; the
+kernel is run first when there is no output of it yet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+
+from inspector.model import kernel_view
+from inspector.model.events import Event
+from inspector.model.kernel_choice import kernel_name
+from inspector.model.state import InspectionState
+
+
+@dataclass(frozen=True)
+class DivergenceSurfaces:
+    """What First divergence shows and moves: its panel and menu entry, the lane grid, the
+    stepper in its tab, the scrolled inputs, the check log and status line, and the window's
+    row selection and Run kernel."""
+
+    panel: Any
+    menu_action: Any
+    grid: Any
+    stepper: Any
+    tabs: Any
+    left_scroll: Any
+    log: Callable[[str], None]
+    status: Callable[[str], None]
+    select_row: Callable[[int], None]
+    run_kernel: Callable[[], bool]
+
+
+class DivergenceActions(QObject):
+    """First divergence of one window (``window.divergence_actions``)."""
+
+    def __init__(self, state: InspectionState, surfaces: DivergenceSurfaces) -> None:
+        super().__init__(surfaces.panel)
+        self.state = state
+        self._surfaces = surfaces
+        self._after_run = False
+        surfaces.menu_action.triggered.connect(self.first_divergence)
+        surfaces.panel.button.clicked.connect(self.first_divergence)
+        state.events.kernel.connect(self._on_kernel)
+        # After the window's own renderer: the views hold the run when the jump reads them.
+        state.events.kernel_run.connect(self._after_kernel_run)
+
+    def update_enabled(self, idle: bool) -> None:
+        valid = self.state.problem is not None
+        self._surfaces.panel.button.setEnabled(idle and valid)
+        self._surfaces.menu_action.setEnabled(idle and valid)
+
+    def job_failed(self, name: str) -> None:
+        """A kernel run meant for the jump failed: no jump when a later run ends."""
+        if name == "kernel":
+            self._after_run = False
+
+    def _on_kernel(self, _event: Event) -> None:
+        self._surfaces.panel.show_lines([])
+        self._surfaces.grid.mark_lane(None)
+
+    def first_divergence(self) -> bool:
+        """Jump to the worst row and lane of the kernel's output, the step where it parts from
+        the model, and show why; runs the kernel first when there is no output yet."""
+        surfaces, state = self._surfaces, self.state
+        if not state.analysis_current or state.reference is None:
+            self._surfaces.status("First divergence: the analysis of this input is still running")
+            return False
+        output = state.kernel_output()
+        if output is None:
+            if surfaces.run_kernel():
+                self._after_run = True
+                self._surfaces.status("First divergence: running the kernel on this input first…")
+                return True
+            self._surfaces.status(
+                "First divergence needs the kernel's output: Run kernel or Run check"
+            )
+            return False
+        found = kernel_view.first_divergence(state.problem, state.reference, output)
+        surfaces.select_row(found.row)
+        surfaces.grid.mark_lane((found.row, found.lane))
+        if found.step:
+            surfaces.stepper.go_to_key(found.step)
+            surfaces.tabs.setCurrentWidget(surfaces.stepper)
+        lines = [f"First divergence ({kernel_name(state.kernel)}, {output.source}):", *found.lines]
+        surfaces.panel.show_lines(lines)
+        # Once the panel's new height is laid out: the text's last line too, where it fits.
+        panel_text = surfaces.panel.text
+        QTimer.singleShot(0, lambda: surfaces.left_scroll.ensureWidgetVisible(panel_text))
+        surfaces.log("\n".join(lines))
+        self._surfaces.status(
+            f"First divergence: row {found.row}, lane {found.lane}"
+            + (f", they part at {found.step}" if found.step else ": nothing differs")
+        )
+        return True
+
+    def _after_kernel_run(self, event: Event) -> None:
+        if self._after_run:
+            self._after_run = False
+            self.first_divergence()
