@@ -4,11 +4,12 @@ Mutation tab (:class:`~inspector.qt.widgets.mutation_view.MutationView`).
 A report file is untrusted and read by :func:`inspector.mutate.saved_report.read_report` (bounded,
 every field checked); a bad one is refused with a message box naming the field, and the tab
 keeps what it showed. "Run mutate" runs :func:`inspector.jobs.tasks.mutate_job` on the worker, on
-the window's loaded kernel when it has one (``window.state.kernel``), else on the bundled kernel.
+the loaded kernel when there is one (``state.kernel``), else on the bundled kernel.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from inspector.jobs import tasks
 from inspector.jobs.host import heavy
+from inspector.model.state import InspectionState
 from inspector.mutate.saved_report import (
     MutationReport,
     ReportError,
@@ -34,13 +36,25 @@ JOB_NAME = "mutate"
 class MutationActions(QObject):
     """Owns the two actions and routes a report (opened or computed) to the view."""
 
-    def __init__(self, window: QMainWindow, view: MutationView) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self,
+        state: InspectionState,
+        view: MutationView,
+        parent: QMainWindow,
+        menus: Any,
+        runner: Any,
+        status: Callable[[str], None],
+        show_view: Callable[[], None],
+    ) -> None:
+        super().__init__(parent)
+        self.state = state
         self.view = view
-        self.open_action = QAction("Open &mutation report…", window)
-        self.run_action = QAction("Run &mutate", window)
-        menus = window.menus
+        self._parent = parent
+        self._runner = runner
+        self._status = status
+        self._show_view = show_view
+        self.open_action = QAction("Open &mutation report…", parent)
+        self.run_action = QAction("Run &mutate", parent)
         menus.file_menu.insertAction(menus.quit, self.open_action)
         menus.run_menu.addAction(self.run_action)
         self.open_action.triggered.connect(self.open_report_dialog)
@@ -54,14 +68,9 @@ class MutationActions(QObject):
                        self.view.run_button):  # fmt: skip
             widget.setEnabled(idle)
 
-    def _status(self, text: str) -> None:
-        status = getattr(self.window, "status_line", None)
-        if status is not None:
-            status.setText(text)
-
     def open_report_dialog(self) -> None:
         path = dialogs.choose_open_file(
-            self.window, "Open mutation report", "Mutation report (mutation.json *.json)"
+            self._parent, "Open mutation report", "Mutation report (mutation.json *.json)"
         )
         if path:
             self.open_report(path)
@@ -71,7 +80,7 @@ class MutationActions(QObject):
         try:
             report = read_report(path)
         except ReportError as err:
-            dialogs.show_error(self.window, "Cannot open mutation report", str(err))
+            dialogs.show_error(self._parent, "Cannot open mutation report", str(err))
             self._status(f"open mutation report failed: {err}")
             return False
         self.show(report, path)
@@ -81,16 +90,14 @@ class MutationActions(QObject):
     def show(self, report: MutationReport, path: str | None = None) -> None:
         files = source_files(report, path)
         self.view.set_report(report, files, source_note(report, files))
-        tabs = getattr(self.window, "tabs", None)
-        if tabs is not None:
-            tabs.setCurrentWidget(self.view)
+        self._show_view()
 
     def run_mutate(self) -> bool:
         """``mutate`` on the loaded kernel (or the bundled one), in the job process."""
-        runner = getattr(self.window, "runner", None)
-        if runner is None or runner.busy:
+        runner = self._runner
+        if runner.busy:
             return False
-        spec = self.window.state.kernel
+        spec = self.state.kernel
         kernel = None if spec is None else f"{spec.path}:{spec.function}"
         return bool(runner.start(JOB_NAME, heavy(tasks.mutate_job, kernel, 2), self.on_result))
 

@@ -102,7 +102,15 @@ class InspectorWindow(QMainWindow):
         )
         self.menus = build_menus(self)
         self.files = SessionFiles(self.state, self._file_surfaces(), autosave_dir, autosave_ms)
-        self.mutation_actions = MutationActions(self, self.mutation_view)
+        self.mutation_actions = MutationActions(
+            self.state,
+            self.mutation_view,
+            self,
+            self.menus,
+            self.runner,
+            status=self.status_line.setText,
+            show_view=self._show_mutation_view,
+        )
         self._wire()
         self.kernels, self.scope, self.divergence_actions = self._kernel_actions()
         name_controls(self)
@@ -242,6 +250,9 @@ class InspectorWindow(QMainWindow):
         events.session.connect(self.refresh_history)
         events.session_path.connect(self._show_title)
         events.dirty.connect(self._show_title)
+
+    def _show_mutation_view(self) -> None:
+        self.tabs.setCurrentWidget(self.mutation_view)
 
     def _lut(self) -> Any:
         return self.grid.lut
