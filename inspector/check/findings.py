@@ -22,16 +22,26 @@ NO_BOUND_USER = "no bound: the reduction order of a user's kernel is not known"
 
 
 def bound_fields(
-    problem: Problem, y: np.ndarray, y_exact: np.ndarray, *, path: str, block: int, peel: int,
+    problem: Problem,
+    y: np.ndarray,
+    y_exact: np.ndarray,
+    *,
+    path: str,
+    block: int,
+    peel: int,
     mode: str,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The bound fields of a ``KernelRun``: each row's error against the exact output, and
     for a bundled-kernel layout its bound, the additions it assumes, and whether the output
     rounding truncates (the interpreter's float32 -> bfloat16)."""
     exact_error = eb.row_errors_against_exact(y, y_exact)
     if path == "user":
-        return {"row_exact_error": exact_error, "row_error_bound": None, "bound_adds": None,
-                "bound_truncating": False}  # fmt: skip
+        return {
+            "row_exact_error": exact_error,
+            "row_error_bound": None,
+            "bound_adds": None,
+            "bound_truncating": False,
+        }
     adds = eb.layout_adds(problem.width, path, block, peel)
     truncating = mode == "interpreter" and problem.dtype == "bfloat16"
     return {

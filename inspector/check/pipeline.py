@@ -255,9 +255,12 @@ def _steps(
                 )
             else:
                 kernel_run = run_and_judge_kernel(
-                    problem, reference.y, poison=config.poison, device=config.device,
+                    problem,
+                    reference.y,
+                    poison=config.poison,
+                    device=config.device,
                     y_exact=reference.y_exact,
-                )  # fmt: skip
+                )
             found, diagnosis = findings.kernel_run_findings(kernel_run, problem, reference)
             failures += found
         except matrix.NotJudged as exc:

@@ -59,8 +59,14 @@ def user_launches(problem: Problem, path: str, function: str) -> int:
     launches = 0
     for name, case in cases:
         guard, y_stride = guarded_layout(case)
-        header = {"dtype": case.dtype, "eps": case.eps, "x_stride": case.row_stride,
-                  "y_stride": y_stride, "poison": POISON, "guard": guard}  # fmt: skip
+        header = {
+            "dtype": case.dtype,
+            "eps": case.eps,
+            "x_stride": case.row_stride,
+            "y_stride": y_stride,
+            "poison": POISON,
+            "guard": guard,
+        }
         try:
             # Writable copies, as the check's protocol delivers them (torch refuses to share
             # a read-only array without a warning).
@@ -90,7 +96,9 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) not in (2, 4):
-        print("usage: python -m inspector.check.sanitize_child INPUT.npz [FILE.py FUNCTION]",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "usage: python -m inspector.check.sanitize_child INPUT.npz [FILE.py FUNCTION]",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     raise SystemExit(main(sys.argv[1:]))

@@ -154,8 +154,10 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
     from kernels.bounded import run_bounded
 
     if kernels.MODE != "compiled":
-        return {"absent": "the Triton interpreter runs on the CPU; compute-sanitizer checks "
-                          "CUDA launches"}  # fmt: skip
+        return {
+            "absent": "the Triton interpreter runs on the CPU; compute-sanitizer checks "
+            "CUDA launches"
+        }
     tool = shutil.which("compute-sanitizer")
     if tool is None:
         return {"absent": "compute-sanitizer is not installed (it comes with the CUDA toolkit)"}
@@ -164,12 +166,27 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
     with tempfile.TemporaryDirectory(prefix="rmsnorm-sanitize-") as folder:
         data = Path(folder) / "input.npz"
         np.savez(
-            data, x=np.asarray(problem.x), weight=np.asarray(problem.weight),
-            eps=problem.eps, dtype=problem.dtype, row_stride=problem.row_stride,
-        )  # fmt: skip
-        command = [tool, "--tool", "memcheck", "--padding", str(SANITIZER_PADDING_BYTES),
-                   "--print-limit", "20", sys.executable, "-m", "inspector.check.sanitize_child",
-                   str(data), *user]  # fmt: skip
+            data,
+            x=np.asarray(problem.x),
+            weight=np.asarray(problem.weight),
+            eps=problem.eps,
+            dtype=problem.dtype,
+            row_stride=problem.row_stride,
+        )
+        command = [
+            tool,
+            "--tool",
+            "memcheck",
+            "--padding",
+            str(SANITIZER_PADDING_BYTES),
+            "--print-limit",
+            "20",
+            sys.executable,
+            "-m",
+            "inspector.check.sanitize_child",
+            str(data),
+            *user,
+        ]
         try:
             done = run_bounded(command, timeout_s=SANITIZER_TIMEOUT_S, cwd=_ROOT, env=env)
         except (subprocess.TimeoutExpired, OSError) as exc:
@@ -178,8 +195,15 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
                 if isinstance(exc, subprocess.TimeoutExpired)
                 else f"could not start: {exc}"
             )
-            return {"tool": SANITIZER_TOOL, "ran": False, "errors": None, "launches": None,
-                    "passed": False, "exit_code": None, "report": why}  # fmt: skip
+            return {
+                "tool": SANITIZER_TOOL,
+                "ran": False,
+                "errors": None,
+                "launches": None,
+                "passed": False,
+                "exit_code": None,
+                "report": why,
+            }
     text = done.stdout + done.stderr
     errors, launches = parse_sanitizer_output(text)
     return {
@@ -201,8 +225,10 @@ def sanitizer_failures(section: dict[str, Any] | None) -> list[str]:
     if section["errors"]:
         return [f"compute-sanitizer memcheck: {section['errors']} error(s) in the kernel launches"]
     if section["launches"] == 0 and section["exit_code"] == 0:
-        return ["compute-sanitizer memcheck: no launch finished under it (every run raised), so "
-                "it checked nothing"]  # fmt: skip
+        return [
+            "compute-sanitizer memcheck: no launch finished under it (every run raised), so "
+            "it checked nothing"
+        ]
     last = (section["report"].splitlines() or ["no report"])[-1]
     return [f"compute-sanitizer memcheck did not pass (exit code {section['exit_code']}): {last}"]
 
@@ -216,8 +242,10 @@ def sanitizer_line(section: dict[str, Any] | None) -> str | None:
     verdict = "0 errors" if section["passed"] else f"FAILED ({section['errors']} error(s))"
     if section["errors"] and not section["launches"]:
         # The sanitizer ends the faulting launch; every later run in that process raises.
-        return (f"compute-sanitizer memcheck: {verdict} in the first launch; no run finished "
-                "after the fault")  # fmt: skip
+        return (
+            f"compute-sanitizer memcheck: {verdict} in the first launch; no run finished "
+            "after the fault"
+        )
     return f"compute-sanitizer memcheck: {verdict} over {section['launches']} launches"
 
 

@@ -30,11 +30,27 @@ TIMING_TIMEOUT_S = 600
 PEERS = ("torch_eager",)
 #: A row's figures the receipt keeps (the samples too: the distributions).
 ROW_FIELDS = (
-    "impl", "status", "note", "timing_mode", "bytes", "n", "median_us", "p20_us", "p80_us",
-    "samples_us", "round_spread_pct", "loop_calls_per_sample", "loop_n", "loop_median_us",
-    "loop_p20_us", "loop_p80_us", "loop_samples_us", "loop_round_spread_pct", "gbps",
+    "impl",
+    "status",
+    "note",
+    "timing_mode",
+    "bytes",
+    "n",
+    "median_us",
+    "p20_us",
+    "p80_us",
+    "samples_us",
+    "round_spread_pct",
+    "loop_calls_per_sample",
+    "loop_n",
+    "loop_median_us",
+    "loop_p20_us",
+    "loop_p80_us",
+    "loop_samples_us",
+    "loop_round_spread_pct",
+    "gbps",
     "pct_of_copy",
-)  # fmt: skip
+)
 _ROOT = Path(__file__).resolve().parents[2]
 NO_NCU = "ncu (Nsight Compute, part of the CUDA toolkit) is not on the PATH"
 # Characters of the child's output kept where the timing failed.
@@ -46,11 +62,21 @@ def bench_arguments(problem: Any, kernel: Any | None, out: Path, ncu: bool) -> l
     :class:`~kernels.usercode.KernelSpec`, as ``candidate``)."""
     impls = ",".join(PEERS if kernel is not None else ("ours", *PEERS))
     return [
-        "bench", "--shapes", f"{problem.rows}x{problem.width}", "--dtypes", problem.dtype,
-        "--eps", repr(float(problem.eps)), "--impls", impls,
+        "bench",
+        "--shapes",
+        f"{problem.rows}x{problem.width}",
+        "--dtypes",
+        problem.dtype,
+        "--eps",
+        repr(float(problem.eps)),
+        "--impls",
+        impls,
         *([] if kernel is None else ["--kernel", f"{kernel.path}:{kernel.function}"]),
-        *(["--ncu"] if ncu else []), "--no-plot", "--out", str(out),
-    ]  # fmt: skip
+        *(["--ncu"] if ncu else []),
+        "--no-plot",
+        "--out",
+        str(out),
+    ]
 
 
 def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
@@ -64,8 +90,10 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
     from kernels.bounded import run_bounded
 
     if kernels.MODE != "compiled":
-        return {"absent": "the Triton interpreter runs on the CPU and makes no timing claims; "
-                          "`check --device cuda` on a GPU times the kernel"}  # fmt: skip
+        return {
+            "absent": "the Triton interpreter runs on the CPU and makes no timing claims; "
+            "`check --device cuda` on a GPU times the kernel"
+        }
     ncu = shutil.which("ncu") is not None
     with tempfile.TemporaryDirectory(prefix="rmsnorm-check-timing-") as folder:
         out = Path(folder) / "bench"
@@ -75,20 +103,20 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
             # A cancelled window job kills the check; the benchmark must not outlive it.
             done = run_bounded(command, timeout_s=TIMING_TIMEOUT_S, cwd=_ROOT, die_with_parent=True)
         except subprocess.TimeoutExpired:
-            return {"absent": f"the benchmark did not finish within {TIMING_TIMEOUT_S} s "
-                              "(killed with its children)"}  # fmt: skip
+            return {
+                "absent": f"the benchmark did not finish within {TIMING_TIMEOUT_S} s "
+                "(killed with its children)"
+            }
         except OSError as err:
             return {"absent": f"the benchmark could not start: {err}"}
         if done.returncode != 0 or not (out / "results.json").is_file():
             said = " ".join((done.stderr.strip() or done.stdout.strip() or "no output").split())
-            return {"absent": f"the benchmark exited {done.returncode}: "
-                              f"{said[-_TAIL_CHARS:]}"}  # fmt: skip
+            return {"absent": f"the benchmark exited {done.returncode}: {said[-_TAIL_CHARS:]}"}
         from kernels.bench import read_json
 
         try:
             report = read_json(out / "results.json")
-            return timing_section(report, "ours" if kernel is None else "candidate",
-                                  arguments[:-2])  # fmt: skip
+            return timing_section(report, "ours" if kernel is None else "candidate", arguments[:-2])
         except ValueError as err:
             return {"absent": f"the benchmark's record was not read: {err}"}
 

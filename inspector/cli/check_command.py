@@ -170,9 +170,11 @@ def _run_check_locked(
     from inspector.records.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
 
     config = pipeline.CheckConfig(
-        device=args.device, run_kernel=not args.model_only, kernel_spec=spec,
+        device=args.device,
+        run_kernel=not args.model_only,
+        kernel_spec=spec,
         timing=not args.no_timing,
-    )  # fmt: skip
+    )
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
     try:
         receipt = write_receipts(result, out_dir)

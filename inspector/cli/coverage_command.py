@@ -58,8 +58,10 @@ def run_coverage_command(arguments: list[str]) -> int:
     start = time.perf_counter()
     found = reachable()
     counts = ", ".join(f"{name} {n}" for name, n in describe(found).items())
-    print(f"{len(found)} reachable configurations ({counts}) in "
-          f"{time.perf_counter() - start:.1f} s", file=sys.stderr)  # fmt: skip
+    print(
+        f"{len(found)} reachable configurations ({counts}) in {time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+    )
     if args.match:
         found = {c: w for c, w in found.items() if args.match in c.label}
         if not found:
@@ -69,8 +71,10 @@ def run_coverage_command(arguments: list[str]) -> int:
         proofs.append(proof)
         if not proof.passed:
             failed = [o for o in proof.outcomes if not o.passed]
-            print(f"NOT PROVEN {proof.configuration.label} (width {proof.witness.width}): "
-                  + "; ".join(f"{o.fixture}: {o.detail[:160]}" for o in failed))  # fmt: skip
+            print(
+                f"NOT PROVEN {proof.configuration.label} (width {proof.witness.width}): "
+                + "; ".join(f"{o.fixture}: {o.detail[:160]}" for o in failed)
+            )
         if (index + 1) % 25 == 0 or index + 1 == total:
             print(f"[{index + 1}/{total}] proven", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - start

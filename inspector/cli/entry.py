@@ -95,9 +95,13 @@ def _add_check_run_options(check: argparse.ArgumentParser) -> None:
         "out=None) -> y, run in a child process on every fixture (crash, hang and "
         "out-of-bounds stores are findings)",
     )
-    run.add_argument("--no-timing", action="store_true", help="on a GPU, do not time the proven "
-                     "kernel on the input's shape (`bench` beside eager PyTorch and a copy; "
-                     "ncu's DRAM figures where installed)")  # fmt: skip
+    run.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="on a GPU, do not time the proven "
+        "kernel on the input's shape (`bench` beside eager PyTorch and a copy; "
+        "ncu's DRAM figures where installed)",
+    )
     run.add_argument("--out", metavar="DIR", required=True, help="folder for the receipts")
     run.add_argument("--session", metavar="FILE.h5", help="also save the session here")
     run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -278,8 +282,9 @@ def run_verify_command(args: argparse.Namespace) -> int:
         report = verify_receipts(args.receipt_json, args.receipt_csv)
     except ReceiptError as exc:
         raise UsageError(f"receipt: {one_line(exc)}") from None
-    if args.rerun and not any(c.name in ("json parse", "json schema") and not c.ok
-                              for c in report.checks):  # fmt: skip
+    if args.rerun and not any(
+        c.name in ("json parse", "json schema") and not c.ok for c in report.checks
+    ):
         report = with_rerun(report, args.device)
     print("\n".join(printable(line) for line in report.lines()))
     if report.ok:

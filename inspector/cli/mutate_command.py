@@ -43,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Mutate the kernel's @triton.jit source and run every mutant against the "
         "fixture matrix, each in a child process; writes DIR/mutation.json and mutation.csv.",
     )
-    parser.add_argument("--kernel", metavar="FILE.py:FUNCTION", help="your kernel (default: "
-                        "the bundled one)")  # fmt: skip
+    parser.add_argument(
+        "--kernel", metavar="FILE.py:FUNCTION", help="your kernel (default: the bundled one)"
+    )
     parser.add_argument("--out", metavar="DIR", default="mutation", help="folder (mutation)")
     parser.add_argument("--jobs", type=int, default=0, help="mutants at once (0: one per core)")
     parser.add_argument(
@@ -54,21 +55,27 @@ def _parser() -> argparse.ArgumentParser:
         "--no-ttir", action="store_true", help="skip the TTIR comparison (no mutant is equivalent)"
     )
     parser.add_argument(
-        "--no-coverage", action="store_true",
+        "--no-coverage",
+        action="store_true",
         help="bundled kernel: do not prove the fixtures' survivors on the coverage map",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--first-site", type=int, default=0, metavar="N",
+        "--first-site",
+        type=int,
+        default=0,
+        metavar="N",
         help="start at site N (0-based), for files of more than 400 sites",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--count", type=int, default=400, metavar="N", help="run at most N sites (1..400)"
     )
     parser.add_argument(
-        "--sites", metavar="IDS", default=None,
+        "--sites",
+        metavar="IDS",
+        default=None,
         help="only these mutant ids of the slice, comma-separated (m005,m009: an earlier "
         "report's survivors)",
-    )  # fmt: skip
+    )
     return parser
 
 
@@ -135,12 +142,16 @@ def run_mutate_command(arguments: list[str]) -> int:
     atomic_write_text(out / "mutation.json", json.dumps(data, indent=1) + "\n")
     survivors = [m for m in data["mutants"] if m["outcome"] == "survived"]
     for m in survivors:
-        print(f"SURVIVED {m['id']} {m['function']}:{m['line']} {m['operator']}: "
-              f"{m['before']!r} -> {m['after']!r}")  # fmt: skip
+        print(
+            f"SURVIVED {m['id']} {m['function']}:{m['line']} {m['operator']}: "
+            f"{m['before']!r} -> {m['after']!r}"
+        )
     for m in data["mutants"]:
         if m["outcome"] == "stillborn":
-            print(f"stillborn {m['id']} {m['function']}:{m['line']} {m['operator']}: Triton "
-                  f"refused it on {', '.join(m['killed_by'])} ({m['detail'][:160]})")  # fmt: skip
+            print(
+                f"stillborn {m['id']} {m['function']}:{m['line']} {m['operator']}: Triton "
+                f"refused it on {', '.join(m['killed_by'])} ({m['detail'][:160]})"
+            )
     failed = data["baseline"]["failed"]
     print(baseline_line(data["baseline"]))
     print(

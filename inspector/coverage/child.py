@@ -168,8 +168,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m inspector.coverage.child")
     parser.add_argument("map", type=Path, metavar="MAP.json")
     parser.add_argument("--mutant", metavar="NAME", help="prove this hand-made kernel mutant")
-    parser.add_argument("--lines", metavar="FILE:FIRST-LAST", help="only the configurations "
-                        "that run one of these lines")  # fmt: skip
+    parser.add_argument(
+        "--lines",
+        metavar="FILE:FIRST-LAST",
+        help="only the configurations that run one of these lines",
+    )
     parser.add_argument("--record-lines", action="store_true", help="record each proof's lines")
     parser.add_argument("--part", type=_part, default=(0, 1), metavar="K/N")
     return parser
@@ -186,8 +189,15 @@ def _record(entries: list[tuple[Any, Any, Any, bool]], part: tuple[int, int]) ->
         proof, lines = record(configuration, witness, files)
         failed = [f"{o.fixture}: {o.detail[:300]}" for o in proof.outcomes if not o.passed]
         label = _label(configuration, beyond)
-        recorded.append({"index": index, "label": label, "passed": proof.passed,
-                         "failed": failed[0] if failed else "", "lines": lines})  # fmt: skip
+        recorded.append(
+            {
+                "index": index,
+                "label": label,
+                "passed": proof.passed,
+                "failed": failed[0] if failed else "",
+                "lines": lines,
+            }
+        )
     return {"outcome": "recorded", "entries": recorded}
 
 
@@ -202,9 +212,15 @@ def _prove(
         proof = prove(configuration, witness, mutant=mutant)
         failed = [o for o in proof.outcomes if not o.passed]
         if failed:
-            return {"outcome": "caught", "configuration": _label(configuration, beyond),
-                    "fixture": failed[0].fixture, "detail": failed[0].detail[:400],
-                    "proofs": count, "reached": len(chosen), "map": len(entries)}  # fmt: skip
+            return {
+                "outcome": "caught",
+                "configuration": _label(configuration, beyond),
+                "fixture": failed[0].fixture,
+                "detail": failed[0].detail[:400],
+                "proofs": count,
+                "reached": len(chosen),
+                "map": len(entries),
+            }
     return {"outcome": "passed", "proofs": len(chosen), "reached": len(chosen), "map": len(entries)}
 
 

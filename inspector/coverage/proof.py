@@ -90,8 +90,12 @@ def variants(witness: Any, rows: int) -> list[Fixture]:
 
     def case(x: np.ndarray, eps: float = 1e-6) -> Callable[[], dict[str, Any]]:
         return lambda: {
-            "x": x, "weight": _weight(width), "eps": eps, "dtype": dtype, "row_stride": stride,
-        }  # fmt: skip
+            "x": x,
+            "weight": _weight(width),
+            "eps": eps,
+            "dtype": dtype,
+            "row_stride": stride,
+        }
 
     extreme = _values(rows, width, seed + 1)
     extreme[:, -1] = big  # the row's last element: where a tail mask or a peeled tail acts
@@ -101,22 +105,52 @@ def variants(witness: Any, rows: int) -> list[Fixture]:
     special[-1] = 2.5  # output = weight (to eps)
     tiny = _values(rows, width, seed + 3) * 1e-3
     return [
-        Fixture("random_rows", "positive", "random rows, asymmetric weights",
-                case(_values(rows, width, seed))),
-        Fixture("extreme_edges", "boundary", f"|x| = {big:g} at each row's last element "
-                "and row 0's first", case(extreme)),
-        Fixture("zero_and_constant_rows", "boundary", "a zero row first, a constant row last",
-                case(special)),
-        Fixture("min_eps", "boundary", f"rows of ~1e-3 with eps = {LIMITS.min_eps:g}",
-                case(tiny, LIMITS.min_eps)),
-        Fixture("row_isolation", "negative", "changing row 1 must not change row 0",
-                case(_values(rows, width, seed + 4)), check="row_isolation"),
-        Fixture("poison_invariance", "negative", "another poison in the padding, guards and "
-                "masked lanes changes nothing", case(_values(rows, width, seed + 5)),
-                check="poison_invariance"),
-        Fixture(RSTD_FIXTURE, "positive", "the kernel's rstd output (each row's rrms) against "
-                "the scalar reference's, y as without it", case(_values(rows, width, seed + 6))),
-    ]  # fmt: skip
+        Fixture(
+            "random_rows",
+            "positive",
+            "random rows, asymmetric weights",
+            case(_values(rows, width, seed)),
+        ),
+        Fixture(
+            "extreme_edges",
+            "boundary",
+            f"|x| = {big:g} at each row's last element and row 0's first",
+            case(extreme),
+        ),
+        Fixture(
+            "zero_and_constant_rows",
+            "boundary",
+            "a zero row first, a constant row last",
+            case(special),
+        ),
+        Fixture(
+            "min_eps",
+            "boundary",
+            f"rows of ~1e-3 with eps = {LIMITS.min_eps:g}",
+            case(tiny, LIMITS.min_eps),
+        ),
+        Fixture(
+            "row_isolation",
+            "negative",
+            "changing row 1 must not change row 0",
+            case(_values(rows, width, seed + 4)),
+            check="row_isolation",
+        ),
+        Fixture(
+            "poison_invariance",
+            "negative",
+            "another poison in the padding, guards and masked lanes changes nothing",
+            case(_values(rows, width, seed + 5)),
+            check="poison_invariance",
+        ),
+        Fixture(
+            RSTD_FIXTURE,
+            "positive",
+            "the kernel's rstd output (each row's rrms) against "
+            "the scalar reference's, y as without it",
+            case(_values(rows, width, seed + 6)),
+        ),
+    ]
 
 
 #: The variant that also takes the kernel's rstd output (its STORE_RSTD code paths).
@@ -143,10 +177,18 @@ def implementation(
     def run(problem: spec.Problem, poison: float, _: str | None) -> matrix.RunOutput:
         rstd = problem.name == RSTD_FIXTURE
         result = kernels.run_checked(
-            np.array(problem.x), np.array(problem.weight), eps=problem.eps, dtype=problem.dtype,
-            row_stride=problem.row_stride, out_row_stride=witness.y_stride, mutant=mutant,
-            poison=poison, device=device, config=witness.config, rstd=rstd,
-        )  # fmt: skip
+            np.array(problem.x),
+            np.array(problem.weight),
+            eps=problem.eps,
+            dtype=problem.dtype,
+            row_stride=problem.row_stride,
+            out_row_stride=witness.y_stride,
+            mutant=mutant,
+            poison=poison,
+            device=device,
+            config=witness.config,
+            rstd=rstd,
+        )
         if result.configuration != configuration:
             raise WrongConfiguration(
                 f"the launch reached {result.configuration.label}, not {configuration.label}"

@@ -203,8 +203,15 @@ def _past_2_31_verdict(first: str, timeout_s: float) -> tuple[str, tuple[str, ..
     command = [sys.executable, "-m", "kernels.past_2_31", device]
     where = ("rows past 2**31",)
     try:
-        done = subprocess.run(command, cwd=first, env=env, capture_output=True, text=True,
-                              timeout=timeout_s, check=False)  # fmt: skip
+        done = subprocess.run(
+            command,
+            cwd=first,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return "timeout", where, f"rows past 2**31 elements ran past {timeout_s:g} s"
     problems = past_2_31.failures(done.stdout, done.returncode)

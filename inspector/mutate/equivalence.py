@@ -64,9 +64,17 @@ def _layouts() -> list[dict[str, Any]]:
             continue
         problem = fixture.build()
         block = problem.block
-        found.append({"rows": problem.rows, "width": problem.width, "dtype": problem.dtype,
-                      "x_stride": problem.row_stride, "y_stride": problem.width + block,
-                      "guard": block, "eps": problem.eps})  # fmt: skip
+        found.append(
+            {
+                "rows": problem.rows,
+                "width": problem.width,
+                "dtype": problem.dtype,
+                "x_stride": problem.row_stride,
+                "y_stride": problem.width + block,
+                "guard": block,
+                "eps": problem.eps,
+            }
+        )
     for dtype in SWEEP_DTYPES:
         itemsize = 4 if dtype == "float32" else 2
         for width in SWEEP_WIDTHS:
@@ -75,13 +83,28 @@ def _layouts() -> list[dict[str, Any]]:
                 for stride in (width, width + 3):
                     if rows * (stride + block) * itemsize > SWEEP_MAX_BYTES:
                         continue
-                    found.append({"rows": rows, "width": width, "dtype": dtype,
-                                  "x_stride": stride, "y_stride": stride,
-                                  "guard": block})  # fmt: skip
+                    found.append(
+                        {
+                            "rows": rows,
+                            "width": width,
+                            "dtype": dtype,
+                            "x_stride": stride,
+                            "y_stride": stride,
+                            "guard": block,
+                        }
+                    )
     # Problems of 64 MiB and more switch rows of 8 KiB and more to the column loop.
     for dtype, width in (("float32", 4096), ("bfloat16", 4096), ("bfloat16", 8192)):
-        found.append({"rows": 8192, "width": width, "dtype": dtype, "x_stride": width,
-                      "y_stride": width, "guard": width})  # fmt: skip
+        found.append(
+            {
+                "rows": 8192,
+                "width": width,
+                "dtype": dtype,
+                "x_stride": width,
+                "y_stride": width,
+                "guard": width,
+            }
+        )
     return found
 
 
@@ -116,8 +139,9 @@ def baseline(spec: KernelSpec, *, pythonpath_first: str = "") -> Baseline:
     if not launches:
         return Baseline(unsupported="the launcher launched no @triton.jit function")
     try:
-        results = compile_ttir(spec.path, launches, pythonpath_first=pythonpath_first,
-                               timeout_s=COMPILE_TIMEOUT_S)  # fmt: skip
+        results = compile_ttir(
+            spec.path, launches, pythonpath_first=pythonpath_first, timeout_s=COMPILE_TIMEOUT_S
+        )
     except RuntimeError as err:
         return Baseline(unsupported=f"the original does not compile to TTIR ({err})"[:300])
     errors = [r["error"] for r in results if "text" not in r]
@@ -138,8 +162,13 @@ def judge(
     if base.unsupported:
         return False, f"TTIR not compared: {base.unsupported}"
     try:
-        results = compile_ttir(path, list(base.launches), expect=list(base.digests),
-                               pythonpath_first=pythonpath_first, timeout_s=timeout_s)  # fmt: skip
+        results = compile_ttir(
+            path,
+            list(base.launches),
+            expect=list(base.digests),
+            pythonpath_first=pythonpath_first,
+            timeout_s=timeout_s,
+        )
     except RuntimeError as err:
         return False, f"TTIR not compared: {str(err)[:200]}"
     for index, result in enumerate(results):
@@ -169,8 +198,13 @@ def judge_fill(
     if lines is None or base.unsupported:
         return False, ""
     try:
-        results = compile_ttir(path, list(base.launches), texts=False,
-                               pythonpath_first=pythonpath_first, timeout_s=timeout_s)  # fmt: skip
+        results = compile_ttir(
+            path,
+            list(base.launches),
+            texts=False,
+            pythonpath_first=pythonpath_first,
+            timeout_s=timeout_s,
+        )
     except RuntimeError:
         return False, ""
     if len(results) != len(base.launches) or any("digest" not in r for r in results):

@@ -85,14 +85,18 @@ def _row(item: Any, index: int) -> MutantRow:
     where = f"mutants[{index}]"
     if not isinstance(item, dict):
         raise ReportError(f"{where} must be an object; got {type(item).__name__}")
-    missing = [k for k in ("id", "function", "line", "operator", "before", "after", "outcome",
-                           "killed_by") if k not in item]  # fmt: skip
+    missing = [
+        k
+        for k in ("id", "function", "line", "operator", "before", "after", "outcome", "killed_by")
+        if k not in item
+    ]
     if missing:
         raise ReportError(f"{where} has no {missing[0]!r}")
     outcome = _string(item["outcome"], f"{where}.outcome")
     if outcome not in OUTCOME_ORDER:
-        raise ReportError(f"{where}.outcome must be one of {', '.join(OUTCOME_ORDER)}; got "
-                          f"{outcome[:40]!r}")  # fmt: skip
+        raise ReportError(
+            f"{where}.outcome must be one of {', '.join(OUTCOME_ORDER)}; got {outcome[:40]!r}"
+        )
     killed_by = item["killed_by"]
     if not isinstance(killed_by, list) or len(killed_by) > 1000:
         raise ReportError(f"{where}.killed_by must be a list of fixture names")
@@ -161,8 +165,9 @@ def read_report(path: str | Path) -> MutationReport:
     try:
         size = path.stat().st_size
         if size > MAX_REPORT_BYTES:
-            raise ReportError(f"{path.name}: {size} bytes; a mutation report is at most "
-                              f"{MAX_REPORT_BYTES} bytes")  # fmt: skip
+            raise ReportError(
+                f"{path.name}: {size} bytes; a mutation report is at most {MAX_REPORT_BYTES} bytes"
+            )
         text = path.read_bytes()[: MAX_REPORT_BYTES + 1].decode("utf-8")
         data = json.loads(text)
     except ReportError:
@@ -211,8 +216,12 @@ def _mutated_lines(row: MutantRow, source: str, lines: list[str]) -> list[str] |
         return None
     for site in sites:
         if (site.function, site.line, site.operator, site.before, site.after) == (
-            row.function, row.line, row.operator, row.before, row.after
-        ):  # fmt: skip
+            row.function,
+            row.line,
+            row.operator,
+            row.before,
+            row.after,
+        ):
             mutated = apply_site(source, site).splitlines()
             grown = len(mutated) - len(lines)
             return mutated[site.start[0] - 1 : site.end[0] + grown]

@@ -232,9 +232,13 @@ def run_mutants(
                     if outcome == "survived":  # the TTIR last: only the survivors compile it
                         judged = _judged(base, mutant_spec, first, path, site)
                         if judged[0] and span and child.beyond_rule_only(coverage_map, span):
-                            judged = ("", (), f"{judged[2]}, none of which compiles "
-                                      f"{reach.format_span(span)}: only layouts beyond "
-                                      "the rule run it")  # fmt: skip
+                            judged = (
+                                "",
+                                (),
+                                f"{judged[2]}, none of which compiles "
+                                f"{reach.format_span(span)}: only layouts beyond "
+                                "the rule run it",
+                            )
                         outcome, killed_by, detail = judged if judged[0] else verdict
                         note = "" if judged[0] else judged[2]
                 if note and (outcome == "survived" or note.startswith("TTIR not compared")):
@@ -262,8 +266,9 @@ def _check_ids(ids: list[str], only: set[str] | None) -> None:
     unknown = sorted(set(only or ()) - set(ids))
     if unknown:
         span = f"{ids[0]}..{ids[-1]}" if ids else "none"
-        raise ValueError(f"--sites: {', '.join(unknown[:5])} not among this slice's mutants "
-                         f"({span})")  # fmt: skip
+        raise ValueError(
+            f"--sites: {', '.join(unknown[:5])} not among this slice's mutants ({span})"
+        )
 
 
 def _judged(

@@ -64,8 +64,12 @@ class MutationActions(QObject):
 
     def set_enabled(self, idle: bool) -> None:
         """Runs and opens only while the worker is idle."""
-        for widget in (self.open_action, self.run_action, self.view.open_button,
-                       self.view.run_button):  # fmt: skip
+        for widget in (
+            self.open_action,
+            self.run_action,
+            self.view.open_button,
+            self.view.run_button,
+        ):
             widget.setEnabled(idle)
 
     def open_report_dialog(self) -> None:

@@ -82,9 +82,12 @@ def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     compare("errors", a["errors"], b["errors"], _DIFF_ERROR_KEYS)
     for section, key_of, value_of in (
         ("fixtures", lambda f: (f["target"], f["name"]), lambda f: (f["actual"], f["passed"])),
-        ("mutants", lambda m: (m["target"], m["name"]),
-         lambda m: (m["killed"], tuple(m["killed_by"]))),
-    ):  # fmt: skip
+        (
+            "mutants",
+            lambda m: (m["target"], m["name"]),
+            lambda m: (m["killed"], tuple(m["killed_by"])),
+        ),
+    ):
         left = {key_of(item): value_of(item) for item in a[section]}
         right = {key_of(item): value_of(item) for item in b[section]}
         for key in sorted(set(left) | set(right)):
@@ -115,13 +118,15 @@ def _timing_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     if "absent" in left or "absent" in right:
         if ("absent" in left) != ("absent" in right):
             said = "absent" if "absent" in left else "measured"
-            return [f"{said} in the first, {'measured' if said == 'absent' else 'absent'} in the "
-                    "second"]  # fmt: skip
+            return [
+                f"{said} in the first, {'measured' if said == 'absent' else 'absent'} in the second"
+            ]
         return []
     shape = ("rows", "width", "dtype", "device")
     if any(left[key] != right[key] for key in shape):
-        moved = ", ".join(f"{key} {left[key]!r} -> {right[key]!r}" for key in shape
-                          if left[key] != right[key])  # fmt: skip
+        moved = ", ".join(
+            f"{key} {left[key]!r} -> {right[key]!r}" for key in shape if left[key] != right[key]
+        )
         return [f"not comparable: {moved}"]
 
     def samples(section: dict[str, Any]) -> dict[str, np.ndarray]:

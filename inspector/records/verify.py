@@ -325,11 +325,16 @@ def _claim_checks(data: dict[str, Any]) -> list[Check]:
         )
     )
     reasons = [name for name, entry in comparisons if not entry["passed"]]
-    reasons += [f"{m['target']} mutant {m['name']} survived" for m in data["mutants"]
-                if not (m["killed"] and m["killed_by"])]  # fmt: skip
-    reasons += [f"{f['target']} fixture {f['name']}" for f in data["fixtures"]
-                if (not f["passed"] or f["expected"] != f["actual"])
-                and f["actual"] != OUT_OF_DOMAIN]  # fmt: skip
+    reasons += [
+        f"{m['target']} mutant {m['name']} survived"
+        for m in data["mutants"]
+        if not (m["killed"] and m["killed_by"])
+    ]
+    reasons += [
+        f"{f['target']} fixture {f['name']}"
+        for f in data["fixtures"]
+        if (not f["passed"] or f["expected"] != f["actual"]) and f["actual"] != OUT_OF_DOMAIN
+    ]
     if kernel.get("oob_writes"):
         reasons.append(f"kernel.oob_writes {kernel['oob_writes']}")
     if kernel.get("oob_reads"):

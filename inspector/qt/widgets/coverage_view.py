@@ -50,8 +50,11 @@ class CoverageView(QWidget):
         """Show a receipt's ``coverage`` section (None or ``{"absent"}``/``{"error"}``: why not)."""
         self.section = section
         if section is None or "configurations" not in section:
-            why = "no check run yet" if section is None else section.get("absent") or section.get(
-                "error", "")  # fmt: skip
+            why = (
+                "no check run yet"
+                if section is None
+                else section.get("absent") or section.get("error", "")
+            )
             self.caption.setText(f"No coverage map: {why}.")
             self.table.setRowCount(0)
             return
@@ -108,7 +111,13 @@ def _well_formed(section: dict[str, Any]) -> bool:
     if not isinstance(entries, list) or not isinstance(sources, dict):
         return False
     keys = {"label": str, "dtype": str, "proven_cpu": bool, "proven_gpu": bool}
-    return isinstance(section.get("unproven"), list) and all(
-        isinstance(e, dict) and all(isinstance(e.get(k), t) for k, t in keys.items())
-        and "/" in e["label"] for e in entries
-    ) and all(isinstance(sources.get(k), str) for k in ("cpu", "gpu"))  # fmt: skip
+    return (
+        isinstance(section.get("unproven"), list)
+        and all(
+            isinstance(e, dict)
+            and all(isinstance(e.get(k), t) for k, t in keys.items())
+            and "/" in e["label"]
+            for e in entries
+        )
+        and all(isinstance(sources.get(k), str) for k in ("cpu", "gpu"))
+    )
