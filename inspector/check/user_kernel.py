@@ -25,15 +25,24 @@ from oracle.spec import Problem
 
 
 def loadable_kernel_spec(text: str, cancel: Any = None) -> KernelSpec:
-    """``FILE.py:FUNCTION`` parsed, and the file imported in a child process that finds a
-    callable ``FUNCTION`` there; ``cancel`` (an event) ends the wait for it.
+    """``FILE.py:FUNCTION`` as a user typed it, parsed once (:func:`check_loadable` then).
 
     Raises:
-        kernels.usercode.KernelSpecError (a ValueError): the part that is wrong, or the
-            child's error importing the file.
+        kernels.usercode.KernelSpecError: as :func:`check_loadable`, or the part of ``text``
+            that is wrong.
+        kernels.usercode.KernelCancelled: as :func:`check_loadable`.
+    """
+    return check_loadable(parse_kernel_spec(text), cancel)
+
+
+def check_loadable(spec: KernelSpec, cancel: Any = None) -> KernelSpec:
+    """``spec`` back once its file was imported in a child process that found a callable
+    ``FUNCTION`` there; ``cancel`` (an event) ends the wait for it.
+
+    Raises:
+        kernels.usercode.KernelSpecError (a ValueError): the child's error importing the file.
         kernels.usercode.KernelCancelled: ``cancel`` was set first (the child is killed).
     """
-    spec = parse_kernel_spec(text)
     with UserKernel(spec, cancel=cancel):
         pass
     return spec

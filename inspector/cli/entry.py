@@ -399,10 +399,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"settings reset: {reset_settings()}")
             return EXIT_OK
         try:
-            check_window_args(args.session, args.screenshot, args.kernel)
+            kernel = check_window_args(args.session, args.screenshot, args.kernel)
         except ValueError as exc:  # a missing file, a --kernel that names no kernel
             raise UsageError(str(exc)) from None
-        return run_window(args.session, args.screenshot, args.kernel)
+        return run_window(args.session, args.screenshot, kernel)
     except UsageError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

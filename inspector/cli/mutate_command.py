@@ -119,14 +119,16 @@ def run_mutate_command(arguments: list[str]) -> int:
         if not torch.cuda.is_available():
             os.environ["TRITON_INTERPRET"] = "1"
     from inspector.records.atomic import atomic_write_text
+    from kernels.usercode import parse_kernel_spec
 
+    kernel = None if args.kernel is None else parse_kernel_spec(args.kernel)
     with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
 
         def progress(done: int, total: int, label: str) -> None:
             print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
 
         data = mutate_report(
-            args.kernel,
+            kernel,
             Path(scratch),
             jobs=args.jobs,
             timeout_s=args.timeout,

@@ -13,28 +13,32 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from inspector.qt.app_info import display_problem
 
 EXIT_USAGE = 2
 
 
-def check_window_args(session: str | None, screenshot: str | None, kernel: str | None) -> None:
-    """Raise ``ValueError`` (one line) when the files named cannot be what they should."""
+def check_window_args(session: str | None, screenshot: str | None, kernel: str | None) -> Any:
+    """The ``--kernel`` parsed (a ``KernelSpec``; None without one); raise ``ValueError`` (one
+    line) when the files named cannot be what they should."""
     if session is not None and not Path(session).is_file():
         raise ValueError(f"session: {session} does not exist")
     if screenshot is not None:
         folder = Path(screenshot).parent
         if not folder.is_dir():
             raise ValueError(f"screenshot: folder {folder} does not exist")
-    if kernel is not None:
-        from kernels.usercode import parse_kernel_spec
+    if kernel is None:
+        return None
+    from kernels.usercode import parse_kernel_spec
 
-        parse_kernel_spec(kernel)  # a KernelSpecError (a ValueError) names the part
+    return parse_kernel_spec(kernel)  # a KernelSpecError (a ValueError) names the part
 
 
-def run_window(session: str | None, screenshot: str | None, kernel: str | None = None) -> int:
-    """The window (or a screenshot of it), with ``kernel`` loaded when given."""
+def run_window(session: str | None, screenshot: str | None, kernel: Any = None) -> int:
+    """The window (or a screenshot of it), with ``kernel`` (a ``KernelSpec``) loaded when
+    given."""
     if screenshot is None:
         problem = display_problem()
         if problem is not None:

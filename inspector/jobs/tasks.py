@@ -171,22 +171,22 @@ def check_job(problem: Problem, config: Any) -> Job:
     return job
 
 
-def load_kernel_job(text: str) -> Job:
-    """A job checking that ``FILE.py:FUNCTION`` names a kernel: its file imported in a child
-    process that finds the callable (``userkernel.loadable_kernel_spec``); the ``KernelSpec``
-    back, or the job fails with ``KernelSpecError`` saying what is wrong; Cancel ends a hanging
-    import (the child is killed)."""
+def load_kernel_job(spec: Any) -> Job:
+    """A job checking that ``spec`` (a ``KernelSpec``) names a kernel: its file imported in a
+    child process that finds the callable (``user_kernel.check_loadable``); ``spec`` back, or
+    the job fails with ``KernelSpecError`` saying what is wrong; Cancel ends a hanging import
+    (the child is killed)."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
-        yield (0, 1, f"loading {text} in a child process")
-        from inspector.check.user_kernel import loadable_kernel_spec
+        yield (0, 1, f"loading {spec.path}:{spec.function} in a child process")
+        from inspector.check.user_kernel import check_loadable
         from kernels.usercode import KernelCancelled
 
         try:
-            spec = loadable_kernel_spec(text, cancel)
+            spec_back = check_loadable(spec, cancel)
         except KernelCancelled:
             raise Cancelled from None
-        yield spec
+        yield spec_back
 
     return job
 
@@ -232,8 +232,8 @@ def bench_job(shapes: str, dtypes: list[str], budget_s: float | None = 300.0) ->
     return job
 
 
-def mutate_job(kernel: str | None, workers: int = 0) -> Job:
-    """A job running ``mutate`` on ``kernel`` (``FILE.py:FUNCTION``; None: the bundled kernel):
+def mutate_job(kernel: Any, workers: int = 0) -> Job:
+    """A job running ``mutate`` on ``kernel`` (a ``KernelSpec``; None: the bundled kernel):
     progress per mutant, then the report as ``mutation.json`` would hold it (a plain dict).
 
     Cancel is cooperative: mutants not yet started are skipped, the ones running finish, and

@@ -2,8 +2,8 @@
 
 A user's file is untrusted code, so nothing here imports it: the launcher names offered for a
 file are read from its syntax tree (:func:`launcher_names`), and whether the file really loads
-is answered by ``inspector.check.user_kernel.loadable_kernel_spec`` in a child process (the window
-runs it on its worker). What the status bar says about the kernel, and whether a check saved
+is answered by ``inspector.check.user_kernel.check_loadable`` in a child process (the window runs
+it on its worker). What the status bar says about the kernel, and whether a check saved
 in a session is of the loaded kernel, are decided here too.
 """
 

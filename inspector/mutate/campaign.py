@@ -10,7 +10,10 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernels.usercode import KernelSpec
 
 # The bundled kernel's launcher as a user kernel file: kernels.rms_norm, whichever ``kernels``
 # package comes first on the path (each mutant's copy).
@@ -24,7 +27,7 @@ def rms_norm(x, weight, eps, out=None):
 
 
 def mutate_report(
-    kernel: str | None,
+    kernel: KernelSpec | None,
     scratch: Path,
     *,
     jobs: int = 0,
@@ -37,20 +40,21 @@ def mutate_report(
     count: int = 400,
     only: set[str] | None = None,
 ) -> dict[str, Any]:
-    """``mutation.json``'s content for ``kernel`` (``FILE.py:FUNCTION``; None: the bundled
-    kernel, through a launcher shim written into ``scratch``). ``coverage``: the bundled
+    """``mutation.json``'s content for ``kernel`` (None: the bundled kernel, through a launcher
+    shim written into ``scratch``). ``coverage``: the bundled
     kernel's fixture survivors are proven on the coverage map too (under the interpreter only
     on the configurations that run the mutated statement; compiled, on every one).
 
     Raises:
         kernels.usercode.KernelSpecError: a kernel that is not loadable (the message says why).
     """
-    from inspector.check.user_kernel import loadable_kernel_spec
+    from inspector.check.user_kernel import check_loadable
     from inspector.coverage.child import line_map
     from inspector.mutate.source_mutants import report, run_mutants
+    from kernels.usercode import parse_kernel_spec
 
     if kernel is not None:
-        spec = loadable_kernel_spec(kernel)
+        spec = check_loadable(kernel)
         files, package = None, None
     else:
         import kernels
@@ -58,7 +62,7 @@ def mutate_report(
         package = Path(kernels.__file__).resolve().parent
         shim = scratch / "bundled_launcher.py"
         shim.write_text(BUNDLED_LAUNCHER)
-        spec = loadable_kernel_spec(f"{shim}:rms_norm")
+        spec = check_loadable(parse_kernel_spec(f"{shim}:rms_norm"))
         files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
     if only is not None:
         from inspector.mutate.source_mutants import check_site_ids

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # Qt is imported lazily: ``main.py check`` never loads it
     from PySide6.QtWidgets import QApplication
@@ -123,20 +123,19 @@ def render_screenshot(window: InspectorWindow, path: str, *, run_check: bool = T
         raise OSError(f"could not write {path}")
 
 
-def load_kernel_now(window: InspectorWindow, kernel: str) -> None:
-    """Load ``FILE.py:FUNCTION`` before anything is drawn (the screenshot's way).
+def load_kernel_now(window: InspectorWindow, kernel: Any) -> None:
+    """Load ``kernel`` (a ``KernelSpec``) before anything is drawn (the screenshot's way).
 
     Raises:
         kernels.usercode.KernelSpecError: the file is not a kernel (the message says why).
     """
-    from inspector.check.user_kernel import loadable_kernel_spec
+    from inspector.check.user_kernel import check_loadable
 
-    spec = loadable_kernel_spec(kernel)
-    window.kernels.loaded(spec)
+    window.kernels.loaded(check_loadable(kernel))
 
 
 def run_app(
-    session_path: str | None = None, screenshot: str | None = None, kernel: str | None = None
+    session_path: str | None = None, screenshot: str | None = None, kernel: Any = None
 ) -> int:
     """Open the GUI, or render the main window to ``screenshot`` and return 0.
 
@@ -174,5 +173,5 @@ def run_app(
 
     QTimer.singleShot(0, window.files.offer_recovery)  # unsaved work from a crashed run
     if kernel is not None:
-        QTimer.singleShot(0, lambda: window.kernels.load(kernel))
+        QTimer.singleShot(0, lambda: window.kernels.load_spec(kernel))
     return int(app.exec())

@@ -107,21 +107,31 @@ class KernelActions(QObject):
         )
 
     def load(self, text: str) -> bool:
-        """Load ``FILE.py:FUNCTION`` on the worker (False when it cannot start now: busy, or
-        the spec is wrong on its face: no such file, not valid Python, not an identifier)."""
-        if self._surfaces.busy():
-            self._status("busy: wait for the running job (or cancel it) before loading a kernel")
-            return False
+        """Load ``FILE.py:FUNCTION`` as typed (a menu, a receipt) on the worker: :meth:`load_spec`
+        once it parses (False when it does not: no such file, not an identifier)."""
         from kernels.usercode import KernelSpecError, parse_kernel_spec
 
         try:
             spec = parse_kernel_spec(text)
+        except KernelSpecError as exc:
+            return self._refuse(str(exc))
+        return self.load_spec(spec)
+
+    def load_spec(self, spec: Any) -> bool:
+        """Load ``spec`` (a ``KernelSpec``) on the worker (False when it cannot start now:
+        busy, or the file is not valid Python)."""
+        if self._surfaces.busy():
+            self._status("busy: wait for the running job (or cancel it) before loading a kernel")
+            return False
+        from kernels.usercode import KernelSpecError
+
+        try:
             kernel_choice.launcher_names(spec.path)  # a syntax error, said at once
         except KernelSpecError as exc:
             return self._refuse(str(exc))
-        self._loading = text
+        self._loading = kernel_choice.spec_text(spec)
         self._status(f"loading {spec.path.name}:{spec.function} in a child process…")
-        return self._surfaces.start(LOAD_JOB, tasks.load_kernel_job(text), self.loaded)
+        return self._surfaces.start(LOAD_JOB, tasks.load_kernel_job(spec), self.loaded)
 
     def loaded(self, spec: Any) -> None:
         """The worker found ``spec`` loadable: prove it from now on."""

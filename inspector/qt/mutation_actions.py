@@ -101,9 +101,8 @@ class MutationActions(QObject):
         runner = self._runner
         if runner.busy:
             return False
-        spec = self.state.kernel
-        kernel = None if spec is None else f"{spec.path}:{spec.function}"
-        return bool(runner.start(JOB_NAME, heavy(tasks.mutate_job, kernel, 2), self.on_result))
+        job = heavy(tasks.mutate_job, self.state.kernel, 2)
+        return bool(runner.start(JOB_NAME, job, self.on_result))
 
     def on_result(self, result: dict[str, Any]) -> None:
         """A finished ``mutate`` job's report (its own output: parsed like any file)."""

@@ -271,13 +271,14 @@ def test_the_screenshot_loads_the_kernel_first_and_refuses_one_that_is_not(
     qtbot, tmp_path, capsys
 ) -> None:
     from inspector.qt.app import run_app
+    from kernels.usercode import parse_kernel_spec
 
     out = tmp_path / "shot.png"
-    assert run_app(None, str(out), f"{TUTORIAL}:rms_norm") == 0
+    assert run_app(None, str(out), parse_kernel_spec(f"{TUTORIAL}:rms_norm")) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     broken = tmp_path / "broken.py"
     broken.write_text("import no_such_module_anywhere\n")
-    assert run_app(None, str(tmp_path / "no.png"), f"{broken}:rms_norm") == 2
+    assert run_app(None, str(tmp_path / "no.png"), parse_kernel_spec(f"{broken}:rms_norm")) == 2
     assert "no_such_module_anywhere" in capsys.readouterr().err
     assert not (tmp_path / "no.png").exists()
 

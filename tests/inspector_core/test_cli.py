@@ -237,6 +237,8 @@ def test_window_with_missing_session_is_usage(tmp_path, capsys):
 def test_window_entry_receives_the_arguments(monkeypatch, tmp_path):
     import types
 
+    from kernels.usercode import parse_kernel_spec
+
     calls = []
     fake = types.ModuleType("inspector.qt.app")
     fake.run_app = lambda *args: calls.append(args) or 0
@@ -246,7 +248,8 @@ def test_window_entry_receives_the_arguments(monkeypatch, tmp_path):
     assert entry.main(["--screenshot", shot, "--session", demo]) == 0
     kernel = f"{ROOT / 'resources' / 'kernels' / 'tutorial.py'}:rms_norm"
     assert entry.main(["--kernel", kernel]) == 0
-    assert calls == [(demo, shot, None), (None, None, kernel)]
+    # The kernel reaches the window parsed once, as a KernelSpec (its file's hash included).
+    assert calls == [(demo, shot, None), (None, None, parse_kernel_spec(kernel))]
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import pytest
 from inspector.check import pipeline
 from inspector.jobs import tasks
 from inspector.model.analysis import Analysis, analyse
+from kernels.usercode import parse_kernel_spec
 from oracle import compare as cmp
 from oracle import fixtures, scalar, tiled
 
@@ -148,8 +149,9 @@ def test_load_kernel_job_cancel_ends_a_hanging_import(tmp_path) -> None:
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ntime.sleep(600)\n")
     cancel = threading.Event()
-    steps = tasks.load_kernel_job(f"{path}:rms_norm")(cancel)
-    assert next(steps) == (0, 1, f"loading {path}:rms_norm in a child process")
+    spec = parse_kernel_spec(f"{path}:rms_norm")
+    steps = tasks.load_kernel_job(spec)(cancel)
+    assert next(steps) == (0, 1, f"loading {spec.path}:rms_norm in a child process")
     timer = threading.Timer(0.5, cancel.set)
     timer.start()
     try:
