@@ -76,3 +76,22 @@ def test_history_reports_a_damaged_stored_receipt(qtbot) -> None:
         ]
     )
     assert "cannot compare" in view.diff_text.toPlainText()
+
+
+def test_a_long_counterexample_reason_never_widens_the_tab(qtbot) -> None:
+    # A failed check's reason names its first failure (up to 300 characters): the combos elide
+    # it (whole in the tooltip), so the History tab, and with it the window, keep their width.
+    from types import SimpleNamespace
+
+    from inspector.qt.widgets.history_view import HistoryView
+
+    view = HistoryView()
+    qtbot.addWidget(view)
+    narrow = view.minimumSizeHint().width()
+    reason = "check failed: 24 failure(s); first: kernel vs scalar reference: FAIL " + "x" * 230
+    records = [SimpleNamespace(kind="counterexample", created="2026-12-06 07:40:44",
+                               reason=reason, json_text="{}")]  # fmt: skip
+    view.set_history(records)
+    assert view.minimumSizeHint().width() <= max(narrow, 600)
+    assert view.a_combo.itemData(0, 3) == view.a_combo.itemText(0)  # ToolTipRole: whole
+    assert reason in view.a_combo.itemText(0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -26,6 +27,14 @@ class HistoryView(QWidget):
         self.summary.setWordWrap(True)
         self.a_combo = QComboBox(objectName="history_a")
         self.b_combo = QComboBox(objectName="history_b")
+        for combo in (self.a_combo, self.b_combo):
+            # An entry's reason (a counterexample's first failure, up to 300 characters) must not
+            # size the combo, the tab and so the window past the screen: it is elided to the
+            # combo's width and whole in its tooltip.
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(24)
         self.diff_text = QPlainTextEdit(objectName="history_diff")
         self.diff_text.setReadOnly(True)
         pick = QHBoxLayout()
@@ -56,6 +65,8 @@ class HistoryView(QWidget):
             combo.blockSignals(True)
             combo.clear()
             combo.addItems([label for label, _ in entries])
+            for index, (label, _) in enumerate(entries):
+                combo.setItemData(index, label, Qt.ItemDataRole.ToolTipRole)
             combo.blockSignals(False)
         passes = sum(1 for r in records if r.kind != "counterexample")
         counter = len(records) - passes
