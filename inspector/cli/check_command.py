@@ -189,9 +189,7 @@ def _run_check_locked(
     if session_path is not None:
         from inspector.records.session import Session, SessionError, save_session
 
-        session = Session.from_check(result)
-        if previous is not None:
-            session.receipt_history = list(previous.receipt_history)
+        session = Session.compose(result.problem, result, previous=previous)
         session.record_receipts(
             (out_dir / JSON_NAME).read_text(encoding="utf-8"),
             (out_dir / CSV_NAME).read_text(encoding="utf-8"),

@@ -416,32 +416,28 @@ class InspectionState:
     # ------------------------------------------------------------------ sessions
 
     def to_session(self) -> Any:
-        """A ``Session`` of what the state holds: problem, toggles, check, compile, bench rows.
+        """A ``Session`` of what the state holds: problem, toggles, check, compile, bench rows
+        and the held session's receipts (``Session.compose``).
 
         Raises:
             ValueError: the input is invalid (there is nothing to save).
         """
         from inspector.records.session import Session
 
-        if self.check_current:
-            session = Session.from_check(self._check_result)
-        elif self._problem is not None:
-            session = Session.from_problem(self._problem)
-        else:
+        check = self._check_result if self.check_current else None
+        if check is None and self._problem is None:
             raise ValueError("the input is invalid: nothing to save")
-        current = self._mutant
-        session.model_mutants = {name: name == current for name in MODEL_MUTANTS}
-        kernel_names = list(session.kernel_mutants) or [*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS]
-        session.kernel_mutants = {name: name == current for name in kernel_names}
-        if session.compile_info is None and self._compile_info:
-            session.compile_info = {k: v for k, v in self._compile_info.items() if k != "key"}
-        if self._bench is not None:
-            session.bench_meta, session.bench_samples = bench_for_session(self._bench)
-        previous = self._session
-        if previous is not None and previous.receipt_history:
-            session.receipt_history = list(previous.receipt_history)
-            session.receipt_json, session.receipt_csv = previous.receipt_json, previous.receipt_csv
-        return session
+        compile_info = None
+        if self._compile_info:
+            compile_info = {k: v for k, v in self._compile_info.items() if k != "key"}
+        return Session.compose(
+            self._problem if check is None else check.problem,
+            check,
+            toggles=(self._mutant, (*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS)),
+            compile_info=compile_info,
+            bench=bench_for_session(self._bench) if self._bench is not None else None,
+            previous=self._session,
+        )
 
     def restore_session(self, session: Any, path: str, *, as_template: bool = False) -> None:
         """After the input panel took an opened session's problem: the rest of the session.

@@ -264,6 +264,39 @@ class Session:
         )
 
     @classmethod
+    def compose(
+        cls,
+        problem: Problem,
+        check: CheckResult | None = None,
+        *,
+        toggles: tuple[str | None, tuple[str, ...]] | None = None,
+        compile_info: dict[str, Any] | None = None,
+        bench: tuple[dict[str, Any], dict[str, np.ndarray]] | None = None,
+        previous: Session | None = None,
+    ) -> Session:
+        """The one place a session is put together: ``problem`` (or ``check``, its problem and
+        arrays), the mutant toggles (``(switched-on mutant or None, the kernel's mutant names
+        when no check listed them)``; None leaves every one off), compiler output and benchmark
+        rows (meta, samples) when the check brought none, and ``previous``'s receipts (its
+        history and current pair) carried over."""
+        session = cls.from_check(check) if check is not None else cls.from_problem(problem)
+        if toggles is not None:
+            from oracle.mutants import MODEL_MUTANTS
+
+            mutant, kernel_names = toggles
+            session.model_mutants = {name: name == mutant for name in MODEL_MUTANTS}
+            names = list(session.kernel_mutants) or list(kernel_names)
+            session.kernel_mutants = {name: name == mutant for name in names}
+        if session.compile_info is None and compile_info is not None:
+            session.compile_info = compile_info
+        if bench is not None:
+            session.bench_meta, session.bench_samples = bench
+        if previous is not None and previous.receipt_history:
+            session.receipt_history = list(previous.receipt_history)
+            session.receipt_json, session.receipt_csv = previous.receipt_json, previous.receipt_csv
+        return session
+
+    @classmethod
     def from_check(cls, result: CheckResult) -> Session:
         """A session holding the problem and the arrays of one check."""
         session = cls.from_problem(result.problem)
