@@ -2,10 +2,10 @@
 check log shows it.
 
 :func:`result_lines` are the lines both print about a
-:class:`~inspector.check.pipeline.CheckResult`. The CLI follows them with its receipt lines
-(``cli._report``); the window's log (:func:`check_log_lines`) puts a verdict line above them and
-the modeled traffic and every failure below, so the log is a superset of what the CLI says about
-the result.
+:class:`~inspector.check.pipeline.CheckResult`. The CLI follows them with the receipt's lines
+(:func:`check_command_lines`); the window's log (:func:`check_log_lines`) puts a verdict line
+above them and the modeled traffic and every failure below. Every sentence the check, its
+receipt and its verdict say is made here.
 """
 
 from __future__ import annotations

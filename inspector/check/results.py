@@ -129,11 +129,11 @@ class CheckResult:
     diagnosis: tuple[str, ...] = ()
     # Its receipt (JSON, CSV texts), built by the window's job off the GUI thread.
     receipt_texts: tuple[str, str] | None = None
-    # The receipt's batch_invariance (check_stages.invariance_stage); None: not made.
+    # The receipt's batch_invariance (stages.invariance_stage); None: not made.
     batch_invariance: dict[str, Any] | None = None
-    # The kernel's launches under compute-sanitizer (check_stages.sanitizer_stage).
+    # The kernel's launches under compute-sanitizer (stages.sanitizer_stage).
     sanitizer: dict[str, Any] | None = None
-    # The launch-layout coverage map and its proofs (check_stages.coverage_stage).
+    # The launch-layout coverage map and its proofs (stages.coverage_stage).
     coverage: dict[str, Any] | None = None
     # The proven kernel timed on the input's shape (timing_stage.timing_stage), DRAM included.
     timing: dict[str, Any] | None = None

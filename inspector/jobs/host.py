@@ -59,7 +59,7 @@ class ChildJobError(Exception):
     """An exception raised in the host that could not travel back as itself.
 
     Attributes:
-        type_name: the class name of the original exception (``jobs.failure_text`` shows it).
+        type_name: the class name of the original exception (``tasks.failure_text`` shows it).
     """
 
     def __init__(self, type_name: str, message: str) -> None:

@@ -128,7 +128,7 @@ def user_kernel_job(
     """A job running a user's kernel (``kernels.usercode.KernelSpec``) once in its child
     process, judged against ``reference_y`` (a ``KernelRun`` back; ``y_exact`` as for
     :func:`kernel_job`). A crash, hang or exception of the kernel fails the job with what
-    happened (``userkernel.UserKernelFailed``)."""
+    happened (``user_kernel.UserKernelFailed``)."""
 
     def job(cancel: threading.Event) -> Iterator[Any]:
         yield (0, 3, f"starting {spec.path.name}'s process (torch + triton)")

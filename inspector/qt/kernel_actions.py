@@ -3,7 +3,7 @@ status bar's kernel label (what applies to the bundled kernel only: :mod:`.kerne
 
 A user's file is never imported here: its launcher names come from its syntax tree
 (``kernel_choice.launcher_names``) and whether it loads is answered by a child process on the
-worker (``jobs.load_kernel_job``), so a file that hangs while importing never freezes the
+worker (``tasks.load_kernel_job``), so a file that hangs while importing never freezes the
 window. A file that does not load leaves the previous kernel loaded and says why. Every dialog
 goes through ``widgets.dialogs`` (tests patch it).
 """

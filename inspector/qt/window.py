@@ -71,7 +71,7 @@ class InspectorWindow(QMainWindow):
         files: sessions, receipts, benchmark records, recent files.
         kernels: the loaded kernel (open, recent, bundled-only scope, first divergence).
         menus: the menu actions.
-        env: the kernel floor's mode, device and versions (``jobs.kernel_environment``).
+        env: the kernel floor's mode, device and versions (``tasks.kernel_environment``).
     """
 
     def __init__(

@@ -4,7 +4,7 @@ The jobs are Qt-free (:mod:`inspector.jobs.tasks`): ``job(cancel) -> Iterator`` 
 ``(step, total, label)`` progress tuples and, last, the result. The worker only iterates and
 emits; it never touches a widget. Cancel is cooperative: the event is checked between steps,
 never ``QThread.terminate()``. A failure travels as the exception object itself (the window
-formats it, ``jobs.failure_text``); a cancel as a :class:`~inspector.jobs.tasks.Cancelled`.
+formats it, ``tasks.failure_text``); a cancel as a :class:`~inspector.jobs.tasks.Cancelled`.
 
 Wiring follows superqt's ``new_worker_qthread`` (``thread.started -> worker.run``,
 ``worker.finished -> thread.quit``, ``deleteLater`` on the thread) with one difference: the

@@ -232,6 +232,8 @@ def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
     assert f"out-of-bounds writes <b>{count}</b>" in window.grid.counts.text()
     assert "kernel: Run kernel mutant unmasked_store" in window.grid.source.text()
     # A check after it is newer evidence: its verdict never sits beside the mutant's stores.
+    # (The result arrives before the job has ended: on a busy machine the runner is still busy.)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=30000)
     window.kernel_in_check.setChecked(False)
     with qtbot.waitSignal(window.runner.result, timeout=60000):
         assert window.run_check()

@@ -77,7 +77,7 @@ PALETTE = {
 
 
 def bench_available(env: dict[str, Any]) -> tuple[bool, str]:
-    """Whether this machine can time (``jobs.kernel_environment``'s ``env``), and the device
+    """Whether this machine can time (``tasks.kernel_environment``'s ``env``), and the device
     or why not."""
     if env["mode"] != "compiled":
         return False, INTERPRETER_NOTE

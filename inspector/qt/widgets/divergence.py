@@ -1,4 +1,4 @@
-"""First divergence: the button and what ``kernelview.first_divergence`` found, in words."""
+"""First divergence: the button and what ``kernel_view.first_divergence`` found, in words."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def shrinkable(label: QLabel) -> QLabel:
 
 
 def environment_labels(env: dict[str, Any]) -> tuple[QLabel, QLabel]:
-    """The device label and the versions label of ``jobs.kernel_environment``'s ``env``."""
+    """The device label and the versions label of ``tasks.kernel_environment``'s ``env``."""
     device_label = QLabel(objectName="device_label")
     device = env["device"]
     if env["mode"] == "interpreter" and "interpreter" not in device.lower():
