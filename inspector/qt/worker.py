@@ -164,9 +164,11 @@ class _Relay(QObject):
     @Slot(object)
     def on_result(self, obj: object) -> None:
         if self._current():
-            if self._on_result is not None:
-                self._on_result(obj)
-            self._runner.result.emit(self._name, obj)
+            try:
+                if self._on_result is not None:
+                    self._on_result(obj)
+            finally:  # listeners hear of the result even when its handler raised
+                self._runner.result.emit(self._name, obj)
 
     @Slot(object)
     def on_failed(self, exc: BaseException) -> None:
