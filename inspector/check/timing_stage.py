@@ -98,7 +98,7 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rmsnorm-check-timing-") as folder:
         out = Path(folder) / "bench"
         arguments = bench_arguments(problem, kernel, out, ncu)
-        command = [sys.executable, str(_ROOT / "main.py"), *arguments]
+        command = [sys.executable, "-m", "inspector", *arguments]
         try:
             # A cancelled window job kills the check; the benchmark must not outlive it.
             done = run_bounded(command, timeout_s=TIMING_TIMEOUT_S, cwd=_ROOT, die_with_parent=True)

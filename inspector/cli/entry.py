@@ -51,6 +51,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _prog() -> str:
     name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if name == "__main__.py":
+        return "python -m inspector"
     return "rmsnorm-inspector" if name == "rmsnorm-inspector" else "main.py"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -183,9 +184,13 @@ def read_report(path: str | Path) -> MutationReport:
 def source_files(report: MutationReport, report_path: str | Path | None = None) -> list[Path]:
     """The kernel's source files found on this machine: the file named in the report (as is,
     or relative to the repository or to the report's folder), or for the bundled kernel
-    (``kernels.rms_norm``) the repository's ``kernels/jit*.py``."""
+    (``kernels.rms_norm``) the ``jit*.py`` files of the ``kernels`` package this process
+    imports (found without importing it: no torch for a report)."""
     if report.kernel_function == "kernels.rms_norm":
-        return sorted((ROOT / "kernels").glob("jit*.py"))
+        found = importlib.util.find_spec("kernels")
+        if found is None or found.origin is None:
+            return []
+        return sorted(Path(found.origin).parent.glob("jit*.py"))
     named = Path(report.kernel_path)
     candidates = [named] if named.is_absolute() else [ROOT / named]
     if report_path is not None and not named.is_absolute():

@@ -342,3 +342,19 @@ def test_surviving_mutant_exits_1_names_it_and_is_kept_as_a_counterexample(
     history = load_session(state).receipt_history
     assert [r.kind for r in history] == ["first_pass", "counterexample"]
     assert "missing_epsilon" in history[1].reason
+
+
+def test_the_package_runs_as_python_m_inspector(tmp_path) -> None:
+    # The check's timing stage runs the benchmark this way (no main.py needed beside it).
+    done = subprocess.run(
+        [sys.executable, "-m", "inspector", "check", "--model-only", "--quiet",
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=ROOT, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1].startswith("PASS")
+    shown = subprocess.run(
+        [sys.executable, "-m", "inspector", "--help"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert shown.stdout.startswith("usage: python -m inspector ")
