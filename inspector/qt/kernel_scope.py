@@ -88,18 +88,4 @@ class KernelScope(QObject):
                 tabs.indexOf(widget), title if spec is None else f"{title} ({BUNDLED_ONLY})"
             )
         self.set_bench_scope(spec is None)
-        run_box = widgets.run_box
-        run_box.kernel_in_check.setText(
-            "include the real kernel" if spec is None else f"include the kernel ({name})"
-        )
-        run_box.kernel_in_check.setToolTip(
-            "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
-            "interpreter this takes a while"
-            if spec is None
-            else f"Runs {name} in a child process over the fixture matrix (no built-in mutants)"
-        )
-        run_box.kernel_button.setToolTip(
-            "The real kernel (with the switched-on mutant) on this input"
-            if spec is None
-            else f"{name} once on this input, in a child process"
-        )
+        widgets.run_box.name_kernel(name)

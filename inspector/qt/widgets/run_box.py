@@ -17,6 +17,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from inspector.model.state import KERNEL_ONLY_MUTANTS
+from oracle.mutants import MODEL_MUTANTS
+
 
 class RunBox(QGroupBox):
     """The Run box's widgets, laid out; ``env`` is ``jobs.tasks.kernel_environment()``."""
@@ -28,7 +31,6 @@ class RunBox(QGroupBox):
             "Oracle, fixture matrix and every mutant (and the real kernel if ticked), on the worker"
         )
         self.kernel_button = QPushButton("Run kernel", objectName="run_kernel")
-        self.kernel_button.setToolTip("The real kernel (with the switched-on mutant) on this input")
         self.kernel_button.setEnabled(env["available"])
         self.bench_button = QPushButton("Benchmark", objectName="benchmark")
         self.cancel_button = QPushButton("Cancel", objectName="cancel")
@@ -36,10 +38,7 @@ class RunBox(QGroupBox):
         self.kernel_in_check = QCheckBox("include the real kernel", objectName="kernel_in_check")
         self.kernel_in_check.setChecked(env["available"])
         self.kernel_in_check.setEnabled(env["available"])
-        self.kernel_in_check.setToolTip(
-            "Runs the kernel and its 7 mutants over the fixture matrix; under the Triton "
-            "interpreter this takes a while"
-        )
+        self.name_kernel(None)
         self.progress = QProgressBar(objectName="progress", maximum=1, format="idle")
         self.progress.setValue(0)
         self.verdict = QLabel("No check run yet.", objectName="verdict", wordWrap=True)
@@ -55,6 +54,26 @@ class RunBox(QGroupBox):
         layout.addWidget(self.bench_button)
         layout.addWidget(self.progress)
         layout.addWidget(self.verdict)
+
+    def name_kernel(self, name: str | None) -> None:
+        """Say which kernel Run kernel and the check run: the bundled one (None) or ``name``, a
+        user's, in its child process."""
+        if name is None:
+            mutants = len(MODEL_MUTANTS) + len(KERNEL_ONLY_MUTANTS)
+            self.kernel_in_check.setText("include the real kernel")
+            self.kernel_in_check.setToolTip(
+                f"Runs the kernel and its {mutants} mutants over the fixture matrix; under the "
+                "Triton interpreter this takes a while"
+            )
+            self.kernel_button.setToolTip(
+                "The real kernel (with the switched-on mutant) on this input"
+            )
+            return
+        self.kernel_in_check.setText(f"include the kernel ({name})")
+        self.kernel_in_check.setToolTip(
+            f"Runs {name} in a child process over the fixture matrix (no built-in mutants)"
+        )
+        self.kernel_button.setToolTip(f"{name} once on this input, in a child process")
 
     def show_progress(self, name: str, step: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
