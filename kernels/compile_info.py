@@ -352,10 +352,7 @@ def compile_fields(
         compiled = triton.compile(
             source,
             target=target,
-            options={
-                "num_warps": config.num_warps,
-                **({"maxnreg": config.max_registers} if config.max_registers else {}),
-            },
+            options={"num_warps": config.num_warps},
         )
     except Exception as err:  # surfaced with context, never swallowed
         raise RuntimeError(f"triton.compile failed for {dtype}/{width}/sm_{arch}: {err}") from err

@@ -3,9 +3,9 @@
 A *configuration* is what changes the code a launch runs: the kernel (tile or column loop),
 the dtype, and the compile-time branches :func:`kernels.layout.kernel_constexprs` sets (rows
 per program one or more, the vector width, peeled or not, a split body, the weight's load
-early or late, EVEN, the row mask, streaming stores, the loop's unrolled chunks and its grid)
-plus whether lanes lie past the row (the masked tail). The sizes themselves (tile lanes,
-chunk, warps) are not part of it: they set how many lanes run the same code, not which code.
+early or late, EVEN, the row mask, streaming stores) plus whether lanes lie past the row (the
+masked tail). The sizes themselves (tile lanes, chunk, warps) are not part of it: they set how
+many lanes run the same code, not which code.
 
 :func:`reachable` walks every supported width (1..MAX_WIDTH), both element sizes, every class
 of row counts between which the rule or the row mask can change (:func:`row_classes`) and
@@ -14,7 +14,7 @@ strides agreeing or not modulo 16 bytes), and keeps for each configuration the c
 problem that reaches it (its *witness*). :func:`configuration_of`
 is the key of one launch, taken from the constexprs the launcher computed.
 
-Qt-free and oracle-free: :mod:`inspector.coverage_proof` proves each configuration with the
+Qt-free and oracle-free: :mod:`inspector.coverage.proof` proves each configuration with the
 fixture matrix. The walk takes an H200's 132 SMs (the short-row tiles' grid depends on
 the SM count); ``reachable(sm_count=...)`` walks another device's.
 """
@@ -45,7 +45,7 @@ ITEMSIZES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 # The fields of a configuration, in the order the map and the receipt list them.
 FIELDS: tuple[str, ...] = (
     "dtype", "kernel", "multi_row", "vec", "peel", "split", "w_early", "even", "row_mask",
-    "stream", "unroll", "per_row", "tail",
+    "stream", "tail",
 )  # fmt: skip
 
 
@@ -56,16 +56,15 @@ class Configuration:
     Attributes:
         dtype: the input's dtype name.
         kernel: ``"tile"`` (rms_norm_tile_kernel) or ``"loop"`` (rms_norm_loop_kernel).
-        multi_row: ROWS > 1 (several rows per program or per block of the loop).
+        multi_row: ROWS > 1 (several rows per program of the tile); False on the loop.
         vec: VEC, the elements per vector access (1, 2, 4 or 8).
         peel: PEEL > 0 (head, 16-byte body and tail apart).
         split: BLOCK2 > 0 (a peeled body of two power-of-two tiles).
         w_early: W_EARLY (tile: weight loaded with x); False on the loop.
         even: EVEN (no column masks).
-        row_mask: ROW_MASK (phantom rows past the last are masked).
+        row_mask: ROW_MASK (the tile's phantom rows past the last are masked); False on the
+            loop.
         stream: STREAM_STORE.
-        unroll: UNROLL (loop: chunk loops unrolled); True on the tile.
-        per_row: PER_ROW (loop: one program per block of rows); True on the tile.
         tail: lanes past the row exist (the tile's lanes or the loop's chunks overhang it).
     """
 
@@ -79,8 +78,6 @@ class Configuration:
     even: bool
     row_mask: bool
     stream: bool
-    unroll: bool
-    per_row: bool
     tail: bool
 
     @property
@@ -94,8 +91,6 @@ class Configuration:
         ]
         names = ("peel", "split", "w_early", "even", "row_mask", "stream", "tail")
         flags += [name for name in names if getattr(self, name)]
-        if self.kernel == "loop":
-            flags += [n for n in ("unroll", "per_row") if getattr(self, n)]
         return "/".join(flags)
 
     @property
@@ -155,16 +150,14 @@ def configuration_of(dtype: str, loop: bool, constexprs: Mapping[str, Any]) -> C
     if loop:
         tail = constexprs["NUM_CHUNKS"] * constexprs["CHUNK"] > constexprs["WIDTH"]
         return Configuration(
-            dtype, "loop", constexprs["ROWS"] > 1, constexprs["VEC"], constexprs["PEEL"] > 0,
-            False, False, bool(constexprs["EVEN"]), bool(constexprs["ROW_MASK"]),
-            bool(constexprs["STREAM_STORE"]), bool(constexprs["UNROLL"]),
-            bool(constexprs["PER_ROW"]), tail,
+            dtype, "loop", False, constexprs["VEC"], constexprs["PEEL"] > 0, False, False,
+            bool(constexprs["EVEN"]), False, bool(constexprs["STREAM_STORE"]), tail,
         )  # fmt: skip
     tail = constexprs["BLOCK"] + constexprs["BLOCK2"] > constexprs["WIDTH"]
     return Configuration(
         dtype, "tile", constexprs["ROWS"] > 1, constexprs["VEC"], constexprs["PEEL"] > 0,
         constexprs["BLOCK2"] > 0, bool(constexprs["W_EARLY"]), bool(constexprs["EVEN"]),
-        bool(constexprs["ROW_MASK"]), bool(constexprs["STREAM_STORE"]), True, True, tail,
+        bool(constexprs["ROW_MASK"]), bool(constexprs["STREAM_STORE"]), tail,
     )  # fmt: skip
 
 

@@ -32,18 +32,16 @@ BEYOND_RULE_WIDTHS: tuple[int, ...] = (64, 96, 70, 130)
 
 def _beyond_rule_configs(width: int, itemsize: int) -> list[LaunchConfig]:
     """The check's forced layouts of each path and the explicit layouts (``config=``) that
-    vary what the rule fixes: the column loop on several rows per block, on a strided grid,
-    with runtime chunk loops; tiles with the other weight timing, unstreamed, unpeeled,
-    masked where EVEN would drop the masks, and a split body with the weight early (streaming
-    stores only change cache hints, which the rule's own layouts cover)."""
+    vary what the rule fixes: the column loop unstreamed, on a quarter-row chunk and on one
+    chunk; tiles with the other weight timing, one and two rows per program, unpeeled, and a
+    split body with the weight early (streaming stores only change cache hints, which the
+    rule's own layouts cover)."""
     lanes = block_for(width)
     chunk = max(1, lanes // 4)
     configs = [forced_config(path, 4, width, itemsize) for path in KERNEL_PATHS]
-    for rows_per_program, programs, unroll in itertools.product((1, 2), (0, 1), (True, False)):
-        configs.append(LaunchConfig(True, chunk, 2, rows_per_program, programs, unroll=unroll))
-        configs.append(LaunchConfig(True, lanes, 2, rows_per_program, programs, unroll=unroll))
-    for rows_per_program, w_early, even in itertools.product((1, 2), (False, True), (False, True)):
-        configs.append(LaunchConfig(False, lanes, 2, rows_per_program, w_early=w_early, even=even))
+    configs += [LaunchConfig(True, block, 2) for block in (chunk, lanes)]
+    for rows_per_program, w_early in itertools.product((1, 2), (False, True)):
+        configs.append(LaunchConfig(False, lanes, 2, rows_per_program, w_early=w_early))
     configs.append(LaunchConfig(False, lanes, 2, peel=False))
     block, block2 = split_body(width, itemsize)
     if block2:

@@ -39,9 +39,7 @@ import triton
 import triton.language as tl
 
 from kernels.jit_loop import (
-    _chunk_mask,
-    _chunked_rows,
-    _loop_row,
+    _chunked_row,
     _loop_square_chunk,
     _loop_store_chunk,
     _peeled_loop_row,
@@ -347,12 +345,10 @@ KERNEL_FUNCTIONS = (
     _body_mask,
     _peeled_row,
     rms_norm_tile_kernel,
-    _chunk_mask,
     _loop_square_chunk,
     _loop_store_chunk,
     _peeled_loop_row,
     _peeled_store_chunk,
-    _loop_row,
-    _chunked_rows,
+    _chunked_row,
     rms_norm_loop_kernel,
 )

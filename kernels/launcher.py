@@ -135,11 +135,10 @@ def _check_config(config: object) -> LaunchConfig:
             raise ValueError(f"config.{name} must be a power of two >= 1; got {value}")
     if config.block2 < 0 or config.block2 & (config.block2 - 1):
         raise ValueError(f"config.block2 must be 0 or a power of two; got {config.block2}")
-    if config.programs < 0:
-        raise ValueError(f"config.programs must be >= 0; got {config.programs}")
-    if config.max_registers and not 24 <= config.max_registers <= 255:
+    if config.loop and config.rows_per_program != 1:
         raise ValueError(
-            f"config.max_registers must be 0 or in [24, 255]; got {config.max_registers}"
+            f"config.rows_per_program must be 1 for the column loop (one program per row); "
+            f"got {config.rows_per_program}"
         )
     return config
 
@@ -210,7 +209,6 @@ def launch_kernel(
             *scalars,
             float(eps),
             num_warps=config.num_warps,
-            **({"maxnreg": config.max_registers} if config.max_registers else {}),
             **constexprs,
         )
     tail = ()

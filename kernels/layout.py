@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 
@@ -35,22 +37,15 @@ class LaunchConfig:
     """How one launch is cut into programs.
 
     Attributes:
-        loop: False: ``rms_norm_tile_kernel``; True: ``rms_norm_loop_kernel``.
+        loop: False: ``rms_norm_tile_kernel``; True: ``rms_norm_loop_kernel`` (one program per
+            row).
         block: tile kernel: lanes per row (next_power_of_2(width)); loop kernel: CHUNK.
         num_warps: warps per program.
-        rows_per_program: ROWS, rows per program (tile kernel: 1 is ``one_row``, > 1
-            ``multi_row``) or per block of the column loop.
-        programs: loop kernel's grid size (0: one program per block of rows).
+        rows_per_program: the tile kernel's ROWS, rows per program (1 is ``one_row``, > 1
+            ``multi_row``); 1 on the column loop.
         w_early: tile kernel: weight loaded together with x, before the reduction.
-        unroll: loop kernel: chunk loops unrolled at compile time (False: a runtime loop).
         stream_store: stores marked streaming (``.cs``); the tile kernel also loads x
             evict-first and the weight evict-last.
-        max_registers: registers per thread the compiler may use (ptxas ``.maxnreg``); 0 leaves
-            it to the compiler. A cap can fit one more program per SM at the price of spills.
-        even: drop the column masks where no lane is past the row (the kernels' EVEN): the
-            column loop when the width is a multiple of the chunk, the multi-row tile when
-            it is the tile's width. False keeps the masks (to measure what EVEN buys).
-            One-row tiles always mask: unmasked ones measured slower on the H200.
         peel: one-row tiles of a width no 16-byte vector divides load and store head, aligned
             body and tail apart (:func:`peel_elements`); False keeps narrow accesses.
         block2: a peeled one-row tile's second body tile (0: none): the body is ``block``
@@ -62,12 +57,9 @@ class LaunchConfig:
     block: int
     num_warps: int
     rows_per_program: int = 1
-    programs: int = 0
+    _: dataclasses.KW_ONLY
     w_early: bool = False
-    unroll: bool = True
     stream_store: bool = False
-    max_registers: int = 0
-    even: bool = True
     peel: bool = True
     block2: int = 0
 
@@ -86,10 +78,7 @@ class LaunchConfig:
 
     def grid(self, rows: int) -> int:
         """Number of programs for ``rows`` rows."""
-        blocks = cdiv(rows, self.rows_per_program)
-        if self.loop and self.programs > 0:
-            return min(blocks, self.programs)
-        return blocks
+        return cdiv(rows, self.rows_per_program)
 
 
 def cdiv(a: int, b: int) -> int:
@@ -146,62 +135,197 @@ def row_thresholds(sm_count: int) -> set[int]:
     return starts
 
 
+class Problem(NamedTuple):
+    """What the layout rule reads of a launch: the problem and the numbers derived from it."""
+
+    rows: int
+    width: int
+    itemsize: int
+    sm_count: int
+    lanes: int  # next_power_of_2(width): the row's tile
+    row_bytes: int  # lanes * itemsize: the tile's bytes
+    problem_bytes: int  # rows * width * itemsize
+    unaligned: bool  # no 16-byte vector divides the width
+    stream: bool  # x is at most STREAM_TILE_BYTES: tiles stream
+    body: tuple[int, int]  # split_body(width, itemsize): a peeled row's tiles
+
+
+def problem(rows: int, width: int, itemsize: int, sm_count: int) -> Problem:
+    """The :class:`Problem` of a ``rows x width`` launch of ``itemsize``-byte elements."""
+    lanes = block_for(width)
+    nbytes = rows * width * itemsize
+    return Problem(
+        rows, width, itemsize, sm_count, lanes, lanes * itemsize, nbytes,
+        width % max(1, 16 // itemsize) != 0, nbytes <= STREAM_TILE_BYTES,
+        split_body(width, itemsize),
+    )  # fmt: skip
+
+
+class Rule(NamedTuple):
+    """One row of the layout rule: where it applies, the layout it gives, and why."""
+
+    name: str
+    applies: Callable[[Problem], bool]
+    layout: Callable[[Problem], LaunchConfig]
+    reason: str
+
+
+def _peeled_width(p: Problem) -> bool:
+    """A width no 16-byte vector divides, on 2048-8192 lanes: the peeled one-row tiles."""
+    return p.unaligned and 2048 <= p.lanes <= 8192
+
+
+def _short_rows(p: Problem) -> LaunchConfig:
+    """Several rows per program: 4 KiB per program of 2-byte rows a 16-byte vector divides (a
+    warp per KiB, per 2 KiB past 16384 rows); otherwise 512 lanes (4 KiB past 16384 rows) on a
+    warp per KiB; rows of 1-2 KiB past 16384 rows 2 KiB on one warp. The rows per program are
+    halved until the grid has 4 programs per SM (not on one warp)."""
+    one_warp = p.rows > 16384 and p.row_bytes >= 1 * KiB
+    if one_warp:
+        program, per_warp = 2 * KiB, 2 * KiB
+    elif p.itemsize <= 2 and not p.unaligned:
+        program, per_warp = 4 * KiB, (1 * KiB if p.rows <= 16384 else 2 * KiB)
+    else:
+        program, per_warp = (512 * p.itemsize if p.rows <= 16384 else 4 * KiB), 1 * KiB
+    per = max(1, program // p.row_bytes)
+    while not one_warp and per > 1 and cdiv(p.rows, per) < 4 * p.sm_count:
+        per //= 2
+    warps = _warps_for_bytes(per * p.row_bytes, 16, 1, per_warp)
+    return LaunchConfig(False, p.lanes, warps, per, w_early=True, stream_store=p.stream)
+
+
+def _peeled_fp32_tile(p: Problem) -> LaunchConfig:
+    """The whole tile, the weight with x, a warp per 2 KiB of the row's own bytes (4-8)."""
+    warps = min(8, max(4, _nearest_power_of_2(p.width * p.itemsize / (2 * KiB))))
+    return LaunchConfig(False, p.lanes, warps, w_early=True, stream_store=p.stream)
+
+
+def _split_tile(p: Problem) -> LaunchConfig:
+    """A peeled tile on :func:`split_body`'s tiles, the weight after the reduction, a warp per
+    2 KiB of those lanes (2-4)."""
+    block, block2 = p.body
+    warps = _warps_for_bytes((block + block2) * p.itemsize, 4, 2, 2 * KiB)
+    return LaunchConfig(False, block, warps, stream_store=p.stream, block2=block2)
+
+
+def _loop_config(p: Problem) -> LaunchConfig:
+    """One program per row in two passes over its chunks: 4096 lanes (at most half the row);
+    past 16384 lanes 32768, or 8192 for partial 2-byte rows; halved (down to 1024, or 4096 past
+    16384 lanes) while the last chunk's masked lanes exceed a fifth of the width. A warp per
+    512 bytes of chunk, at most 32 (peeled fp32 rows past 16384 lanes a warp per KiB); partial
+    2-byte rows of 8192-16384 lanes 4096-lane chunks on a warp per KiB."""
+    width, lanes, itemsize = p.width, p.lanes, p.itemsize
+    if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
+        return LaunchConfig(True, 4096, 8, stream_store=True)
+    if lanes > 16384:
+        chunk = 8192 if itemsize <= 2 and width < lanes else 32768
+        fewest = 4096
+    else:
+        chunk, fewest = min(lanes // 2, 4096), 1024
+    while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
+        chunk //= 2
+    per_warp = 1 * KiB if itemsize >= 4 and lanes > 16384 and width % 4 else 512
+    return LaunchConfig(
+        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, per_warp), stream_store=True
+    )
+
+
+def _one_row_tile(p: Problem) -> LaunchConfig:
+    """A warp per 512 lanes, 2-16 (2-byte: 2-8); the weight with x in full rows, widths no
+    16-byte vector divides, fp32 rows and grids of one wave at half the SM's warp slots; after
+    the reduction otherwise."""
+    warps = min(max(p.lanes // 512, 2), 8 if p.itemsize <= 2 else 16)
+    one_wave = p.rows <= p.sm_count * max(1, 32 // warps)
+    early = p.width == p.lanes or p.unaligned or p.itemsize >= 4 or one_wave
+    return LaunchConfig(False, p.lanes, warps, w_early=early, stream_store=p.stream)
+
+
+# The layout rule: the first row whose predicate holds gives the layout. docs/LAYOUT.md has the
+# H200 measurements behind each row, by name.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "short rows",
+        lambda p: (
+            p.row_bytes <= 2 * KiB and (p.lanes <= 512 or (p.rows <= 16384 and not p.unaligned))
+        ),
+        _short_rows,
+        "one program must move enough bytes to hide a memory round trip",
+    ),
+    Rule(
+        "peeled fp32 tile",
+        lambda p: _peeled_width(p) and p.itemsize >= 4,
+        _peeled_fp32_tile,
+        "fp32 odd rows of 2048-8192 lanes: the whole tile in registers is fastest",
+    ),
+    Rule(
+        "2-byte rows of one 8192-lane body",
+        lambda p: _peeled_width(p) and p.body == (8192, 0),
+        lambda p: LaunchConfig(True, 4096, 4, stream_store=True),
+        "the 8192-lane tile holds 109 registers a thread; the loop keeps fewer",
+    ),
+    Rule(
+        "odd 2-byte rows of one 4096-lane body, many rows",
+        lambda p: (
+            _peeled_width(p) and p.body == (4096, 0) and p.width % 2 == 1 and p.rows > ODD_LOOP_ROWS
+        ),
+        lambda p: LaunchConfig(True, _least_lanes_chunk(p.width, 1024, 2048), 4, stream_store=True),
+        "past ODD_LOOP_ROWS rows the loop is 1-11 points closer to the copy than the tile",
+    ),
+    Rule(
+        "odd 2-byte rows of one 4096-lane body",
+        lambda p: _peeled_width(p) and p.body == (4096, 0) and p.width % 2 == 1,
+        lambda p: LaunchConfig(False, 4096, 4, w_early=True, stream_store=p.stream),
+        "one memory round trip: the weight loaded with x is 3-5 points ahead",
+    ),
+    Rule(
+        "even 2-byte rows of one 4096-lane body",
+        lambda p: _peeled_width(p) and p.body == (4096, 0),
+        lambda p: LaunchConfig(False, 4096, 4, w_early=True, stream_store=p.stream, peel=False),
+        "x and the weight share a 4-byte vector: unpeeled beats the peeled tile",
+    ),
+    Rule(
+        "peeled 2-byte tile",
+        _peeled_width,
+        _split_tile,
+        "a split body holds registers for the row's lanes, not a whole power of two",
+    ),
+    Rule(
+        "column loop",
+        lambda p: (
+            p.lanes > 8192 or (p.row_bytes >= 8 * KiB and p.problem_bytes >= LOOP_PROBLEM_BYTES)
+        ),
+        _loop_config,
+        "a tile past 8192 lanes spills; past the L2 a second pass costs less than registers",
+    ),
+    Rule(
+        "one-row tile",
+        lambda p: True,
+        _one_row_tile,
+        "every other row: one tile, 16 elements a thread",
+    ),
+)
+
+
+def rule_for(rows: int, width: int, itemsize: int, sm_count: int = 132) -> Rule:
+    """The row of :data:`RULES` that gives a problem's layout.
+
+    Raises:
+        ValueError: a width or an itemsize below 1.
+    """
+    if width < 1 or itemsize < 1:
+        raise ValueError(f"no launch layout for width={width}, itemsize={itemsize}")
+    p = problem(rows, width, itemsize, sm_count)
+    return next(rule for rule in RULES if rule.applies(p))
+
+
 # A pure function of four integers, called on every launch: it runs once per shape.
 @functools.lru_cache(maxsize=4096)
 def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> LaunchConfig:
-    """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements.
-
-    A function of the row's lanes (the next power of two of the width) and tile bytes
-    (``lanes * itemsize``), the problem's bytes, the row count and the SMs, in four regimes;
-    docs/LAYOUT.md gives the H200 measurements behind each threshold.
-
-    1. Rows of at most 2 KiB of tile (fp32 512 lanes; 2-byte 512, or 1024 in launches of up
-       to 16384 rows whose width a 16-byte vector divides): several rows per program, so that
-       one program moves enough bytes to hide a memory round trip, the weight loaded with x.
-       Rows a 16-byte vector divides, 2-byte: 4 KiB per program, on a warp per KiB up to
-       16384 rows and per 2 KiB beyond (four vectors per thread). Otherwise (fp32, and 2-byte
-       rows of scalar accesses, which want fewer bytes per thread): 512 lanes per program up
-       to 16384 rows, 4 KiB beyond, on a warp per KiB. Rows of 1-2 KiB past 16384 rows: 2 KiB
-       on one warp, reduced inside that warp. The rows per program are halved until the grid
-       has 4 programs per SM.
-    2. A width no 16-byte vector divides, 2048-8192 lanes: a peeled one-row tile (head,
-       16-byte body, tail). 2-byte rows: the weight after the reduction; the body is the
-       largest power of two under the width plus a second power-of-two tile of at least two
-       vectors when that one is at most an eighth of the first (:func:`split_body`: 2053 is
-       2048 + 16 lanes, not 4096), on a warp per 2 KiB of those lanes (2-4). 2-byte rows whose
-       body stays one 8192-lane tile (4097-8191 elements, a large rest) take the column loop
-       instead, 4096-lane chunks on 4 warps: the tile holds 109 registers per thread, a
-       quarter occupancy waiting on memory; the loop keeps fewer. 2-byte rows of 2049-4095
-       elements with a large rest (one 4096-lane tile) load the weight with x, on 4 warps;
-       where a 4-byte vector divides the width the row is not peeled (x and the weight then
-       share that vector instead of a 16-byte body beside a weight loaded element by element);
-       odd widths past ODD_LOOP_ROWS rows take the column loop, on 4 warps, in 1024- or
-       2048-lane chunks, whichever covers the row with fewer lanes. fp32 rows keep
-       the whole tile, the weight loaded with x, on a warp per 2 KiB of the row's own bytes
-       (the nearest power of two, 4-8: rows just past a power of two leave half the tile
-       masked and want the fewer warps).
-    3. Rows over 8192 lanes, and rows of 8 KiB or more in problems of LOOP_PROBLEM_BYTES or
-       more: the column loop, one program per row, two passes over its chunks (the second
-       re-reads the row from L1/L2, which costs less than holding it in registers). The
-       chunk: 4096 lanes (at most half the row); for rows over 16384 lanes 32768, or 8192 for
-       partial 2-byte rows; halved (down to 1024, or 4096 for rows over 16384 lanes) while
-       the last chunk's masked lanes exceed a fifth of the width: idle lanes hold warps that
-       other rows could use. A warp per 512 bytes of chunk (one 16-byte vector per thread),
-       at most 32; fp32 rows over 16384 lanes that no 16-byte vector divides (peeled) a warp
-       per KiB (two vectors per thread: 17001-25001 measured 1-7 points ahead of one, where
-       the aligned 18000 lost 8 points); partial 2-byte rows of 8192-16384 lanes keep
-       4096-lane chunks on a warp per KiB.
-    4. The rest: a one-row tile on a warp per 512 lanes (16 elements per thread), 2 to 16
-       (8 for 2-byte elements). The weight is loaded with x in full rows (width a power of
-       two), in widths no 16-byte vector divides, in fp32 rows and in grids that fit one wave
-       at half the SM's warp slots (``rows <= sm_count * 32 / warps``: one memory round trip
-       instead of two is the whole time there); after the reduction in other partial rows of
-       2-byte elements.
-
-    Tiles stream (x evict-first, weight evict-last, y ``.cs``) when x is at most
-    ``STREAM_TILE_BYTES`` (launch-bound); column loops always stream y, which nothing
-    re-reads, and keep L2 for the second pass. Multi-row tiles of full rows drop their column
-    masks, and their row mask where ``ROWS`` divides the rows (:func:`kernel_constexprs`).
+    """The launch layout for a ``rows x width`` problem of ``itemsize``-byte elements: the
+    first row of :data:`RULES` that applies. Tiles stream (x evict-first, weight evict-last,
+    y ``.cs``) when x is at most ``STREAM_TILE_BYTES``; column loops always stream y. Multi-row
+    tiles of full rows drop their column masks, and their row mask where ``ROWS`` divides the
+    rows (:func:`kernel_constexprs`).
 
     Args:
         rows: rows of the problem.
@@ -214,53 +338,11 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     """
     if width < 1 or itemsize < 1:
         raise ValueError(f"no launch layout for width={width}, itemsize={itemsize}")
-    lanes = block_for(width)
-    row = lanes * itemsize
-    unaligned = width % max(1, 16 // itemsize) != 0
-    stream = rows * width * itemsize <= STREAM_TILE_BYTES
-    if row <= 2 * KiB and (lanes <= 512 or (rows <= 16384 and not unaligned)):
-        return _short_rows(rows, lanes, row, itemsize, sm_count, stream, unaligned)
-    if unaligned and 2048 <= lanes <= 8192:
-        if itemsize >= 4:
-            warps = min(8, max(4, _nearest_power_of_2(width * itemsize / (2 * KiB))))
-            return LaunchConfig(False, lanes, warps, w_early=True, stream_store=stream)
-        block, block2 = split_body(width, itemsize)
-        if block == 8192:  # 4097-8191 elements, the rest past 4096 too large to split
-            return LaunchConfig(True, 4096, 4, stream_store=True)
-        if block == 4096 and not block2:  # 2049-4095 elements, a large rest
-            if width % 2:
-                if rows > ODD_LOOP_ROWS:
-                    return LaunchConfig(
-                        True, _least_lanes_chunk(width, 1024, 2048), 4, stream_store=True
-                    )
-                return LaunchConfig(False, block, 4, w_early=True, stream_store=stream)
-            return LaunchConfig(False, block, 4, w_early=True, stream_store=stream, peel=False)
-        warps = _warps_for_bytes((block + block2) * itemsize, 4, 2, 2 * KiB)
-        return LaunchConfig(False, block, warps, stream_store=stream, block2=block2)
-    if lanes > 8192 or (row >= 8 * KiB and rows * width * itemsize >= LOOP_PROBLEM_BYTES):
-        return _loop_config(width, lanes, itemsize)
-    warps = min(max(lanes // 512, 2), 8 if itemsize <= 2 else 16)
-    one_wave = rows <= sm_count * max(1, 32 // warps)
-    early = width == lanes or unaligned or itemsize >= 4 or one_wave
-    return LaunchConfig(False, lanes, warps, w_early=early, stream_store=stream)
-
-
-def _short_rows(
-    rows: int, lanes: int, row: int, itemsize: int, sm_count: int, stream: bool, unaligned: bool
-) -> LaunchConfig:
-    """The multi-row tile of :func:`choose_config`'s first regime."""
-    one_warp = rows > 16384 and row >= 1 * KiB
-    if one_warp:
-        program, per_warp = 2 * KiB, 2 * KiB
-    elif itemsize <= 2 and not unaligned:
-        program, per_warp = 4 * KiB, (1 * KiB if rows <= 16384 else 2 * KiB)
-    else:
-        program, per_warp = (512 * itemsize if rows <= 16384 else 4 * KiB), 1 * KiB
-    per = max(1, program // row)
-    while not one_warp and per > 1 and cdiv(rows, per) < 4 * sm_count:
-        per //= 2
-    warps = _warps_for_bytes(per * row, 16, 1, per_warp)
-    return LaunchConfig(False, lanes, warps, per, w_early=True, stream_store=stream)
+    p = problem(rows, width, itemsize, sm_count)
+    for rule in RULES:
+        if rule.applies(p):
+            return rule.layout(p)
+    raise AssertionError("the last rule applies to every problem")
 
 
 def split_body(width: int, itemsize: int) -> tuple[int, int]:
@@ -291,30 +373,14 @@ def _least_lanes_chunk(width: int, fewest: int, most: int) -> int:
     return best
 
 
-def _loop_config(width: int, lanes: int, itemsize: int) -> LaunchConfig:
-    """The column loop of :func:`choose_config`'s third regime."""
-    if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
-        return LaunchConfig(True, 4096, 8, stream_store=True)
-    if lanes > 16384:
-        chunk = 8192 if itemsize <= 2 and width < lanes else 32768
-        fewest = 4096
-    else:
-        chunk, fewest = min(lanes // 2, 4096), 1024
-    while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
-        chunk //= 2
-    per_warp = 1 * KiB if itemsize >= 4 and lanes > 16384 and width % 4 else 512
-    return LaunchConfig(
-        True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, per_warp), stream_store=True
-    )
-
-
 def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConfig:
-    """A config that takes ``path`` on a small problem, for the check and the tests.
+    """A config that takes ``path`` on a small problem, for the check and the tests: the
+    knobs the rule sets, on values that reach the path's edges.
 
     ``one_row``: one row per program, late weight (the wide-row layout). ``multi_row``: 2 rows
     per program, early weight, so an odd row count leaves a masked phantom row in the last
     program. ``column_loop``: CHUNK = a quarter of the tile (width 70 -> 3 chunks of 32, the
-    last one 6 lanes into the row), 2 rows per program on the strided grid.
+    last one 6 lanes into the row), streaming stores, as the rule's loops.
 
     Raises:
         ValueError: an unknown path.
@@ -323,17 +389,11 @@ def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConf
     if path == "one_row":
         return LaunchConfig(False, block, _warps_for_bytes(block * itemsize, 8))
     if path == "multi_row":
-        return LaunchConfig(False, block, _warps_for_bytes(2 * block * itemsize, 8), 2, 0, True)
+        warps = _warps_for_bytes(2 * block * itemsize, 8)
+        return LaunchConfig(False, block, warps, 2, w_early=True)
     if path == "column_loop":
         chunk = max(1, block // 4)
-        return LaunchConfig(
-            True,
-            chunk,
-            _warps_for_bytes(chunk * itemsize, 8),
-            programs=cdiv(rows, 2),
-            unroll=False,
-            stream_store=True,
-        )
+        return LaunchConfig(True, chunk, _warps_for_bytes(chunk * itemsize, 8), stream_store=True)
     raise ValueError(f"path must be 'auto' or one of {', '.join(KERNEL_PATHS)}; got {path!r}")
 
 
@@ -397,12 +457,8 @@ def kernel_constexprs(
         return {
             "CHUNK": config.block,
             "NUM_CHUNKS": chunks,
-            "ROWS": config.rows_per_program,
             "VEC": vec,
-            "UNROLL": config.unroll,
-            "EVEN": config.even and width == chunks * config.block,
-            "ROW_MASK": rows % config.rows_per_program != 0,
-            "PER_ROW": config.programs == 0,
+            "EVEN": width == chunks * config.block,
             "STREAM_STORE": config.stream_store,
             "PEEL": peel,
         }
@@ -426,7 +482,7 @@ def kernel_constexprs(
         "VEC": vec,
         "W_EARLY": config.w_early,
         "STREAM_STORE": config.stream_store,
-        "EVEN": config.even and multi_row and width == config.block,
+        "EVEN": multi_row and width == config.block,
         "ROW_MASK": multi_row and rows % config.rows_per_program != 0,
         "PEEL": peel,
     }

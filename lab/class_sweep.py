@@ -115,27 +115,16 @@ def _loops(
 
 
 def _wide(rows: int, width: int, itemsize: int) -> list[LaunchConfig]:
-    rule = choose_config(rows, width, itemsize)
-    configs = _loops(width, itemsize, (4096, 8192, 16384, 32768), (16, 32))
-    for programs in (132, 264):
-        configs.append(dataclasses.replace(rule, programs=programs))
-    configs.append(dataclasses.replace(rule, unroll=False))
-    # Two rows per block: each pause for a reduction serves twice the bytes.
-    configs += [
-        dataclasses.replace(c, rows_per_program=2)
-        for c in _loops(width, itemsize, (8192, 16384), (32,))
-    ]
+    configs = [choose_config(rows, width, itemsize)]
+    configs += _loops(width, itemsize, (4096, 8192, 16384, 32768), (16, 32))
     if block_for(width) <= SINGLE_TILE_MAX:
         configs += _tiles(width, (16, 32), False)
     return configs
 
 
 def _loop_class(rows: int, width: int, itemsize: int) -> list[LaunchConfig]:
-    rule = choose_config(rows, width, itemsize)
-    configs = _loops(width, itemsize, (1024, 2048, 4096, 8192), (8, 16, 32))
-    for programs in (132, 264):
-        configs.append(dataclasses.replace(rule, programs=programs))
-    configs.append(dataclasses.replace(rule, unroll=False))
+    configs = [choose_config(rows, width, itemsize)]
+    configs += _loops(width, itemsize, (1024, 2048, 4096, 8192), (8, 16, 32))
     configs += _tiles(width, (4, 8, 16), False)
     return configs
 

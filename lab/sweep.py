@@ -15,11 +15,8 @@ stdout. Needs a CUDA device.
         (also the layouts a file names per case: [{"rows", "width", "dtype", "configs": [
         LaunchConfig fields...]}], e.g. another rule's choices)
 
-Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_masked][_r{regs}][_nopeel][_b{block}+{block2}]`` for
-the tile kernel and
-``loop_C{chunk}_w{warps}_P{programs}[_rt][_cs][_masked][_r{regs}][_R{rows}]`` for the column loop
-(``_rt`` runtime chunk loop, ``_cs`` streaming stores, ``_masked`` ``even=False``, ``_r`` a
-register cap, ``P0`` one program per block of rows).
+Labels: ``tile_R{rows}_w{warps}[_wlate][_cs][_nopeel][_b{block}+{block2}]`` for the tile kernel
+and ``loop_C{chunk}_w{warps}[_cs]`` for the column loop (``_cs`` streaming stores).
 
 ``--launch-counts 8,16,64`` also times the copy and ``ours`` of every case as CUDA-graph replays
 of each of those launch counts and fits ``per_launch(L) = t + F / L``: ``F`` is the fixed cost of
@@ -52,26 +49,8 @@ REFERENCES = ("copy", "ours", "torch_compile")
 Case = tuple[bench.Shape, str, list[LaunchConfig], tuple[str, ...]]
 
 
-def _loop(
-    chunk: int,
-    num_warps: int,
-    programs: int = 0,
-    *,
-    rows: int = 1,
-    unroll: bool = True,
-    stream: bool = False,
-    regs: int = 0,
-) -> LaunchConfig:
-    return LaunchConfig(
-        True,
-        chunk,
-        num_warps,
-        rows,
-        programs,
-        unroll=unroll,
-        stream_store=stream,
-        max_registers=regs,
-    )
+def _loop(chunk: int, num_warps: int, *, stream: bool = False) -> LaunchConfig:
+    return LaunchConfig(True, chunk, num_warps, stream_store=stream)
 
 
 def _tile(warps: int, *, w_early: bool = True, peel: bool = True) -> LaunchConfig:
@@ -108,7 +87,7 @@ def neighbours(config: LaunchConfig, width: int, itemsize: int) -> list[LaunchCo
     Tiles: half and twice the warps, the weight's load moved, half and twice the rows per
     program (multi-row tiles), and a per-row column loop of half-row chunks (rows of 2048
     lanes or more). Column loops: half and twice the warps, half and twice the chunk, the
-    chunk loop unrolled or not, and the one-row tile (rows of up to 8192 lanes). Only layouts
+    stores streaming or not, and the one-row tile (rows of up to 8192 lanes). Only layouts
     the launcher takes for the width, each once.
     """
     lanes = block_for(width)
@@ -119,7 +98,6 @@ def neighbours(config: LaunchConfig, width: int, itemsize: int) -> list[LaunchCo
         for chunk in (config.block // 2, config.block * 2):
             if 256 <= chunk <= min(lanes, 32768):
                 steps.append(dataclasses.replace(config, block=chunk))
-        steps.append(dataclasses.replace(config, unroll=not config.unroll))
         steps.append(dataclasses.replace(config, stream_store=not config.stream_store))
         if lanes <= 8192:
             steps.append(LaunchConfig(False, lanes, max(2, min(16, lanes * itemsize // 2048))))
@@ -193,17 +171,13 @@ def with_candidates(cases: list[Case], entries: Any) -> list[Case]:
 
 def label(config: LaunchConfig) -> str:
     """The candidate's name in the results (see the module docstring)."""
-    regs = f"_r{config.max_registers}" if config.max_registers else ""
     cs = "_cs" if config.stream_store else ""
-    cs += "" if config.even else "_masked"
     if config.loop:
-        rt = "" if config.unroll else "_rt"
-        blocks = f"_R{config.rows_per_program}" if config.rows_per_program > 1 else ""
-        return f"loop_C{config.block}_w{config.num_warps}_P{config.programs}{rt}{cs}{regs}{blocks}"
+        return f"loop_C{config.block}_w{config.num_warps}{cs}"
     late = "" if config.w_early else "_wlate"
     peel = "" if config.peel else "_nopeel"
     split = f"_b{config.block}+{config.block2}" if config.block2 else ""
-    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{regs}{peel}{split}"
+    return f"tile_R{config.rows_per_program}_w{config.num_warps}{late}{cs}{peel}{split}"
 
 
 def _preparer(config: LaunchConfig) -> Preparer:

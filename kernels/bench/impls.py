@@ -96,7 +96,6 @@ def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
         f"{config.path}: block {config.block}, rows/program {config.rows_per_program}, "
         f"{config.num_warps} warps, {config.grid(shape.rows)} programs"
         + (", early weight" if config.w_early and not config.loop else "")
-        + (", runtime chunk loop" if config.loop and not config.unroll else "")
         + (", streaming stores" if config.loop and config.stream_store else "")
         + (", streaming x and y" if not config.loop and config.stream_store else "")
     )

@@ -17,8 +17,8 @@ def _section() -> dict:
     entries = [
         entry("float32/tile/rows1/vec4/w_early", True, True),
         entry("bfloat16/tile/rows1/vec4/w_early", True, False),
-        entry("bfloat16/loop/rows1/vec8/even/stream/unroll/per_row", False, True),
-        entry("float16/loop/rows1/vec8/even/stream/unroll/per_row", False, False),
+        entry("bfloat16/loop/rows1/vec8/even/stream", False, True),
+        entry("float16/loop/rows1/vec8/even/stream", False, False),
     ]
     return {"configurations": entries, "proven_cpu": 2, "proven_gpu": 2,
             "unproven": [entries[3]["label"]],
@@ -31,7 +31,7 @@ def test_the_grid_has_a_row_per_layout_and_a_cell_per_dtype(qtbot) -> None:
     qtbot.addWidget(view)
     view.set_section(_section())
     assert view.table.rowCount() == 2
-    loop = "loop/rows1/vec8/even/stream/unroll/per_row"
+    loop = "loop/rows1/vec8/even/stream"
     assert view.cell_text("tile/rows1/vec4/w_early", "float32") == "✓ CPU + GPU"
     assert view.cell_text("tile/rows1/vec4/w_early", "bfloat16") == "◐ CPU only"
     assert view.cell_text("tile/rows1/vec4/w_early", "float16") == "· not reached"

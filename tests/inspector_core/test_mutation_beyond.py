@@ -239,14 +239,14 @@ import numpy as np, kernels
 from kernels.layout import LaunchConfig
 x = np.random.default_rng(3).standard_normal((3, 64))
 run = kernels.run_checked(x, np.ones(64), eps=1e-6, dtype="float32", rstd=True,
-                          config=LaunchConfig(True, 16, 1, 2, 0))
+                          config=LaunchConfig(False, 64, 1, 2))
 print(run.rstd_oob_writes, run.configuration.label)
 """
 
 
 def test_a_phantom_rows_rrms_stored_past_rstd_lands_in_its_guards(tmp_path) -> None:
-    """Three rows on blocks of two: the second block's phantom row has no rstd slot. The
-    faithful loop masks its store; without the mask it lands in the guard past rstd."""
+    """Three rows on programs of two: the second program's phantom row has no rstd slot. The
+    faithful tile masks its store; without the mask it lands in the guard past rstd."""
 
     def guarded_writes(first: str) -> list[str]:
         import os
@@ -260,10 +260,10 @@ def test_a_phantom_rows_rrms_stored_past_rstd_lands_in_its_guards(tmp_path) -> N
     faithful = tmp_path / "faithful"
     shutil.copytree(_package(), faithful / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
     count, label = guarded_writes(str(faithful))
-    assert (count, label) == ("0", "float32/loop/multi/vec4/even/row_mask/unroll/per_row")
+    assert (count, label) == ("0", "float32/tile/multi/vec4/even/row_mask")
     unmasked = _copy_with(
         tmp_path,
-        "jit_loop.py",
+        "jit.py",
         "tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)",
         "tl.store(rstd_ptr + row_ids[:, None], rrms)",
     )

@@ -172,15 +172,12 @@ CASES: dict[str, NamedCase] = {
 
 # The column-loop variants choose_config launches on wide rows, at CHUNK 32 so the named cases
 # exercise them: width 70 is 3 chunks with a masked tail, width 256 is 8 full chunks (EVEN: the
-# kernel drops every mask). One program per row (PER_ROW) unrolled with streaming stores, one
-# per row with the runtime chunk loop, one program striding over all rows, and blocks of two
-# rows (an odd row count leaves a phantom row in the last block, masked by ROW_MASK).
+# kernel drops every mask). One program per row, with and without streaming stores, on one and
+# two warps.
 LOOP_VARIANTS: dict[str, LaunchConfig] = {
-    "per_row_unrolled_streaming": LaunchConfig(True, 32, 1, stream_store=True),
-    "per_row_runtime_loop": LaunchConfig(True, 32, 1, unroll=False),
-    "one_program_strides_rows": LaunchConfig(True, 32, 1, programs=1),
-    "two_row_blocks_runtime_loop": LaunchConfig(True, 32, 1, 2, unroll=False, stream_store=True),
-    "two_row_blocks_one_program": LaunchConfig(True, 32, 2, 2, programs=1),
+    "per_row_streaming": LaunchConfig(True, 32, 1, stream_store=True),
+    "per_row": LaunchConfig(True, 32, 1),
+    "per_row_two_warps": LaunchConfig(True, 32, 2),
 }
 
 # The tile kernel with streaming hints (x evict-first, weight evict-last, y .cs), one and two

@@ -79,16 +79,15 @@ def test_source_hash_covers_every_function_of_the_family(bf16_4096) -> None:
     for name, source in sources.items():
         assert f"def {name}(" in source
     assert "_rrms(" in sources["rms_norm_tile_kernel"]
-    assert "_rrms(" in sources["_chunked_rows"]
-    assert "_loop_row(" in sources["rms_norm_loop_kernel"]
-    assert "_chunked_rows(" in sources["_loop_row"]
-    assert "_peeled_loop_row(" in sources["_loop_row"]
+    assert "_rrms(" in sources["_chunked_row"]
+    assert "_chunked_row(" in sources["rms_norm_loop_kernel"]
+    assert "_peeled_loop_row(" in sources["rms_norm_loop_kernel"]
     assert "_peeled_store_chunk(" in sources["_peeled_loop_row"]
     assert "_peeled_row(" in sources["rms_norm_tile_kernel"]
-    assert "_loop_square_chunk(" in sources["_chunked_rows"]
-    assert "_loop_store_chunk(" in sources["_chunked_rows"]
-    assert "_chunk_mask(" in sources["_loop_square_chunk"]
-    assert "_chunk_mask(" in sources["_loop_store_chunk"]
+    assert "_loop_square_chunk(" in sources["_chunked_row"]
+    assert "_loop_store_chunk(" in sources["_chunked_row"]
+    assert "_lane_mask(" in sources["_loop_square_chunk"]
+    assert "_lane_mask(" in sources["_loop_store_chunk"]
     joined = "\n\n".join(sources.values())
     assert bf16_4096.source_sha256 == hashlib.sha256(joined.encode()).hexdigest()
 

@@ -58,17 +58,20 @@ def test_stride_classes_are_the_smallest_strides_of_each_class() -> None:
 
 
 def test_the_key_is_the_launchs_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    # run_checked's configuration comes from the constexprs launch_kernel passed: a config
-    # that adds the row mask (5 rows in programs of 2) and drops EVEN changes the key.
+    # run_checked's configuration comes from the constexprs launch_kernel passed: the row mask
+    # (5 rows in programs of 2) and EVEN (the width fills the tile) change the key.
     x = np.random.default_rng(0).standard_normal((5, 64))
-    config = LaunchConfig(False, 64, 1, 2, 0, True)
+    config = LaunchConfig(False, 64, 1, 2, w_early=True)
     run = kernels.run_checked(x, np.ones(64), eps=1e-6, dtype="float32", config=config)
     assert run.configuration == coverage.Configuration(
-        "float32", "tile", True, 4, False, False, True, True, True, False, True, True, False
+        "float32", "tile", True, 4, False, False, True, True, True, False, False
     )
-    masked = dataclasses.replace(config, even=False)
-    run = kernels.run_checked(x[:4], np.ones(64), eps=1e-6, dtype="float32", config=masked)
-    assert (run.configuration.even, run.configuration.row_mask) == (False, False)
+    run = kernels.run_checked(x[:4, :60], np.ones(60), eps=1e-6, dtype="float32", config=config)
+    assert (run.configuration.even, run.configuration.row_mask, run.configuration.tail) == (
+        False,
+        False,
+        True,
+    )
 
 
 def test_out_row_stride_sets_the_vector_width_and_keeps_the_output_where_it_belongs() -> None:

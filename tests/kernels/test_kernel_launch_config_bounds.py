@@ -67,22 +67,11 @@ def test_a_second_body_tile_that_is_not_zero_or_a_power_of_two_is_refused(value:
         _launch(block2=value)
 
 
-def test_a_grid_of_zero_programs_means_one_per_block_and_minus_one_is_refused() -> None:
-    _launch(programs=0)
-    with pytest.raises(ValueError, match=r"^config\.programs must be >= 0; got -1$"):
-        _launch(programs=-1)
-
-
-@pytest.mark.parametrize("value", [0, 24, 255])
-def test_a_register_cap_of_zero_or_inside_ptxas_range_is_accepted(value: int) -> None:
-    _launch(max_registers=value)
-
-
-@pytest.mark.parametrize("value", [1, 23, 256])
-def test_a_register_cap_outside_ptxas_range_is_refused(value: int) -> None:
-    message = f"config.max_registers must be 0 or in [24, 255]; got {value}"
+def test_the_column_loop_takes_one_row_per_program_and_refuses_two() -> None:
+    _launch(loop=True, block=16, rows_per_program=1)
+    message = "config.rows_per_program must be 1 for the column loop (one program per row); got 2"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
-        _launch(max_registers=value)
+        _launch(loop=True, block=16, rows_per_program=2)
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's message (CPU tensors allowed)")

@@ -132,10 +132,8 @@ def test_tail_mutants_cannot_act_on_even_tiles(mutant: str, variant: str, rows: 
 
 
 def test_one_row_tiles_and_masked_configs_keep_their_column_masks() -> None:
-    # EVEN is for multi-row tiles only (unmasked one-row tiles measured slower on the H200),
-    # and even=False keeps the masks (to measure what EVEN buys).
+    # EVEN is for multi-row tiles only (unmasked one-row tiles measured slower on the H200).
     assert not kernel_constexprs(LaunchConfig(False, 256, 1), 256, 8)["EVEN"]
-    assert not kernel_constexprs(LaunchConfig(False, 256, 1, 2, even=False), 256, 8, 4)["EVEN"]
     assert not kernel_constexprs(LaunchConfig(False, 256, 1, 2), 255, 1, 4)["EVEN"]
     assert kernel_constexprs(LaunchConfig(False, 256, 1, 2), 256, 8, 4)["EVEN"]
     assert not kernel_constexprs(LaunchConfig(False, 256, 1), 256, 8, 3)["ROW_MASK"]
@@ -260,14 +258,14 @@ def test_multi_row_program_masks_its_phantom_rows(rows: int) -> None:
     )
 
 
-def test_column_loop_strides_over_rows_and_masks_the_chunk_tail() -> None:
-    # 5 rows on 3 programs (each takes rows p, p + 3): CHUNK 64 for width 255 leaves a 1-lane
-    # hole in the last chunk, masked in both passes.
+def test_column_loop_masks_the_chunk_tail() -> None:
+    # 5 rows on 5 programs: CHUNK 64 for width 255 leaves a 1-lane hole in the last chunk,
+    # masked in both passes.
     x = np.random.default_rng(26).standard_normal((5, 255))
     run = kernels.run_checked(
         x, np.ones(255), eps=1e-6, dtype="float32", row_stride=260, path="column_loop"
     )
-    assert (run.path, run.block, run.programs) == ("column_loop", 64, 3)
+    assert (run.path, run.block, run.programs) == ("column_loop", 64, 5)
     assert run.oob_writes == ()
     assert verdict(run, x, np.ones(255), 1e-6, "float32") == []
 

@@ -170,7 +170,6 @@ def test_fp32_loop_chunks_halve_while_a_fifth_of_the_width_is_masked(width, chun
     per_warp = 1024 if width % 4 and width > 16384 else 512
     assert config.num_warps == min(32, chunk * 4 // per_warp)
     assert config.stream_store
-    assert config.unroll
     assert config.grid(32768) == 32768
 
 
@@ -363,22 +362,16 @@ def _forced_parity(rows, width, dtype, config, *, pad=0, out_pad=0, seed=0, laun
 @pytest.mark.parametrize(
     ("rows", "width", "config"),
     [
-        (5, 70, LaunchConfig(False, 128, 1, 4, 0, True)),  # 2 programs, 3 phantom rows
-        (7, 96, LaunchConfig(False, 128, 2, 8, 0, False)),  # one program, one phantom row
-        (3, 1000, LaunchConfig(False, 1024, 4, 1, 0, True)),  # VEC hint at width 1000
-        (6, 255, LaunchConfig(True, 64, 2, 1, 4)),  # 4 chunks, 1-lane hole; 4 programs
-        (4, 130, LaunchConfig(True, 32, 1, 1, 1)),  # 5 chunks, one program for all rows
+        (5, 70, LaunchConfig(False, 128, 1, 4, w_early=True)),  # 2 programs, 3 phantom rows
+        (7, 96, LaunchConfig(False, 128, 2, 8)),  # one program, one phantom row
+        (3, 1000, LaunchConfig(False, 1024, 4, 1, w_early=True)),  # VEC hint at width 1000
+        (6, 255, LaunchConfig(True, 64, 2)),  # 4 chunks, 1-lane hole
+        (4, 130, LaunchConfig(True, 32, 1)),  # 5 chunks
         (2, 64, LaunchConfig(True, 64, 2)),  # one chunk, one program per row
         (3, 128, LaunchConfig(True, 32, 1, stream_store=True)),  # EVEN: 4 full chunks, no mask
-        (3, 128, LaunchConfig(True, 32, 1, unroll=False)),  # EVEN, runtime chunk loop
-        (5, 100, LaunchConfig(True, 32, 1, unroll=False, stream_store=True)),  # tail, runtime
-        (5, 96, LaunchConfig(True, 32, 2, 1, 2, unroll=False)),  # EVEN, 2 programs stride rows
-        (2, 70, LaunchConfig(True, 32, 1, max_registers=64)),  # a register cap
-        (4, 128, LaunchConfig(True, 32, 2, 2)),  # blocks of 2 rows, EVEN, no mask at all
-        (5, 128, LaunchConfig(True, 32, 2, 2, unroll=False)),  # last block: 1 phantom row
-        (7, 70, LaunchConfig(True, 32, 2, 4, 1, stream_store=True)),  # 2 blocks/program, tail
-        (6, 2048, LaunchConfig(True, 2048, 16, 2)),  # choose_config's fp32 2048 layout
-        (5, 2048, LaunchConfig(True, 2048, 16, 2)),  # the same with a phantom row
+        (5, 100, LaunchConfig(True, 32, 1, stream_store=True)),  # tail
+        (7, 70, LaunchConfig(True, 32, 2, stream_store=True)),  # tail of 6 lanes in 3 chunks
+        (6, 2048, LaunchConfig(True, 2048, 16)),  # one full chunk
     ],
 )
 def test_forced_layouts_agree_with_torch(rows, width, config, dtype) -> None:
@@ -405,7 +398,6 @@ def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
         8192,
         5,
     )
-    assert config.unroll
     x = torch.randn(2, width, generator=torch.Generator().manual_seed(4))
     weight = torch.randn(width, generator=torch.Generator().manual_seed(5))
     expected = torch_reference(x, weight, 1e-6)
@@ -441,11 +433,7 @@ def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, 
         (LaunchConfig(False, 128, 4, 3), ValueError, r"rows_per_program must be a power"),
         (LaunchConfig(True, 1, 4), ValueError, r"gives 70 chunks for width 70; at most 64"),
         (LaunchConfig(True, 32, 4, 3), ValueError, r"rows_per_program must be a power of two"),
-        (
-            LaunchConfig(True, 32, 4, max_registers=16),
-            ValueError,
-            r"config\.max_registers must be 0 or in \[24, 255\]; got 16",
-        ),
+        (LaunchConfig(True, 32, 4, 2), ValueError, r"rows_per_program must be 1 for the column"),
         ("tile", TypeError, r"config must be a LaunchConfig or None"),
     ],
 )

@@ -58,8 +58,8 @@ LAYOUTS = {
     "split_tile_early_weight": lambda width: LaunchConfig(
         False, block_for(width) // 2, 4, w_early=True, block2=block_for(width) // 2
     ),
-    "loop": lambda width: LaunchConfig(True, 256, 4, unroll=False),
-    "persistent_loop": lambda width: LaunchConfig(True, 256, 4, programs=3),
+    "loop": lambda width: LaunchConfig(True, 256, 4),
+    "streaming_loop": lambda width: LaunchConfig(True, 256, 4, stream_store=True),
 }
 
 

@@ -24,7 +24,7 @@ pytestmark = [
 ]
 
 # One shape per automatic path and rule family: packed short rows, one-row tiles, the 2-byte
-# tile, column loops (unrolled, runtime, two-row blocks), an odd width and a split odd width.
+# tile, column loops, an odd width and a split odd width.
 SHAPES = (
     (4096, 70), (65536, 128), (4, 1000), (1, 4096), (4096, 2048), (64, 5125), (512, 2053),
     (8, 65536),

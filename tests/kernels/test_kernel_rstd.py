@@ -24,7 +24,7 @@ LAYOUTS = {
     "multi_row": (5, 70, forced_config("multi_row", 5, 70, 4)),
     "column_loop": (5, 70, forced_config("column_loop", 5, 70, 4)),
     "column_loop_peeled": (3, 37, LaunchConfig(True, 16, 1)),
-    "column_loop_2_rows": (5, 64, LaunchConfig(True, 16, 1, 2, 2, unroll=False)),
+    "column_loop_even": (5, 64, LaunchConfig(True, 16, 1)),
     "auto": (9, 1000, None),
 }
 

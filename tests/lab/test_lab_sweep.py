@@ -87,18 +87,17 @@ def test_neighbours_are_one_step_from_the_rule():
         "tile_R1_w2_wlate",
         "tile_R1_w8_wlate",
         "tile_R1_w4",
-        "loop_C4096_w8_P0_cs",
+        "loop_C4096_w8_cs",
     ]
     loop = kernels.LaunchConfig(True, 8192, 16, stream_store=True)
     labels = [sweep.label(c) for c in sweep.neighbours(loop, 16384, 2)]
     assert labels == [
-        "loop_C8192_w16_P0_cs",
-        "loop_C8192_w8_P0_cs",
-        "loop_C8192_w32_P0_cs",
-        "loop_C4096_w16_P0_cs",
-        "loop_C16384_w16_P0_cs",
-        "loop_C8192_w16_P0_rt_cs",
-        "loop_C8192_w16_P0",
+        "loop_C8192_w16_cs",
+        "loop_C8192_w8_cs",
+        "loop_C8192_w32_cs",
+        "loop_C4096_w16_cs",
+        "loop_C16384_w16_cs",
+        "loop_C8192_w16",
     ]
 
 
