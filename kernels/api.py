@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from kernels.direct_launch import hooks_active
 from kernels.launcher import EPS_MAX, EPS_MIN, launch, rows_view, validate
 from kernels.op import traced_rms_norm
 from kernels.plans import (
@@ -18,7 +19,6 @@ from kernels.plans import (
     LaunchPlan,
     current_device,
     current_stream,
-    hooks_active,
     out_allowed,
     planned_rms_norm,
     refuse_direct,

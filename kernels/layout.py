@@ -1,10 +1,10 @@
 """Launch layouts of the RMSNorm kernels: which kernel, the tile or chunk, rows and warps.
 
-:func:`choose_config` is the launcher's rule for every shape: four regimes of the row's bytes,
-the problem's bytes and the rows, each with its reason; docs/LAYOUT.md has the H200
-measurements behind the thresholds. :func:`forced_config`
-gives a small layout of each path (the check and the tests run every path), and
-:func:`kernel_constexprs` turns a config into the kernels' layout constexprs.
+:func:`choose_config` is the launcher's rule for every shape: the first row of the table
+:data:`RULES` (name, predicate, layout, one-line reason) that applies; docs/LAYOUT.md has the H200
+measurements behind each row, by name. :func:`forced_config` gives a small layout of each path
+(the check and the tests run every path), and :func:`kernel_constexprs` turns a config into the
+kernels' layout constexprs.
 """
 
 from __future__ import annotations
@@ -114,14 +114,11 @@ KiB = 1024
 MiB = 1024 * KiB
 
 
-# Problems past this many bytes (about an H200's 60 MiB L2) run rows of 8 KiB or more as the
-# column loop: 4096x4096 fp32 (64 MiB) 2% ahead of the tile, 8192x3072 bf16 (48 MiB) 5% behind.
+# Problems of this many bytes or more (about an H200's 60 MiB L2) run rows of 8 KiB or more as
+# the column loop ("column loop" in RULES).
 LOOP_PROBLEM_BYTES = 64 * MiB
 
-
-# Odd 2-byte rows of one 4096-lane tile take the column loop past this many rows (H200: at
-# 16384 rows and more the loop reaches 87-97% of the copy against the tile's 80-92%; at 4096 the
-# tile is 3-4 points ahead).
+# Odd 2-byte rows of one 4096-lane body take the column loop past this many rows.
 ODD_LOOP_ROWS = 8192
 
 
@@ -173,6 +170,11 @@ class Rule(NamedTuple):
 def _peeled_width(p: Problem) -> bool:
     """A width no 16-byte vector divides, on 2048-8192 lanes: the peeled one-row tiles."""
     return p.unaligned and 2048 <= p.lanes <= 8192
+
+
+def _peeled_2_byte(p: Problem) -> bool:
+    """:func:`_peeled_width` of elements narrower than 4 bytes."""
+    return _peeled_width(p) and p.itemsize < 4
 
 
 def _short_rows(p: Problem) -> LaunchConfig:
@@ -259,33 +261,36 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "2-byte rows of one 8192-lane body",
-        lambda p: _peeled_width(p) and p.body == (8192, 0),
+        lambda p: _peeled_2_byte(p) and p.body == (8192, 0),
         lambda p: LaunchConfig(True, 4096, 4, stream_store=True),
-        "the 8192-lane tile holds 109 registers a thread; the loop keeps fewer",
+        "an 8192-lane tile holds too many registers for enough rows per SM",
     ),
     Rule(
         "odd 2-byte rows of one 4096-lane body, many rows",
         lambda p: (
-            _peeled_width(p) and p.body == (4096, 0) and p.width % 2 == 1 and p.rows > ODD_LOOP_ROWS
+            _peeled_2_byte(p)
+            and p.body == (4096, 0)
+            and p.width % 2 == 1
+            and p.rows > ODD_LOOP_ROWS
         ),
         lambda p: LaunchConfig(True, _least_lanes_chunk(p.width, 1024, 2048), 4, stream_store=True),
-        "past ODD_LOOP_ROWS rows the loop is 1-11 points closer to the copy than the tile",
+        "past ODD_LOOP_ROWS rows the loop, holding fewer registers, beats the tile",
     ),
     Rule(
         "odd 2-byte rows of one 4096-lane body",
-        lambda p: _peeled_width(p) and p.body == (4096, 0) and p.width % 2 == 1,
+        lambda p: _peeled_2_byte(p) and p.body == (4096, 0) and p.width % 2 == 1,
         lambda p: LaunchConfig(False, 4096, 4, w_early=True, stream_store=p.stream),
-        "one memory round trip: the weight loaded with x is 3-5 points ahead",
+        "the weight loaded with x: one memory round trip, not two",
     ),
     Rule(
         "even 2-byte rows of one 4096-lane body",
-        lambda p: _peeled_width(p) and p.body == (4096, 0),
+        lambda p: _peeled_2_byte(p) and p.body == (4096, 0),
         lambda p: LaunchConfig(False, 4096, 4, w_early=True, stream_store=p.stream, peel=False),
         "x and the weight share a 4-byte vector: unpeeled beats the peeled tile",
     ),
     Rule(
         "peeled 2-byte tile",
-        _peeled_width,
+        _peeled_2_byte,
         _split_tile,
         "a split body holds registers for the row's lanes, not a whole power of two",
     ),

@@ -9,7 +9,10 @@ whose key (file, function, operator, before, after, occurrence) ``OLD`` ran keep
 with ``carried`` naming the kernel sha256 it ran on, and each new site ``"outcome": "not run"``;
 ``DIR/new_sites.txt`` lists the new ids by ``--first-site`` slice of 400, for ``main.py mutate
 --sites``, whose reports :mod:`lab.mutation_join` then joins in. Whether an edit only added
-code is the editor's claim to check (``git diff``); this tool matches keys, nothing more.
+code is the editor's claim to check (``git diff``); this tool matches keys, nothing more. An edit
+that removed code from a file (launches that no longer run) needs that file's sites run again:
+``--rerun kernels/jit/loop.py`` marks them all; ``--old-files`` reads OLD's files where they were
+at ``--old-rev``.
 ``--stillborn`` restates each recorded kill whose failure was Triton refusing the program as
 ``stillborn`` (the rule ``mutate`` now applies to the same recorded detail).
 """
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL_FILES = ("kernels/jit_parts.py", "kernels/jit.py", "kernels/jit_loop.py")
+KERNEL_FILES = ("kernels/jit/parts.py", "kernels/jit/tile.py", "kernels/jit/loop.py")
 SLICE = 400
 
 
@@ -42,13 +45,17 @@ def _at(rev: str) -> Callable[[str], str]:
     return read
 
 
-def sites_of(read: Callable[[str], str] = _now) -> list[tuple[tuple, int]]:
-    """((file, function, operator, before, after, occurrence), line) of every site, in order."""
+def sites_of(
+    read: Callable[[str], str] = _now, files: tuple[str, ...] = KERNEL_FILES
+) -> list[tuple[tuple, int]]:
+    """((file, function, operator, before, after, occurrence), line) of every site, in order;
+    ``files`` are read where KERNEL_FILES stand (a revision before the files moved), and the
+    keys name KERNEL_FILES."""
     from inspector.mutate.sites import mutation_sites
 
     sites, seen = [], {}
-    for name in KERNEL_FILES:
-        for site in mutation_sites(read(name)):
+    for name, where in zip(KERNEL_FILES, files, strict=True):
+        for site in mutation_sites(read(where)):
             head = (name, site.function, site.operator, site.before, site.after)
             seen[head] = seen.get(head, -1) + 1
             sites.append(((*head, seen[head]), site.line))
@@ -71,12 +78,16 @@ def old_keys(old: dict[str, Any], old_sites: list[tuple]) -> dict[tuple, dict[st
     return keyed
 
 
-def carry(old: dict[str, Any], old_sites: list[tuple], sha256: str) -> dict[str, Any]:
+def carry(
+    old: dict[str, Any], old_sites: list[tuple], sha256: str, rerun: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The report of the source as it is, each site of OLD's key kept, the others (and every
+    site of a file in ``rerun``) ``not run``."""
     by_key = old_keys(old, old_sites)
     mutants, new = [], []
     for index, (key, line) in enumerate(sites_of()):
         ident = f"m{index + 1:03d}"
-        earlier = by_key.get(key)
+        earlier = None if key[0] in rerun else by_key.get(key)
         if earlier is None:
             new.append(index)
             mutants.append({"id": ident, "function": key[1], "line": line, "operator": key[2],
@@ -119,15 +130,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--old-rev", required=True, help="the commit OLD's kernel source is of")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
+        "--old-files",
+        default=",".join(KERNEL_FILES),
+        help="OLD's kernel files at --old-rev, in KERNEL_FILES' order (where they were)",
+    )
+    parser.add_argument(
+        "--rerun",
+        default="",
+        help="files (as KERNEL_FILES names them) whose every site is marked to run again",
+    )
+    parser.add_argument(
         "--stillborn", action="store_true", help="restate kills that were Triton refusing"
     )
     args = parser.parse_args(argv)
-    from kernels.compile_info import kernel_source_sha256
+    from kernels.instruments.compile_info import kernel_source_sha256
 
     try:
         old = json.loads(args.old.read_text())
-        old_sites = [key for key, _ in sites_of(_at(args.old_rev))]
-        result = carry(old, old_sites, kernel_source_sha256())
+        old_files = tuple(args.old_files.split(","))
+        old_sites = [key for key, _ in sites_of(_at(args.old_rev), old_files)]
+        rerun = tuple(name for name in args.rerun.split(",") if name)
+        result = carry(old, old_sites, kernel_source_sha256(), rerun)
     except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

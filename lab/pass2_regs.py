@@ -7,7 +7,7 @@ compare a kernel change before it is timed: run it in this tree and in a copy wi
 
 from __future__ import annotations
 
-from kernels.compile_info import compile_fields
+from kernels.instruments.compile_info import compile_fields
 
 CASES = [
     (2048, 65536, "float32"), (2048, 65536, "bfloat16"), (2048, 18433, "float32"),

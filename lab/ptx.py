@@ -15,7 +15,7 @@ import argparse
 import re
 
 from kernels import bench
-from kernels.compile_info import compile_fields
+from kernels.instruments.compile_info import compile_fields
 
 # ld.global[.L1::evict_last][.L2::cache_hint][.v4].b32 and st.global[.cs][.v4].b16, ...
 _WIDTH = re.compile(r"(ld|st)\.global(?:\.[\w:]+)*?(\.v\d)?\.(b|f|u|s)(\d+)")

@@ -1,10 +1,10 @@
 """Whether a kernel source change changes the code of any benchmarked layout, without a GPU.
 
 For every shape of the benchmark's shape sets and each dtype, the PTX that
-:func:`kernels.compile_info.compile_fields` gives for sm_90 (the launcher's automatic layout),
-with its debug lines (``.loc``, ``.file``, the ``.debug_*`` sections) dropped, hashed. ``--dump``
-writes the hashes; ``--against`` compares this tree's hashes with a dump and lists the cases
-whose code differs (exit 1 when any does). A source change whose hashes all match leaves every
+:func:`kernels.instruments.compile_info.compile_fields` gives for sm_90 (the launcher's automatic
+layout), with its debug lines (``.loc``, ``.file``, the ``.debug_*`` sections) dropped, hashed.
+``--dump`` writes the hashes; ``--against`` compares this tree's hashes with a dump and lists the
+cases whose code differs (exit 1 when any does). A source change whose hashes all match leaves every
 recorded layout's instructions as they were: the record's timings still describe its kernels.
 
     TRITON_INTERPRET=0 python -m lab.ptx_compare --dump before.json
@@ -19,7 +19,7 @@ import json
 import re
 
 from kernels import bench
-from kernels.compile_info import compile_fields
+from kernels.instruments.compile_info import compile_fields
 
 _DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug_\w+\s*\{.*?^\s*\}", re.S | re.M)
 _DEBUG_LINE = re.compile(r"^\s*(\.loc|\.file)\b.*$|^\$L__(?:tmp|func_end|info)\w*:$", re.M)

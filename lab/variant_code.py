@@ -12,7 +12,8 @@ lists the witnesses whose PTX or SASS differs (exit 1 when any does).
     TRITON_INTERPRET=0 python -m lab.variant_code resources/coverage/cpu.json --against before.json
 
 The key of a witness is its problem and the config's layout fields that the kernels still take,
-so a dump of one tree compares with another's even where ``LaunchConfig`` gained or lost knobs.
+so a dump of one tree compares with another's even where ``LaunchConfig`` gained or lost knobs or
+the modules moved (run the other tree's dump from its own checkout, with this file in its lab).
 """
 
 from __future__ import annotations
@@ -46,10 +47,15 @@ def _compile(witness: dict) -> tuple[str, str, str]:
     from triton.compiler import ASTSource
 
     from kernels import jit
-    from kernels.compile_info import _TRITON_TYPES, _sass_and_resources
-    from kernels.coverage import launch_constexprs
     from kernels.layout import LaunchConfig
     from lab.ptx_compare import code_of
+
+    try:
+        from kernels.instruments.compile_info import _TRITON_TYPES, _sass_and_resources
+        from kernels.instruments.coverage import launch_constexprs
+    except ImportError:  # a tree from before the kernels' rooms (a baseline's)
+        from kernels.compile_info import _TRITON_TYPES, _sass_and_resources
+        from kernels.coverage import launch_constexprs
 
     names = {field.name for field in dataclasses.fields(LaunchConfig)}
     config = LaunchConfig(**{k: v for k, v in witness["config"].items() if k in names})

@@ -2,10 +2,10 @@
 
     python3 scripts/measure_invariance.py --out DIR [--rows 64] [--budget-s 300]
 
-For each width x dtype: random normal rows (seeded) certified by kernels.invariance.certify
-on the device the kernel mode gives (CUDA compiled, or the CPU interpreter with at most 16
-rows). Writes DIR/invariance.json (versions, device, one entry per case) after every case, so
-a stopped run keeps what it measured. No Qt.
+For each width x dtype: random normal rows (seeded) certified by
+kernels.instruments.invariance.certify on the device the kernel mode gives (CUDA compiled, or the
+CPU interpreter with at most 16 rows). Writes DIR/invariance.json (versions, device, one entry per
+case) after every case, so a stopped run keeps what it measured. No Qt.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import kernels
-from kernels import invariance
-from kernels.checked import resolve_device
+from kernels.instruments import invariance
+from kernels.instruments.checked import resolve_device
 
 WIDTHS = (64, 70, 128, 896, 1024, 2053, 2560, 4096, 5120, 5125, 8192, 18432)
 DTYPES = ("float32", "float16", "bfloat16")

@@ -85,8 +85,9 @@ if "TRITON_INTERPRET" not in os.environ:
 
 @pytest.fixture(scope="session")
 def coverage_map() -> dict:
-    """kernels.coverage.reachable() walked once per session (every width: ~20 s here)."""
-    from kernels import coverage
+    """kernels.instruments.coverage.reachable() walked once per session (every width: ~20 s
+    here)."""
+    from kernels.instruments import coverage
 
     return coverage.reachable()
 

@@ -82,7 +82,7 @@ def run_kernel_on(
 def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:
     """Wrap the kernel as an oracle implementation (problem, poison, mutant); see run_kernel_on."""
 
-    from kernels.guarded_reads import checked_reads
+    from kernels.instruments.guarded_reads import checked_reads
 
     def run(problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
         result = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, path=path)

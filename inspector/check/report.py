@@ -79,7 +79,7 @@ def result_lines(result: Any) -> list[str]:
         ]
         lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
         if getattr(result, "kernel_source", {}).get("kind") == "user":
-            from kernels.domain import describe
+            from kernels.sandbox.domain import describe
 
             outside = getattr(result, "out_of_domain", ())
             lines.append(

@@ -24,7 +24,8 @@ class CheckConfig:
         run_kernel: False runs the model side only (and says so).
         poison: value for tail lanes, padding, output gaps and guards.
         compile_target: explicit target for compiler output on a machine without CUDA.
-        kernel_spec: a user's kernel (``kernels.usercode.KernelSpec``) to prove instead of the
+        kernel_spec: a user's kernel (``kernels.sandbox.usercode.KernelSpec``) to prove instead of
+        the
             bundled one: run in a child process, on every fixture, without the bundled kernel's
             mutants, forced layouts or compiler output.
         timing: on a GPU, time the proven kernel on the input's shape after the proof
@@ -82,7 +83,7 @@ class KernelRun:
     oob_row_stride: int = 0
     input_writes: tuple[int, ...] = ()
     # Loads from a guard or a row's padding (a user kernel under the interpreter:
-    # kernels.guarded_reads), and where, in words.
+    # kernels.instruments.guarded_reads), and where, in words.
     oob_reads: int = 0
     oob_read_detail: str = ""
     # An autotuned user kernel's other configs on the same input, each against the scalar
@@ -141,10 +142,12 @@ class CheckResult:
     # The kernel's run on the input, when this machine could not judge it: why ("" otherwise).
     input_not_judged: str = ""
     # What this machine's interpreter got wrong in its probe (a user's kernel under the
-    # interpreter; kernels.interpreter_probe), and a user kernel's autotune configs, each judged.
+    # interpreter; kernels.sandbox.interpreter_probe), and a user kernel's autotune configs, each
+    # judged.
     machine_faults: tuple[dict[str, Any], ...] = ()
     autotune_configs: tuple[str, ...] = ()
-    # A user kernel's declared domain (kernels.domain; None: none declared, or the bundled one).
+    # A user kernel's declared domain (kernels.sandbox.domain; None: none declared, or the bundled
+    # one).
     declared_domain: dict[str, Any] | None = None
 
     @property

@@ -9,7 +9,7 @@ its message on stderr.
 
 With ``FILE.py FUNCTION``, a user's kernel instead (its launcher chooses its own layout): the
 check's input and every fixture that carries numbers, each in the poison-guarded buffers its
-check runs it in (:func:`kernels.usercode_child.run_guarded`), in this process, which is a
+check runs it in (:func:`kernels.sandbox.usercode_child.run_guarded`), in this process, which is a
 child of the sanitizer's already. A run that raises is named on stderr and not counted (the
 fixture matrix fails it on its own); after a memory error every later run raises, since the
 sanitizer ends the faulting launch. The sanitizer's own report (its ``ERROR SUMMARY``) is read
@@ -46,7 +46,7 @@ def bundled_launches(problem: Problem) -> int:
 def user_launches(problem: Problem, path: str, function: str) -> int:
     """The user kernel ``path:function``'s runs; returns how many finished."""
     from inspector.check.user_kernel import guarded_layout
-    from kernels.usercode_child import load_launcher, run_guarded
+    from kernels.sandbox.usercode_child import load_launcher, run_guarded
     from oracle import fixtures
     from oracle.tiled import POISON
 

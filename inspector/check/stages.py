@@ -22,7 +22,7 @@ import numpy as np
 from oracle.spec import Problem
 
 if TYPE_CHECKING:
-    from kernels.usercode import KernelSpec
+    from kernels.sandbox.usercode import KernelSpec
 
 #: The compiler's stages, in the order Triton lowers through them (the compile stage's texts).
 COMPILE_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
@@ -58,7 +58,7 @@ def compile_summary(info: Any) -> dict[str, Any]:
 def compile_stage(problem: Problem, compile_target: Any) -> dict[str, Any]:
     """The bundled kernel compiled for the input (for ``compile_target`` when interpreted)."""
     import kernels
-    from kernels.compile_info import compiler_output
+    from kernels.instruments.compile_info import compiler_output
 
     target = None if kernels.MODE == "compiled" else compile_target
     try:
@@ -70,10 +70,11 @@ def compile_stage(problem: Problem, compile_target: Any) -> dict[str, Any]:
 
 def invariance_stage(problem: Problem, device: str) -> dict[str, Any]:
     """The receipt's ``batch_invariance`` of the bundled kernel on the input's rows
-    (:func:`kernels.invariance.certify`), or ``{"error": ...}`` where it could not run."""
+    (:func:`kernels.instruments.invariance.certify`), or ``{"error": ...}`` where it could not
+    run."""
     import kernels
-    from kernels import invariance
-    from kernels.checked import resolve_device
+    from kernels.instruments import invariance
+    from kernels.instruments.checked import resolve_device
 
     try:
         certificate = invariance.certify(
@@ -151,7 +152,7 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
     pool it would land inside a larger block and pass).
     """
     import kernels
-    from kernels.bounded import run_bounded
+    from kernels.sandbox.bounded import run_bounded
 
     if kernels.MODE != "compiled":
         return {

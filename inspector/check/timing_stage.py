@@ -59,7 +59,7 @@ _TAIL_CHARS = 600
 
 def bench_arguments(problem: Any, kernel: Any | None, out: Path, ncu: bool) -> list[str]:
     """``main.py bench``'s arguments that time ``problem``'s shape (the user's ``kernel``, a
-    :class:`~kernels.usercode.KernelSpec`, as ``candidate``)."""
+    :class:`~kernels.sandbox.usercode.KernelSpec`, as ``candidate``)."""
     impls = ",".join(PEERS if kernel is not None else ("ours", *PEERS))
     return [
         "bench",
@@ -84,10 +84,11 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
 
     Args:
         problem: the check's validated input (rows, width, dtype, eps are read).
-        kernel: the user's kernel (:class:`~kernels.usercode.KernelSpec`); None: the bundled one.
+        kernel: the user's kernel (:class:`~kernels.sandbox.usercode.KernelSpec`); None: the bundled
+        one.
     """
     import kernels
-    from kernels.bounded import run_bounded
+    from kernels.sandbox.bounded import run_bounded
 
     if kernels.MODE != "compiled":
         return {

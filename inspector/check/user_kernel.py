@@ -1,5 +1,5 @@
-"""A user's kernel (``kernels.usercode``) as an implementation of the fixture matrix and as the
-kernel the check runs on its input.
+"""A user's kernel (``kernels.sandbox.usercode``) as an implementation of the fixture matrix and as
+the kernel the check runs on its input.
 
 Every run goes to the kernel's child process: ``x`` in a buffer with the problem's row stride and
 a poisoned guard of one power-of-two tile before and after, the output a view with one tile of
@@ -7,8 +7,9 @@ guard before the first row, between rows and after the last. A run that crashes,
 raises fails its fixture with what happened; a store into a guard or into ``x`` is counted as an
 out-of-bounds write. A launcher that refuses ``out=`` is checked on its returned tensor, and the
 note says so. A run that used an operation the child's interpreter gets wrong
-(``kernels.interpreter_probe``) raises ``oracle.matrix.NotJudged``: the machine's fault, never a
-verdict on the kernel. An autotuned kernel runs every config (``kernels.autotuned``), each judged.
+(``kernels.sandbox.interpreter_probe``) raises ``oracle.matrix.NotJudged``: the machine's fault,
+never a verdict on the kernel. An autotuned kernel runs every config
+(``kernels.sandbox.autotuned``), each judged.
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from kernels.domain import outside
-from kernels.guarded_reads import describe
-from kernels.usercode import RUN_TIMEOUT_S, KernelSpec, UserKernel, UserRun, parse_kernel_spec
+from kernels.instruments.guarded_reads import describe
+from kernels.sandbox.domain import outside
+from kernels.sandbox.usercode import (
+    RUN_TIMEOUT_S,
+    KernelSpec,
+    UserKernel,
+    UserRun,
+    parse_kernel_spec,
+)
 from oracle import matrix
 from oracle.spec import Problem
 
@@ -28,9 +35,9 @@ def loadable_kernel_spec(text: str, cancel: Any = None) -> KernelSpec:
     """``FILE.py:FUNCTION`` as a user typed it, parsed once (:func:`check_loadable` then).
 
     Raises:
-        kernels.usercode.KernelSpecError: as :func:`check_loadable`, or the part of ``text``
+        kernels.sandbox.usercode.KernelSpecError: as :func:`check_loadable`, or the part of ``text``
             that is wrong.
-        kernels.usercode.KernelCancelled: as :func:`check_loadable`.
+        kernels.sandbox.usercode.KernelCancelled: as :func:`check_loadable`.
     """
     return check_loadable(parse_kernel_spec(text), cancel)
 
@@ -40,8 +47,9 @@ def check_loadable(spec: KernelSpec, cancel: Any = None) -> KernelSpec:
     ``FUNCTION`` there; ``cancel`` (an event) ends the wait for it.
 
     Raises:
-        kernels.usercode.KernelSpecError (a ValueError): the child's error importing the file.
-        kernels.usercode.KernelCancelled: ``cancel`` was set first (the child is killed).
+        kernels.sandbox.usercode.KernelSpecError (a ValueError): the child's error importing the
+        file. kernels.sandbox.usercode.KernelCancelled: ``cancel`` was set first (the child is
+        killed).
     """
     with UserKernel(spec, cancel=cancel):
         pass
@@ -77,7 +85,7 @@ class UserImplementation:
             spec, pythonpath_first=pythonpath_first, run_timeout_s=run_timeout_s
         ).__enter__()
         self.mode = self.kernel.mode
-        # What the launcher declares it supports (kernels.domain); None: everything.
+        # What the launcher declares it supports (kernels.sandbox.domain); None: everything.
         self.domain = self.kernel.domain
         self.refused_out = ""
 
@@ -157,5 +165,5 @@ class UserImplementation:
 def describe_reads(
     reads: tuple[tuple[str, int, tuple[int, ...]], ...], problem: Problem, guard: int, y_stride: int
 ) -> str:
-    """A run's reads out of bounds in words (:func:`kernels.guarded_reads.describe`)."""
+    """A run's reads out of bounds in words (:func:`kernels.instruments.guarded_reads.describe`)."""
     return describe(reads, problem.rows, problem.width, problem.row_stride, y_stride, guard)

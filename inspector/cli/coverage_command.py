@@ -1,11 +1,12 @@
 """``python main.py coverage [--device auto|cpu|cuda] [--out FILE] [--match TEXT]``.
 
-Enumerates every launch configuration the layout rule can reach (:mod:`kernels.coverage`),
-proves each with the fixture matrix's checks at the shape that reaches it
-(:mod:`inspector.coverage.proof`: the interpreter on a CPU, compiled on CUDA), prints one line
-per configuration that fails and a summary, and writes the record (JSON) to ``--out``
-(``resources/coverage/cpu.json`` / ``h200.json`` are the committed ones the check's receipt and the
-window read). Exit 0 when every configuration is proven, 1 when one is not, 2 on bad usage.
+Enumerates every launch configuration the layout rule can reach
+(:mod:`kernels.instruments.coverage`), proves each with the fixture matrix's checks at the shape
+that reaches it (:mod:`inspector.coverage.proof`: the interpreter on a CPU, compiled on CUDA),
+prints one line per configuration that fails and a summary, and writes the record (JSON) to
+``--out`` (``resources/coverage/cpu.json`` / ``h200.json`` are the committed ones the check's
+receipt and the window read). Exit 0 when every configuration is proven, 1 when one is not, 2 on bad
+usage.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def run_coverage_command(arguments: list[str]) -> int:
             os.environ["TRITON_INTERPRET"] = "1"
     from inspector.coverage.proof import prove_all, record
     from inspector.records.atomic import atomic_write_text
-    from kernels.checked import resolve_device
-    from kernels.coverage import describe, reachable
     from kernels.env import device_description
+    from kernels.instruments.checked import resolve_device
+    from kernels.instruments.coverage import describe, reachable
 
     device = resolve_device(args.device)
     start = time.perf_counter()

@@ -2,7 +2,7 @@
 [--no-ttir] [--no-coverage] [--first-site N] [--count N] [--sites IDS]``.
 
 Mutates the kernel's ``@triton.jit`` source (:mod:`inspector.mutate.source_mutants`; without
-``--kernel`` the bundled kernel's ``kernels/jit_parts.py``, ``jit.py`` and ``jit_loop.py``, run
+``--kernel`` the bundled kernel's ``kernels/jit/parts.py``, ``tile.py`` and ``loop.py``, run
 through ``kernels.rms_norm``), judges each mutant's TTIR against the original's (``equivalent`` when
 it cannot act: :mod:`inspector.mutate.equivalence`; ``--no-ttir`` skips that), runs the others
 against the fixture matrix in a child process (the bundled kernel's survivors then on the coverage
@@ -119,7 +119,7 @@ def run_mutate_command(arguments: list[str]) -> int:
         if not torch.cuda.is_available():
             os.environ["TRITON_INTERPRET"] = "1"
     from inspector.records.atomic import atomic_write_text
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     kernel = None if args.kernel is None else parse_kernel_spec(args.kernel)
     with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:

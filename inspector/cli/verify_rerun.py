@@ -87,7 +87,7 @@ def _run(
 
     if source.get("kind") == "user":
         return _run_user(problem, source, reference_y)
-    from kernels.compile_info import kernel_source_sha256
+    from kernels.instruments.compile_info import kernel_source_sha256
 
     today = kernel_source_sha256()
     recorded = str(kernel.get("source_sha256", ""))
@@ -110,7 +110,7 @@ def _run_user(problem: Any, source: dict[str, Any], reference_y: Any) -> tuple[l
 
     from inspector.check import pipeline
     from inspector.check.user_kernel import UserImplementation, UserKernelFailed
-    from kernels.usercode import KernelSpecError, parse_kernel_spec
+    from kernels.sandbox.usercode import KernelSpecError, parse_kernel_spec
     from oracle import tiled
 
     path = Path(str(source.get("path", "")))

@@ -31,7 +31,7 @@ def check_window_args(session: str | None, screenshot: str | None, kernel: str |
             raise ValueError(f"screenshot: folder {folder} does not exist")
     if kernel is None:
         return None
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     return parse_kernel_spec(kernel)  # a KernelSpecError (a ValueError) names the part
 

@@ -40,9 +40,10 @@ def write_map(
     order: list[Any] | None = None,
     beyond: set[Any] = frozenset(),
 ) -> None:
-    """Write ``found`` (``kernels.coverage.reachable()``) as the child's map, in ``order``;
-    the configurations of ``beyond`` (:func:`kernels.coverage_beyond.beyond_rule`) are marked, so a
-    proof that fails on one says the rule does not choose it."""
+    """Write ``found`` (``kernels.instruments.coverage.reachable()``) as the child's map, in
+    ``order``; the configurations of ``beyond``
+    (:func:`kernels.instruments.coverage_beyond.beyond_rule`) are marked, so a proof that fails on
+    one says the rule does not choose it."""
     keys = order if order is not None else list(found)
     entries = [
         {"configuration": c.to_json(), "witness": found[c].to_json(), "beyond_rule": c in beyond}
@@ -83,7 +84,7 @@ def run_child(first: str, map_path: Path, options: list[str], timeout_s: float) 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([first, str(PROJECT), env.get("PYTHONPATH", "")])
     command = [sys.executable, "-m", "inspector.coverage.child", str(map_path), *options]
-    from kernels.bounded import run_bounded
+    from kernels.sandbox.bounded import run_bounded
 
     try:
         done = run_bounded(command, cwd=first, env=env, timeout_s=timeout_s, preloaded=True)
@@ -144,7 +145,7 @@ def add_lines(
 
 
 def _read_map(path: Path) -> list[tuple[Any, Any, dict[str, list[int]] | None, bool]]:
-    from kernels.coverage import Configuration, Witness
+    from kernels.instruments.coverage import Configuration, Witness
     from kernels.layout import LaunchConfig
 
     entries = []

@@ -1,16 +1,16 @@
 """Proof of the launch-layout coverage map: every configuration the rule reaches, run through
 the fixture matrix's checks at the shape that reaches it.
 
-For each configuration :func:`kernels.coverage.reachable` finds, :func:`variants` builds the
-matrix's kinds of fixture at the witness's width, dtype and row strides (a few rows: the
-witness's layout, launched on them, reaches the same configuration, :func:`kernels.coverage.
-proof_rows`): random rows against the scalar reference, an extreme element in the last column,
-a zero row and a constant row, rows of 1e-3 at the smallest eps, row isolation, poison
-invariance, and the rstd output (each row's rrms, the kernel's STORE_RSTD code). Each runs through
-``kernels.run_checked`` (guarded buffers: any store outside the output's rows fails it) with
-the witness's layout forced, and a run whose launch lands in another configuration fails (the
-proof must cover the configuration it names). :func:`prove_all` proves the map;
-:func:`record` / :func:`read_record` write and read it (``main.py coverage``, the check's
+For each configuration :func:`kernels.instruments.coverage.reachable` finds, :func:`variants` builds
+the matrix's kinds of fixture at the witness's width, dtype and row strides (a few rows: the
+witness's layout, launched on them, reaches the same configuration,
+:func:`kernels.instruments.coverage. proof_rows`): random rows against the scalar reference, an
+extreme element in the last column, a zero row and a constant row, rows of 1e-3 at the smallest eps,
+row isolation, poison invariance, and the rstd output (each row's rrms, the kernel's STORE_RSTD
+code). Each runs through ``kernels.run_checked`` (guarded buffers: any store outside the output's
+rows fails it) with the witness's layout forced, and a run whose launch lands in another
+configuration fails (the proof must cover the configuration it names). :func:`prove_all` proves the
+map; :func:`record` / :func:`read_record` write and read it (``main.py coverage``, the check's
 receipt and the window's grid).
 
 Qt-free.
@@ -48,8 +48,8 @@ RECORD_FILES = {"cpu": RECORD_DIR / "cpu.json", "gpu": RECORD_DIR / "h200.json"}
 class ConfigurationProof:
     """One configuration's proof: each variant's outcome on the kernel."""
 
-    configuration: Any  # kernels.coverage.Configuration
-    witness: Any  # kernels.coverage.Witness
+    configuration: Any  # kernels.instruments.coverage.Configuration
+    witness: Any  # kernels.instruments.coverage.Witness
     rows: int
     outcomes: tuple[matrix.FixtureOutcome, ...]
     seconds: float
@@ -172,7 +172,7 @@ def implementation(
     a launch outside ``configuration`` raises :class:`WrongConfiguration`. ``mutant`` (one of
     ``kernels.KERNEL_MUTANTS``) replaces the matrix's own, for showing what the proof kills."""
     import kernels
-    from kernels.guarded_reads import checked_reads
+    from kernels.instruments.guarded_reads import checked_reads
 
     def run(problem: spec.Problem, poison: float, _: str | None) -> matrix.RunOutput:
         rstd = problem.name == RSTD_FIXTURE
@@ -209,7 +209,7 @@ def prove(
     configuration: Any, witness: Any, device: str = "auto", mutant: str | None = None
 ) -> ConfigurationProof:
     """Run every variant of ``witness`` on the kernel (or ``mutant``) with its layout forced."""
-    from kernels.coverage import proof_rows
+    from kernels.instruments.coverage import proof_rows
 
     start = time.perf_counter()
     rows = proof_rows(witness)
@@ -233,8 +233,9 @@ def identity() -> dict[str, str]:
     which fixes the map it walked, and the kernel's functions, which fix what its proofs
     showed. A record of another kernel proves nothing about this one."""
     import kernels
-    from kernels import coverage, launcher, layout
-    from kernels.compile_info import kernel_source_sha256
+    from kernels import launcher, layout
+    from kernels.instruments import coverage
+    from kernels.instruments.compile_info import kernel_source_sha256
 
     rule = "\n".join(inspect.getsource(module) for module in (layout, launcher, coverage))
     return {
@@ -271,7 +272,7 @@ def read_record(path: Path) -> dict[str, Any]:
         ValueError: naming what is wrong (a file too large, not JSON, a field missing or of
             the wrong type).
     """
-    from kernels.coverage import Configuration
+    from kernels.instruments.coverage import Configuration
 
     path = Path(path)
     if not path.is_file():
@@ -311,7 +312,7 @@ def proven_set(data: dict[str, Any]) -> set[Any]:
 
 
 def _entries(data: dict[str, Any]) -> list[tuple[Any, bool]]:
-    from kernels.coverage import Configuration
+    from kernels.instruments.coverage import Configuration
 
     return [(Configuration.from_json(e["configuration"]), e["passed"]) for e in data["proofs"]]
 
@@ -349,10 +350,10 @@ def coverage_section() -> dict[str, Any]:
     of this kernel proves it on a CPU (the interpreter) and on a GPU (compiled).
 
     The map is the CPU record's configurations when that record is complete and of this rule
-    (a test holds it equal to :func:`kernels.coverage.reachable`); otherwise it is walked here.
-    A record of this kernel made under another rule proves the configurations it lists.
+    (a test holds it equal to :func:`kernels.instruments.coverage.reachable`); otherwise it is
+    walked here. A record of this kernel made under another rule proves the configurations it lists.
     """
-    from kernels.coverage import reachable
+    from kernels.instruments.coverage import reachable
 
     ident = identity()
     cpu_data, cpu_source = committed("cpu", ident)

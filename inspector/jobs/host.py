@@ -19,7 +19,7 @@ on a pipe). The worker thread only waits on that pipe, which releases the lock.
   through one in a debugger, or to patch one in a test).
 
 Both ends are this package's own code, so pickle is the format; what a *user's* kernel returns
-never travels as pickle (``kernels.usercode``: raw ``.npy`` only).
+never travels as pickle (``kernels.sandbox.usercode``: raw ``.npy`` only).
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def kernel_job(
 def user_kernel_job(
     problem: Problem, spec: Any, reference_y: np.ndarray, y_exact: np.ndarray | None = None
 ) -> Job:
-    """A job running a user's kernel (``kernels.usercode.KernelSpec``) once in its child
+    """A job running a user's kernel (``kernels.sandbox.usercode.KernelSpec``) once in its child
     process, judged against ``reference_y`` (a ``KernelRun`` back; ``y_exact`` as for
     :func:`kernel_job`). A crash, hang or exception of the kernel fails the job with what
     happened (``user_kernel.UserKernelFailed``)."""
@@ -180,7 +180,7 @@ def load_kernel_job(spec: Any) -> Job:
     def job(cancel: threading.Event) -> Iterator[Any]:
         yield (0, 1, f"loading {spec.path}:{spec.function} in a child process")
         from inspector.check.user_kernel import check_loadable
-        from kernels.usercode import KernelCancelled
+        from kernels.sandbox.usercode import KernelCancelled
 
         try:
             spec_back = check_loadable(spec, cancel)

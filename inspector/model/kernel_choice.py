@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # kernels imports torch: loaded only when a kernel file is read
-    from kernels.usercode import KernelSpec
+    from kernels.sandbox.usercode import KernelSpec
 
 #: Characters of a sha256 the status bar shows.
 SHORT_SHA = 12
@@ -39,7 +39,7 @@ def launcher_names(path: str | Path) -> list[str]:
         KernelSpecError: the file cannot be read, is not valid Python (with the line), or
             defines no top-level function outside ``@triton.jit``.
     """
-    from kernels.usercode import KernelSpecError
+    from kernels.sandbox.usercode import KernelSpecError
 
     path = Path(path)
     try:
@@ -78,7 +78,7 @@ def reread(spec: KernelSpec) -> KernelSpec:
     Raises:
         KernelSpecError: the file is gone or unreadable now.
     """
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     return parse_kernel_spec(spec_text(spec))
 

@@ -29,7 +29,7 @@ from oracle.spec import Problem
 
 if TYPE_CHECKING:
     from inspector.check.pipeline import CheckResult, KernelRun
-    from kernels.usercode import KernelSpec
+    from kernels.sandbox.usercode import KernelSpec
 
 APP_NAME = "RMSNorm Kernel Inspector"
 #: The input a new inspection starts from.
@@ -99,7 +99,7 @@ class InspectionState:
 
     @property
     def kernel(self) -> KernelSpec | None:
-        """The user's kernel the views prove (``kernels.usercode.KernelSpec``); None: the
+        """The user's kernel the views prove (``kernels.sandbox.usercode.KernelSpec``); None: the
         bundled kernel."""
         return self._kernel
 

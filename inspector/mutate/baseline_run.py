@@ -13,7 +13,7 @@ import dataclasses
 import re
 from typing import Any
 
-from kernels.usercode import KernelSpec
+from kernels.sandbox.usercode import KernelSpec
 from oracle import fixtures, matrix
 
 #: The child's error line when Triton refused the program: a compile error (compiled), or an

@@ -189,18 +189,18 @@ def _one_coverage_verdict(
 
 
 def _past_2_31_verdict(first: str, timeout_s: float) -> tuple[str, tuple[str, ...], str] | None:
-    """The bundled kernel's rows that start past 2**31 elements (:mod:`kernels.past_2_31`),
-    run on the package copy in ``first`` in a child: ``killed`` when a row comes out wrong,
-    ``crashed`` when the child dies (a wrapped offset's store), ``timeout``; None when every
-    case is right. The coverage map's problems are small, so a change that only acts on
-    64-bit offsets (a dropped int64 cast) shows only here."""
-    from kernels import past_2_31
+    """The bundled kernel's rows that start past 2**31 elements
+    (:mod:`kernels.instruments.past_2_31`), run on the package copy in ``first`` in a child:
+    ``killed`` when a row comes out wrong, ``crashed`` when the child dies (a wrapped offset's
+    store), ``timeout``; None when every case is right. The coverage map's problems are small, so a
+    change that only acts on 64-bit offsets (a dropped int64 cast) shows only here."""
+    from kernels.instruments import past_2_31
     from kernels.mode import INTERPRETER, MODE
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([first, str(PROJECT), env.get("PYTHONPATH", "")])
     device = "cpu" if MODE == INTERPRETER else "cuda"
-    command = [sys.executable, "-m", "kernels.past_2_31", device]
+    command = [sys.executable, "-m", "kernels.instruments.past_2_31", device]
     where = ("rows past 2**31",)
     try:
         done = subprocess.run(

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspector.mutate.sites import BUNDLED_FILES
+
 if TYPE_CHECKING:
-    from kernels.usercode import KernelSpec
+    from kernels.sandbox.usercode import KernelSpec
 
 # The bundled kernel's launcher as a user kernel file: kernels.rms_norm, whichever ``kernels``
 # package comes first on the path (each mutant's copy).
@@ -46,12 +48,13 @@ def mutate_report(
     on the configurations that run the mutated statement; compiled, on every one).
 
     Raises:
-        kernels.usercode.KernelSpecError: a kernel that is not loadable (the message says why).
+        kernels.sandbox.usercode.KernelSpecError: a kernel that is not loadable (the message says
+        why).
     """
     from inspector.check.user_kernel import check_loadable
     from inspector.coverage.child import line_map
     from inspector.mutate.source_mutants import report, run_mutants
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     if kernel is not None:
         spec = check_loadable(kernel)
@@ -63,7 +66,7 @@ def mutate_report(
         shim = scratch / "bundled_launcher.py"
         shim.write_text(BUNDLED_LAUNCHER)
         spec = check_loadable(parse_kernel_spec(f"{shim}:rms_norm"))
-        files = [package / name for name in ("jit_parts.py", "jit.py", "jit_loop.py")]
+        files = [package / name for name in BUNDLED_FILES]
     if only is not None:
         from inspector.mutate.source_mutants import check_site_ids
 
@@ -109,7 +112,7 @@ def mutate_report(
         data["coverage_configurations"] = {"rule": len(entries) - beyond, "beyond_rule": beyond}
     data["first_site"] = first_site
     if kernel is None:
-        from kernels.compile_info import kernel_source_sha256
+        from kernels.instruments.compile_info import kernel_source_sha256
 
         data["kernel"] = {
             "path": str(package),
@@ -128,14 +131,14 @@ def _coverage_map(
     """The bundled kernel's coverage map for the mutants' children: the rule's configurations,
     cheapest proof first (the committed CPU record's times, when it is of this kernel), then
     those only the check's forced layouts and explicit configs launch
-    (:func:`kernels.coverage_beyond.beyond_rule`). Under the interpreter each
+    (:func:`kernels.instruments.coverage_beyond.beyond_rule`). Under the interpreter each
     configuration's kernel lines are recorded in it too (one pass over the map, in ``jobs``
     children), so a survivor is proven only where its statement runs."""
     import kernels
     from inspector.coverage.child import add_lines, write_map
     from inspector.coverage.proof import committed, identity
-    from kernels.coverage import reachable
-    from kernels.coverage_beyond import beyond_rule
+    from kernels.instruments.coverage import reachable
+    from kernels.instruments.coverage_beyond import beyond_rule
     from kernels.mode import INTERPRETER
 
     found = reachable()

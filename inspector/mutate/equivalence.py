@@ -2,12 +2,12 @@
 unable to act.
 
 The launch signatures come from the original kernel (:func:`record_launches`): its launcher is
-dry-run in its child process (:meth:`kernels.usercode.UserKernel.record`) on the layout of
+dry-run in its child process (:meth:`kernels.sandbox.usercode.UserKernel.record`) on the layout of
 every runnable fixture and of a sweep of problems (:data:`SWEEP_WIDTHS` x rows x dtypes x
 contiguous and padded strides), so a mutant in a branch that only shapes outside the fixture
 matrix take still compiles differently there and is not called equivalent for the fixtures'
-blindness. Each signature is compiled to TTIR for sm_90 in a child (:func:`kernels.usercode.
-compile_ttir`), and compared by :func:`kernels.ttir.canonical_digest` (locations, value
+blindness. Each signature is compiled to TTIR for sm_90 in a child (:func:`kernels.sandbox.usercode.
+compile_ttir`), and compared by :func:`kernels.instruments.ttir.canonical_digest` (locations, value
 names and the order of pure ops do not count).
 
 One more class is proven rather than compared (:func:`fill_unobserved`): a changed ``other=``
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from inspector.coverage import parsing
-from kernels.ttir import strip_locations
-from kernels.usercode import KernelSpec, UserKernel, compile_ttir
+from kernels.instruments.ttir import strip_locations
+from kernels.sandbox.usercode import KernelSpec, UserKernel, compile_ttir
 from oracle import fixtures
 
 # Widths of the sweep: tile sizes on both sides of each power of two, widths no 16-byte vector
@@ -44,9 +44,9 @@ class Baseline:
     """The original kernel's launch signatures and their TTIR, or why there are none.
 
     Attributes:
-        launches: distinct launch signatures (``kernels.launches`` records).
+        launches: distinct launch signatures (``kernels.instruments.launches`` records).
         ttir: the original's TTIR per launch, with locations (for :func:`fill_unobserved`).
-        digests: :func:`kernels.ttir.canonical_digest` of each.
+        digests: :func:`kernels.instruments.ttir.canonical_digest` of each.
         unsupported: why equivalence is not judged ("" when it is).
     """
 

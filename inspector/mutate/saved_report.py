@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.coverage import parsing
+from inspector.mutate.sites import BUNDLED_FILES
 
 # Largest mutation.json read (the bundled kernel's 400 mutants take ~250 KB).
 MAX_REPORT_BYTES = 16 << 20
@@ -184,13 +185,14 @@ def read_report(path: str | Path) -> MutationReport:
 def source_files(report: MutationReport, report_path: str | Path | None = None) -> list[Path]:
     """The kernel's source files found on this machine: the file named in the report (as is,
     or relative to the repository or to the report's folder), or for the bundled kernel
-    (``kernels.rms_norm``) the ``jit*.py`` files of the ``kernels`` package this process
+    (``kernels.rms_norm``) the ``jit`` files of the ``kernels`` package this process
     imports (found without importing it: no torch for a report)."""
     if report.kernel_function == "kernels.rms_norm":
         found = importlib.util.find_spec("kernels")
         if found is None or found.origin is None:
             return []
-        return sorted(Path(found.origin).parent.glob("jit*.py"))
+        package = Path(found.origin).parent
+        return [package / name for name in BUNDLED_FILES if (package / name).is_file()]
     named = Path(report.kernel_path)
     candidates = [named] if named.is_absolute() else [ROOT / named]
     if report_path is not None and not named.is_absolute():
@@ -274,7 +276,7 @@ def source_note(report: MutationReport, files: list[Path]) -> str:
         return "the kernel's source is not on this machine: diffs show the site alone"
     if report.kernel_function == "kernels.rms_norm":
         try:
-            from kernels.compile_info import kernel_source_sha256
+            from kernels.instruments.compile_info import kernel_source_sha256
 
             same = kernel_source_sha256() == report.kernel_sha256
         except Exception:  # no kernel floor here: say nothing is checked

@@ -27,6 +27,10 @@ COMPARISON = {
 }
 SWAPPED_CALLS = {"sum": "max", "max": "sum", "rsqrt": "sqrt", "sqrt": "rsqrt"}
 
+#: The bundled kernel's ``@triton.jit`` files, relative to the ``kernels`` package, in the order
+#: their sites are numbered.
+BUNDLED_FILES = ("jit/parts.py", "jit/tile.py", "jit/loop.py")
+
 
 @dataclasses.dataclass(frozen=True)
 class Site:

@@ -4,10 +4,10 @@ Every ``@triton.jit`` function of the file is searched for sites
 (:func:`inspector.mutate.sites.mutation_sites`, which lists the operators). A mutant is the file
 with one site changed, spliced into the original text so everything else stays byte for byte; it
 runs in a
-child process (:mod:`kernels.usercode`) on every runnable fixture the unmutated kernel passes
-(:mod:`inspector.mutate.baseline_run`) until one catches it. Outcomes: ``equivalent`` (the TTIR of
-every launch signature the original's launcher makes is the original's, or only a load's fill
-that no store can see changed: :mod:`inspector.mutate.equivalence`; ``detail`` says which),
+child process (:mod:`kernels.sandbox.usercode`) on every runnable fixture the unmutated kernel
+passes (:mod:`inspector.mutate.baseline_run`) until one catches it. Outcomes: ``equivalent`` (the
+TTIR of every launch signature the original's launcher makes is the original's, or only a load's
+fill that no store can see changed: :mod:`inspector.mutate.equivalence`; ``detail`` says which),
 ``killed`` (a fixture failed: ``killed_by`` names it), ``survived`` (every fixture behaved),
 ``crashed`` or ``timeout`` (the child died or hung on a fixture, named), ``stillborn`` (Triton
 refused to compile or trace it: it never ran). Where the TTIR cannot be compared, every mutant runs
@@ -36,7 +36,7 @@ from inspector.mutate.beyond import (
     hand_made_branch,
 )
 from inspector.mutate.sites import Site, apply_site, mutation_sites
-from kernels.usercode import KernelSpec
+from kernels.sandbox.usercode import KernelSpec
 from oracle import fixtures, matrix
 
 PROJECT = Path(__file__).resolve().parents[2]

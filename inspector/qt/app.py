@@ -127,7 +127,7 @@ def load_kernel_now(window: InspectorWindow, kernel: Any) -> None:
     """Load ``kernel`` (a ``KernelSpec``) before anything is drawn (the screenshot's way).
 
     Raises:
-        kernels.usercode.KernelSpecError: the file is not a kernel (the message says why).
+        kernels.sandbox.usercode.KernelSpecError: the file is not a kernel (the message says why).
     """
     from inspector.check.user_kernel import check_loadable
 

@@ -47,7 +47,7 @@ class KernelSurfaces:
 
 def _bundled_sha256() -> str:
     try:
-        from kernels.compile_info import kernel_source_sha256
+        from kernels.instruments.compile_info import kernel_source_sha256
 
         return kernel_source_sha256()
     except Exception:  # no kernel floor: the label names the kernel without a hash
@@ -84,7 +84,7 @@ class KernelActions(QObject):
         path = dialogs.choose_open_file(self._parent, "Open kernel", "Python kernel files (*.py)")
         if not path:
             return False
-        from kernels.usercode import KernelSpecError
+        from kernels.sandbox.usercode import KernelSpecError
 
         try:
             names = kernel_choice.launcher_names(path)
@@ -109,7 +109,7 @@ class KernelActions(QObject):
     def load(self, text: str) -> bool:
         """Load ``FILE.py:FUNCTION`` as typed (a menu, a receipt) on the worker: :meth:`load_spec`
         once it parses (False when it does not: no such file, not an identifier)."""
-        from kernels.usercode import KernelSpecError, parse_kernel_spec
+        from kernels.sandbox.usercode import KernelSpecError, parse_kernel_spec
 
         try:
             spec = parse_kernel_spec(text)
@@ -123,7 +123,7 @@ class KernelActions(QObject):
         if self._surfaces.busy():
             self._status("busy: wait for the running job (or cancel it) before loading a kernel")
             return False
-        from kernels.usercode import KernelSpecError
+        from kernels.sandbox.usercode import KernelSpecError
 
         try:
             kernel_choice.launcher_names(spec.path)  # a syntax error, said at once
@@ -175,7 +175,7 @@ class KernelActions(QObject):
         spec = self.state.kernel
         if spec is None:
             return True
-        from kernels.usercode import KernelSpecError
+        from kernels.sandbox.usercode import KernelSpecError
 
         try:
             fresh = kernel_choice.reread(spec)

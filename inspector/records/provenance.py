@@ -2,9 +2,9 @@
 (and ``kernel.source``) against the kernel on disk.
 
 A receipt of the bundled kernel names the sha256 of its ``@triton.jit`` source
-(``kernels.compile_info.kernel_source_sha256``); a user kernel's names its file and that file's
-sha256. A saved "check PASSED" means something only while that hash is still the kernel's: the
-window shows "kernel changed since this receipt" instead of the green verdict otherwise.
+(``kernels.instruments.compile_info.kernel_source_sha256``); a user kernel's names its file and that
+file's sha256. A saved "check PASSED" means something only while that hash is still the kernel's:
+the window shows "kernel changed since this receipt" instead of the green verdict otherwise.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _short(digest: object) -> str:
 
 
 def _bundled_sha256() -> str:
-    from kernels.compile_info import kernel_source_sha256
+    from kernels.instruments.compile_info import kernel_source_sha256
 
     return kernel_source_sha256()
 

@@ -72,7 +72,7 @@ def _kernel_source_sha256(result: CheckResult) -> str | None:
     if result.kernel is None:
         return None
     try:
-        from kernels.compile_info import kernel_source_sha256
+        from kernels.instruments.compile_info import kernel_source_sha256
 
         return kernel_source_sha256()
     except Exception:  # the hash is informative; its absence is recorded as null

@@ -267,7 +267,7 @@ def _probe_in_child(source: Path, where: str, shown: str) -> None:
     import subprocess
     import sys
 
-    from kernels.bounded import run_bounded
+    from kernels.sandbox.bounded import run_bounded
 
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}

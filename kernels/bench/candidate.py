@@ -1,15 +1,15 @@
 """The ``candidate`` implementation: the user's kernel of ``bench --kernel FILE.py:FUNCTION``,
 timed beside the bundled kernel and the peers under the same protocol.
 
-The launcher's contract is ``FUNCTION(x, weight, eps, out=None) -> y`` (:mod:`kernels.usercode`);
-the benchmark calls it as ``FUNCTION(x, weight, eps)``, like ``ours`` and the peers, each call
-allocating its output.
+The launcher's contract is ``FUNCTION(x, weight, eps, out=None) -> y``
+(:mod:`kernels.sandbox.usercode`); the benchmark calls it as ``FUNCTION(x, weight, eps)``, like
+``ours`` and the peers, each call allocating its output.
 
 Timing needs CUDA events and graph capture around calls made in this process, so, unlike
 ``check`` and ``mutate``, the benchmark imports the user's file into its own process. Before
 that, :func:`prepare_candidate` runs a preflight in a child process
-(:class:`kernels.usercode.UserKernel`): the file must import and name a callable, and for each
-benchmarked dtype the launcher must return, on a small input with a masked tail, an output that
+(:class:`kernels.sandbox.usercode.UserKernel`): the file must import and name a callable, and for
+each benchmarked dtype the launcher must return, on a small input with a masked tail, an output that
 passes the float64 parity check, with no store outside its rows (guarded ``out=`` buffer) and
 none into ``x``. A kernel that crashes, hangs, raises, is wrong or stores out of bounds there
 fails with one line and nothing is timed. What the preflight cannot see: a fault at a benchmark
@@ -34,12 +34,13 @@ import torch
 from kernels.bench.impls import Prepared
 from kernels.bench.parity import check_parity, make_parity_input, make_weight
 from kernels.bench.shapes import DTYPES, Shape
-from kernels.usercode import RUN_TIMEOUT_S, KernelSpec, KernelSpecError, UserKernel
+from kernels.sandbox.usercode import RUN_TIMEOUT_S, KernelSpec, KernelSpecError, UserKernel
 
 CANDIDATE = "candidate"
 #: The preflight's input: a few rows, the last tile's lanes partly masked (200 of 256).
 PREFLIGHT_SHAPE = Shape(4, 200)
-#: The guard and padding fill of the preflight's buffers (as ``kernels.checked.POISON``).
+#: The guard and padding fill of the preflight's buffers (as
+# ``kernels.instruments.checked.POISON``).
 PREFLIGHT_POISON = -3072.0
 # Characters of a child's error kept on the one line a refusal prints.
 _DETAIL_CHARS = 400

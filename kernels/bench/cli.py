@@ -40,7 +40,7 @@ from kernels.bench.shapes import (
     resolve_shapes,
 )
 from kernels.bench.timing import LOOP_SAMPLES, MAX_LOOP_SAMPLES
-from kernels.usercode import KernelSpecError, parse_kernel_spec
+from kernels.sandbox.usercode import KernelSpecError, parse_kernel_spec
 
 
 class _Parser(argparse.ArgumentParser):

@@ -29,7 +29,7 @@ from kernels.bench import timing
 from kernels.bench.impls import PREPARERS, ImplementationUnavailable, Prepared, Preparer
 from kernels.bench.parity import check_copy, check_parity, make_parity_input, make_weight
 from kernels.bench.shapes import DTYPES, Shape, dtype_name, traffic_bytes
-from kernels.usercode import KernelSpec
+from kernels.sandbox.usercode import KernelSpec
 
 _ALTERNATIVES = ("torch_eager", "torch_compile", "liger", "quack")
 

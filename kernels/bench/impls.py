@@ -33,9 +33,9 @@ IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger", "qua
 DISPLAY_ORDER = ("copy", "ours", "candidate", "torch_eager", "torch_compile", "liger", "quack")
 #: The modules whose source a timing of ``ours`` measures (their sha256 goes into the record).
 OURS_MODULES = (
-    "kernels.jit_parts",
+    "kernels.jit.parts",
     "kernels.jit",
-    "kernels.jit_loop",
+    "kernels.jit.loop",
     "kernels.layout",
     "kernels.launcher",
     "kernels.plans",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernels.bounded import run_bounded
+from kernels.sandbox.bounded import run_bounded
 
 BYTES_READ = "dram__bytes_read.sum"
 BYTES_WRITTEN = "dram__bytes_write.sum"

@@ -44,7 +44,7 @@ def parse_args(argv: list[str]) -> tuple[int, int, str, float, str | None]:
     if not (math.isfinite(eps) and eps > 0):
         raise ValueError(f"EPS must be a finite number > 0; got {eps_text!r}")
     if len(argv) == 5:
-        from kernels.usercode import KernelSpecError, parse_kernel_spec
+        from kernels.sandbox.usercode import KernelSpecError, parse_kernel_spec
 
         try:
             parse_kernel_spec(argv[4])
@@ -64,7 +64,7 @@ def _launcher(kernel: str | None) -> Any:
 
         return kernels.rms_norm
     from kernels.bench.candidate import CandidateError, load_launcher
-    from kernels.usercode import KernelSpecError, parse_kernel_spec
+    from kernels.sandbox.usercode import KernelSpecError, parse_kernel_spec
 
     try:
         return load_launcher(parse_kernel_spec(kernel))

@@ -3,7 +3,7 @@ chunk is a config too: each config is a launch layout of its own. The check prov
 (pinned one at a time: no benchmark, which the interpreter could not run anyway) and lists them in
 the receipt; a config that computes wrong fails its fixture by name.
 
-    python main.py check --kernel resources/kernels/autotuned.py:rms_norm --out DIR
+    python main.py check --kernel resources/kernels/sandbox/autotuned.py:rms_norm --out DIR
 """
 
 import torch

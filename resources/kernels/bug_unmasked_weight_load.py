@@ -1,8 +1,8 @@
 """A planted bug: the tutorial kernel with its weight load unmasked. Lanes past the width read
 past the end of the weight; they are never stored, so the output is right and only the reads
 are wrong (on a GPU they may touch another allocation or fault). Under the interpreter the check
-watches every load (kernels.guarded_reads) and fails it: "out-of-bounds read(s): 58 of weight
-(lane 70 (past the width), ...)"; on a GPU, compute-sanitizer's memcheck sees reads past the
+watches every load (kernels.instruments.guarded_reads) and fails it: "out-of-bounds read(s): 58 of
+weight (lane 70 (past the width), ...)"; on a GPU, compute-sanitizer's memcheck sees reads past the
 allocation.
 
     python main.py check --kernel resources/kernels/bug_unmasked_weight_load.py:rms_norm --out DIR

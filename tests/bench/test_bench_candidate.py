@@ -21,7 +21,7 @@ from kernels import bench
 from kernels.bench import candidate as candidate_module
 from kernels.bench import harness, impls
 from kernels.bench.cli import config_from_args
-from kernels.usercode import parse_kernel_spec
+from kernels.sandbox.usercode import parse_kernel_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "resources" / "kernels"

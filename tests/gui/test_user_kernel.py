@@ -271,7 +271,7 @@ def test_the_screenshot_loads_the_kernel_first_and_refuses_one_that_is_not(
     qtbot, tmp_path, capsys
 ) -> None:
     from inspector.qt.app import run_app
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     out = tmp_path / "shot.png"
     assert run_app(None, str(out), parse_kernel_spec(f"{TUTORIAL}:rms_norm")) == 0

@@ -237,7 +237,7 @@ def test_window_with_missing_session_is_usage(tmp_path, capsys):
 def test_window_entry_receives_the_arguments(monkeypatch, tmp_path):
     import types
 
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     calls = []
     fake = types.ModuleType("inspector.qt.app")

@@ -16,7 +16,7 @@ import kernels
 from inspector.check import stages
 from inspector.coverage import proof as cp
 from inspector.records.verify import _coverage_checks
-from kernels import coverage
+from kernels.instruments import coverage
 
 # The whole coverage walk: on the worker that makes it once (tests/conftest.py).
 pytestmark = pytest.mark.xdist_group("coverage_walk")

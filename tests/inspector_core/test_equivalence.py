@@ -1,5 +1,6 @@
-"""Equivalent mutants: TTIR compared by meaning (kernels.ttir), a load's unobserved fill proven
-(inspector.mutate.equivalence), and a small kernel's mutants classified by a real TTIR compile."""
+"""Equivalent mutants: TTIR compared by meaning (kernels.instruments.ttir), a load's unobserved fill
+proven (inspector.mutate.equivalence), and a small kernel's mutants classified by a real TTIR
+compile."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from inspector.check.user_kernel import loadable_kernel_spec
 from inspector.mutate import equivalence, source_mutants
 from inspector.mutate.sites import mutation_sites
 from inspector.mutate.source_mutants import run_mutants
-from kernels.ttir import canonical_digest, strip_locations
+from kernels.instruments.ttir import canonical_digest, strip_locations
 
 TTIR = textwrap.dedent(
     """\

@@ -13,7 +13,7 @@ import pytest
 from inspector.check import pipeline
 from inspector.jobs import tasks
 from inspector.model.analysis import Analysis, analyse
-from kernels.usercode import parse_kernel_spec
+from kernels.sandbox.usercode import parse_kernel_spec
 from oracle import compare as cmp
 from oracle import fixtures, scalar, tiled
 

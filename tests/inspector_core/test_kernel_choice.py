@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inspector.model import kernel_choice
-from kernels.usercode import KernelSpecError, parse_kernel_spec
+from kernels.sandbox.usercode import KernelSpecError, parse_kernel_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "resources" / "kernels" / "tutorial.py"
@@ -106,7 +106,7 @@ def test_a_receipts_user_kernel_is_offered_only_when_it_is_here_unchanged(tmp_pa
     import json
 
     from inspector.model.kernel_choice import receipt_kernel
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     kernel = tmp_path / "k.py"
     kernel.write_text("def rms_norm(x, weight, eps, out=None):\n    return x\n")

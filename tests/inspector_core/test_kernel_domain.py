@@ -1,5 +1,5 @@
-"""A kernel declares its domain (kernels.domain): fixtures outside it are out of domain, neither
-passed nor failed, counted by name; the receipt, the report and verify say so; a declaration
+"""A kernel declares its domain (kernels.sandbox.domain): fixtures outside it are out of domain,
+neither passed nor failed, counted by name; the receipt, the report and verify say so; a declaration
 that is not one is refused by key when the kernel loads."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.domain import DomainError, describe, outside, parse_domain
+from kernels.sandbox.domain import DomainError, describe, outside, parse_domain
 from oracle import fixtures, matrix
 
 ROOT = Path(__file__).resolve().parents[2]

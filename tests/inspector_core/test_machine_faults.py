@@ -1,7 +1,7 @@
 """Verdicts that separate the kernel from the machine: under the interpreter the check probes
-what the interpreter gets wrong (kernels.interpreter_probe), and a user kernel's run that used it
-is *not judged* (exit 3, by cause, in the receipt), never failed; an autotuned kernel is proven
-config by config. The expectations follow the probe, so a triton whose interpreter is fixed
+what the interpreter gets wrong (kernels.sandbox.interpreter_probe), and a user kernel's run that
+used it is *not judged* (exit 3, by cause, in the receipt), never failed; an autotuned kernel is
+proven config by config. The expectations follow the probe, so a triton whose interpreter is fixed
 judges these kernels and they pass."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 
 import kernels
 from inspector.check import findings, pipeline
-from kernels import interpreter_probe as probe
 from kernels.mode import INTERPRETER
+from kernels.sandbox import interpreter_probe as probe
 from oracle import fixtures, matrix, scalar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,7 +181,7 @@ def test_a_kernel_calling_libdevice_gets_the_machines_verdict_on_every_run(fault
 @interpreted
 def test_mutate_judges_mutants_only_where_the_machine_can_and_says_so(faults) -> None:
     from inspector.mutate.baseline_run import run_baseline
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     spec = parse_kernel_spec(f"{EXAMPLES / 'llama_order.py'}:rms_norm")
     baseline = run_baseline(spec, str(EXAMPLES), -3072.0, 120.0)
@@ -226,7 +226,7 @@ def test_a_config_that_computes_wrong_fails_its_fixture_by_name(tmp_path) -> Non
     planted = tmp_path / "autotuned_bug.py"
     planted.write_text(source)
     from inspector.check.user_kernel import UserImplementation
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     implementation = UserImplementation(
         parse_kernel_spec(f"{planted}:rms_norm"), poison=float("nan")

@@ -147,7 +147,7 @@ def test_mutate_refuses_bad_usage_with_one_line(tmp_path) -> None:
 
 
 def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -> None:
-    # The square dropped in kernels/jit_parts.py: caught only if the child imports the mutated
+    # The square dropped in kernels/jit/parts.py: caught only if the child imports the mutated
     # copy of `kernels`, not the repository's.
     import kernels
     from inspector.check.user_kernel import loadable_kernel_spec
@@ -158,7 +158,7 @@ def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -
     shim = tmp_path / "bundled_launcher.py"
     shim.write_text(BUNDLED_LAUNCHER)
     spec = loadable_kernel_spec(f"{shim}:rms_norm")
-    source = (package / "jit_parts.py").read_text()
+    source = (package / "jit" / "parts.py").read_text()
     site = next(s for s in mutation_sites(source) if s.before == "x * x")
     import inspector.mutate.source_mutants as mutation
 
@@ -167,7 +167,7 @@ def test_a_bundled_kernel_mutant_runs_in_its_own_copy_of_the_package(tmp_path) -
         mutation.mutation_sites = lambda text: [site] if text == source else []
         mutants, left_out = run_mutants(
             spec,
-            files=[package / "jit_parts.py"],
+            files=[package / "jit" / "parts.py"],
             launcher_dir=package,
             jobs=1,
             compare_ttir=False,  # the copy is what this test is about (TTIR: test_equivalence)
@@ -198,7 +198,7 @@ def _package_copy(tmp_path: Path, file: str | None = None, old: str = "", new: s
 
 def _small_map(tmp_path: Path) -> Path:
     from inspector.coverage.child import write_map
-    from kernels import coverage
+    from kernels.instruments import coverage
 
     path = tmp_path / "map.json"
     write_map(path, coverage.reachable(widths=[70], dtypes=("float32",)))
@@ -209,7 +209,7 @@ def test_hand_made_branch_names_the_mutant_whose_compile_time_branch_holds_a_sit
     import kernels
     from inspector.mutate.beyond import hand_made_branch
 
-    source = (Path(kernels.__file__).resolve().parent / "jit_loop.py").read_text()
+    source = (Path(kernels.__file__).resolve().parent / "jit" / "loop.py").read_text()
     sites = mutation_sites(source)
     inside = next(s for s in sites if s.before == "x * rrms" and s.function == "_loop_store_chunk")
     assert hand_made_branch(source, inside) == "missing_weight"
@@ -228,7 +228,7 @@ def test_the_coverage_map_kills_what_the_fixtures_miss_and_names_where(tmp_path)
     assert outcome == "survived"
     assert "configurations of the coverage map behaved" in detail
     broken = _package_copy(
-        tmp_path / "broken", "jit_parts.py", "        squares = x * x\n", "        squares = x\n"
+        tmp_path / "broken", "jit/parts.py", "        squares = x * x\n", "        squares = x\n"
     )
     outcome, killed_by, _ = _coverage_verdict(broken, map_path, None, 600)
     assert outcome == "killed"
@@ -245,7 +245,7 @@ def test_a_site_in_a_hand_made_branch_is_equivalent_while_that_mutant_is_still_c
     assert "hand-made mutant missing_square is still caught (coverage:float32/" in detail
     # The branch made faithful: the check's own mutant would survive, so the site is killed.
     tame = _package_copy(
-        tmp_path / "tame", "jit_parts.py", "        squares = x\n", "        squares = x * x\n"
+        tmp_path / "tame", "jit/parts.py", "        squares = x\n", "        squares = x * x\n"
     )
     outcome, killed_by, _ = _coverage_verdict(tame, map_path, "missing_square", 600)
     assert (outcome, killed_by) == ("killed", ("hand-made missing_square",))

@@ -16,7 +16,7 @@ import pytest
 
 from inspector.mutate import equivalence
 from inspector.mutate.beyond import _past_2_31_verdict, flag_branches
-from inspector.mutate.sites import apply_site, mutation_sites
+from inspector.mutate.sites import BUNDLED_FILES, apply_site, mutation_sites
 from inspector.mutate.source_mutants import run_mutants
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,12 +31,12 @@ def _package() -> Path:
 
 
 def _sources() -> list[str]:
-    return [(_package() / n).read_text() for n in ("jit_parts.py", "jit.py", "jit_loop.py")]
+    return [(_package() / n).read_text() for n in BUNDLED_FILES]
 
 
 @pytest.fixture(scope="module")
 def beyond():
-    from kernels import coverage, coverage_beyond
+    from kernels.instruments import coverage, coverage_beyond
 
     rule = coverage.reachable()
     return rule, coverage_beyond.beyond_rule(rule)
@@ -45,17 +45,16 @@ def beyond():
 def test_the_layouts_beyond_the_rule_are_new_and_reach_the_code_the_rule_never_compiles(
     beyond,
 ) -> None:
-    from kernels.coverage_beyond import BEYOND_RULE_WIDTHS
+    from kernels.instruments.coverage_beyond import BEYOND_RULE_WIDTHS
 
     rule, extra = beyond
     assert extra
     assert not set(extra) & set(rule)
-    labels = {c.label for c in extra}
-    kinds = {(c.kernel, c.multi_row, c.per_row, c.unroll, c.split, c.w_early) for c in extra}
-    assert ("loop", True, True, True, False, False) in kinds  # several rows per loop block
-    assert ("loop", False, False, False, False, False) in kinds  # strided grid, runtime loop
-    assert ("tile", False, True, True, True, True) in kinds  # split body, weight early
-    assert any("peel" in label and "loop" in label and "unroll" not in label for label in labels)
+    kinds = {(c.kernel, c.multi_row, c.stream, c.split, c.w_early) for c in extra}
+    assert ("loop", False, False, False, False) in kinds  # an unstreamed column loop
+    assert ("tile", False, False, True, True) in kinds  # split body, weight early
+    # fp32 tiles with the weight after the reduction (the rule loads it with x in fp32).
+    assert any(c.dtype == "float32" and c.kernel == "tile" and not c.w_early for c in extra)
     for configuration, witness in extra.items():
         assert witness.dtype == configuration.dtype
         assert witness.width in BEYOND_RULE_WIDTHS
@@ -70,7 +69,7 @@ def test_the_original_kernel_passes_the_proofs_beyond_the_rule(beyond) -> None:
     by_kind: dict[tuple, list] = {}
     for configuration, witness in extra.items():
         key = (configuration.kernel, configuration.multi_row, configuration.peel,
-               configuration.split, configuration.per_row, configuration.unroll)  # fmt: skip
+               configuration.split, configuration.stream, configuration.w_early)  # fmt: skip
         by_kind.setdefault(key, []).append((configuration, witness))
     for items in by_kind.values():
         configuration, witness = items[len(items) // 2]
@@ -166,7 +165,7 @@ def test_rows_past_2_31_catch_a_dropped_int64_cast_and_pass_the_original(tmp_pat
     assert _past_2_31_verdict(faithful, 600) is None
     dropped = _copy_with(
         tmp_path,
-        "jit.py",
+        "jit/tile.py",
         "            row = tl.program_id(0).to(tl.int64)\n",
         "            row = tl.program_id(0)\n",
     )
@@ -263,7 +262,7 @@ def test_a_phantom_rows_rrms_stored_past_rstd_lands_in_its_guards(tmp_path) -> N
     assert (count, label) == ("0", "float32/tile/multi/vec4/even/row_mask")
     unmasked = _copy_with(
         tmp_path,
-        "jit.py",
+        "jit/tile.py",
         "tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)",
         "tl.store(rstd_ptr + row_ids[:, None], rrms)",
     )

@@ -16,7 +16,7 @@ import pytest
 
 import kernels
 from inspector.check import stages
-from kernels.usercode import parse_kernel_spec
+from kernels.sandbox.usercode import parse_kernel_spec
 from oracle import fixtures
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -319,7 +319,7 @@ def test_another_kernel_drops_the_old_ones_run_and_check_and_foreign_saved_outpu
 ) -> None:
     from pathlib import Path
 
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     model, seen = inspection
     problem = _problem()

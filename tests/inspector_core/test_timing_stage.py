@@ -20,7 +20,7 @@ from inspector.check import pipeline, timing_stage
 from inspector.check.report import receipt_lines
 from inspector.records.receipt import read_receipt, write_receipts
 from kernels.bench import read_json
-from kernels.usercode import parse_kernel_spec
+from kernels.sandbox.usercode import parse_kernel_spec
 from oracle import fixtures
 
 ROOT = Path(__file__).resolve().parents[2]

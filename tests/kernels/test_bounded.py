@@ -1,5 +1,5 @@
-"""kernels/bounded.py: a tool under a time bound dies with its whole session on a timeout, and,
-asked to, with the process that started it (a killed check must not leave its benchmark
+"""kernels/sandbox/bounded.py: a tool under a time bound dies with its whole session on a timeout,
+and, asked to, with the process that started it (a killed check must not leave its benchmark
 running on the GPU)."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from kernels.bounded import run_bounded
+from kernels.sandbox.bounded import run_bounded
 
 ROOT = Path(__file__).resolve().parents[2]
 # A parent that starts a sleeping tool through run_bounded and says when the tool is up.
 _PARENT = """
 import sys
-from kernels.bounded import run_bounded
+from kernels.sandbox.bounded import run_bounded
 tool = [sys.executable, "-c",
         "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(120)",
         sys.argv[1]]
@@ -89,7 +89,7 @@ def test_a_tool_that_cannot_start_says_so() -> None:
 
 
 def test_output_past_its_head_and_tail_is_counted_not_kept(monkeypatch) -> None:
-    from kernels import bounded
+    from kernels.sandbox import bounded
 
     monkeypatch.setattr(bounded, "KEEP_HEAD_BYTES", 1000)
     monkeypatch.setattr(bounded, "KEEP_TAIL_BYTES", 500)

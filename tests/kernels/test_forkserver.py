@@ -1,5 +1,5 @@
-"""kernels.forkserver: a child forked from the preloaded server is the child ``python -m`` would
-start (environment, folder, path, arguments, streams, exit status, session), imports the
+"""kernels.sandbox.forkserver: a child forked from the preloaded server is the child ``python -m``
+would start (environment, folder, path, arguments, streams, exit status, session), imports the
 project's modules from its own path, and dies with the server."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels import forkserver
+from kernels.sandbox import forkserver
 
 pytestmark = pytest.mark.skipif(not forkserver.available(), reason="forking needs Linux")
 
@@ -117,7 +117,7 @@ def test_switched_off_it_is_a_plain_popen(folder: Path, monkeypatch) -> None:
 PARENT = textwrap.dedent(
     """\
     import os, subprocess, sys, time
-    from kernels import forkserver
+    from kernels.sandbox import forkserver
     env = {**os.environ, "PYTHONPATH": sys.argv[1]}
     child = forkserver.popen([sys.executable, "-m", "fork_probe", "0"], env=env,
                              cwd=sys.argv[1], stdin=subprocess.PIPE)

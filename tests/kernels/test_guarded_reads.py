@@ -1,5 +1,5 @@
-"""Reads out of bounds under the interpreter (kernels.guarded_reads): every load of a user
-kernel is checked against the guarded buffers of its run. A read into a guard or a row's
+"""Reads out of bounds under the interpreter (kernels.instruments.guarded_reads): every load of a
+user kernel is checked against the guarded buffers of its run. A read into a guard or a row's
 padding fails the fixture by buffer, row and lane, whether or not the output used it; a correct
 kernel reads nothing there; addresses outside the watched buffers are not judged."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import kernels
-from kernels.guarded_reads import Watch, strided_valid
+from kernels.instruments.guarded_reads import Watch, strided_valid
 from kernels.mode import INTERPRETER
 from oracle import fixtures, matrix
 
@@ -40,7 +40,7 @@ interpreted = pytest.mark.skipif(kernels.MODE != INTERPRETER, reason="interprete
 
 def _evaluate(kernel: str, names: tuple[str, ...]) -> dict[str, matrix.FixtureOutcome]:
     from inspector.check.user_kernel import UserImplementation
-    from kernels.usercode import parse_kernel_spec
+    from kernels.sandbox.usercode import parse_kernel_spec
 
     implementation = UserImplementation(parse_kernel_spec(kernel), poison=-3072.0)
     try:
@@ -93,8 +93,8 @@ def test_an_unmasked_x_load_reads_past_the_last_row(tmp_path) -> None:
 @interpreted
 @pytest.mark.parametrize("path", kernels.KERNEL_PATHS)
 def test_the_bundled_kernel_reads_only_its_data_on_every_layout(path: str) -> None:
-    # Its checked runs watch the same buffers (kernels.checked): a correct layout reads no
-    # guard and no padding, in any dtype, with a padded row stride.
+    # Its checked runs watch the same buffers (kernels.instruments.checked): a correct layout reads
+    # no guard and no padding, in any dtype, with a padded row stride.
     for dtype in ("float32", "bfloat16"):
         x = np.linspace(-2.0, 3.0, 5 * 70).reshape(5, 70)
         run = kernels.run_checked(
@@ -107,7 +107,7 @@ def test_the_bundled_kernel_reads_only_its_data_on_every_layout(path: str) -> No
 def test_a_bundled_run_that_reads_past_the_weight_is_seen(monkeypatch) -> None:
     # The weight's guard is watched in the bundled kernel's checked runs too: a launcher that
     # hands the kernel a weight view one element early reads one element before the weight.
-    from kernels import checked
+    from kernels.instruments import checked
 
     real = checked.launch_kernel
 

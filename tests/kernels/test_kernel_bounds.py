@@ -51,15 +51,15 @@ def test_rows_that_start_past_2_31_elements_are_read_and_written_where_they_are(
     is split into head, 16-byte body and tail) or not (width 64): row 2 of x and of out starts
     at element 2**31 + 16 and comes out within 2 bf16 ulps of torch in float64 (the
     interpreter truncates where CUDA rounds); int32 offsets would wrap to a negative address.
-    One child process (``python -m kernels.past_2_31``) runs every case: a wrapped store under
-    the interpreter would land in its memory, not this one's."""
+    One child process (``python -m kernels.instruments.past_2_31``) runs every case: a wrapped store
+    under the interpreter would land in its memory, not this one's."""
     import subprocess
     import sys
 
-    from kernels import past_2_31
+    from kernels.instruments import past_2_31
 
     done = subprocess.run(
-        [sys.executable, "-m", "kernels.past_2_31", DEVICE],
+        [sys.executable, "-m", "kernels.instruments.past_2_31", DEVICE],
         capture_output=True,
         text=True,
         timeout=600,
@@ -80,7 +80,7 @@ def test_rows_that_start_past_2_31_elements_are_read_and_written_where_they_are(
     ],
 )  # fmt: skip
 def test_a_past_2_31_run_that_crashed_or_missed_a_row_is_a_failure(stdout, returncode, problem):
-    from kernels import past_2_31
+    from kernels.instruments import past_2_31
 
     found = past_2_31.failures(stdout, returncode)
     assert found[0].startswith(problem)
@@ -89,7 +89,7 @@ def test_a_past_2_31_run_that_crashed_or_missed_a_row_is_a_failure(stdout, retur
 
 
 def test_a_past_2_31_run_at_the_bound_passes() -> None:
-    from kernels import past_2_31
+    from kernels.instruments import past_2_31
 
     text = "".join(f"{case} ulps per row: [2.0, 0.0, 1.0]\n" for case in past_2_31.cases())
     assert past_2_31.failures(text, 0) == []

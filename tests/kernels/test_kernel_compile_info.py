@@ -13,7 +13,8 @@ import torch
 import triton
 
 import kernels
-from kernels import compile_info, jit
+from kernels import jit
+from kernels.instruments import compile_info
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +50,11 @@ def test_sass_and_registers_when_the_tools_exist(bf16_4096) -> None:
 
 
 def _jit_functions_in_source_order() -> list[str]:
-    """Names of the functions decorated ``@triton.jit`` in the kernel modules (jit_parts.py,
-    jit.py, jit_loop.py, the order of KERNEL_FUNCTIONS), each in file order."""
+    """Names of the functions decorated ``@triton.jit`` in the kernel modules (jit/parts.py,
+    jit/tile.py, jit/loop.py, the order of KERNEL_FUNCTIONS), each in file order."""
     names = []
-    for module in ("jit_parts.py", "jit.py", "jit_loop.py"):
-        tree = ast.parse((Path(jit.__file__).parent / module).read_text(encoding="utf-8"))
+    for module in ("jit/parts.py", "jit/tile.py", "jit/loop.py"):
+        tree = ast.parse((Path(jit.__file__).parent.parent / module).read_text(encoding="utf-8"))
         names += [
             node.name
             for node in tree.body

@@ -1,16 +1,14 @@
-"""The launch-layout coverage map's walk (kernels.coverage): the row classes reach every layout
-and row mask the rule gives a width, the stride classes every vector width and peel, the key
+"""The launch-layout coverage map's walk (kernels.instruments.coverage): the row classes reach every
+layout and row mask the rule gives a width, the stride classes every vector width and peel, the key
 is the launch's own, and the walk over every width finds each configuration."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pytest
 
 import kernels
-from kernels import coverage
+from kernels.instruments import coverage
 from kernels.launcher import MAX_ROWS
 from kernels.layout import LaunchConfig, choose_config, vector_width
 

@@ -34,7 +34,8 @@ def _python(code: str, *, env_changes: dict[str, str | None]) -> subprocess.Comp
 
 def test_kernels_imports_no_qt_no_oracle_no_inspector() -> None:
     code = (
-        "import sys, kernels, kernels.checked, kernels.compile_info, kernels.env\n"
+        "import sys, kernels, kernels.instruments.checked, kernels.instruments.compile_info, "
+        "kernels.env\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'PySide6', 'PyQt5', 'PyQt6', 'pyqtgraph', 'oracle', 'inspector', 'h5py'})\n"
         "print(bad)\n"

@@ -1,5 +1,5 @@
-"""The batch-invariance certificate (kernels.invariance): it finds every layout the rule can
-give a width, launches rows where they claim to, measures ulps by hand, and reports a row that
+"""The batch-invariance certificate (kernels.instruments.invariance): it finds every layout the rule
+can give a width, launches rows where they claim to, measures ulps by hand, and reports a row that
 differs by a single ulp. Interpreter on a CPU; compiled (and the CUDA graph) on a GPU."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import kernels
-from kernels import invariance as inv
+from kernels.instruments import invariance as inv
 from kernels.launcher import MAX_ROWS
 from kernels.layout import LaunchConfig, choose_config
 

@@ -476,3 +476,36 @@ def test_validate_returns_the_row_view_without_allocating() -> None:
     assert (checked.rows, checked.width, checked.eps) == (6, 70, 1e-6)
     assert checked.x2d.data_ptr() == x.data_ptr()
     assert checked.x2d.shape == (6, 70)
+
+
+@pytest.mark.parametrize(
+    ("rows", "width", "itemsize", "name"),
+    [
+        (4096, 64, 4, "short rows"),
+        (4096, 3001, 4, "peeled fp32 tile"),
+        (4096, 5125, 2, "2-byte rows of one 8192-lane body"),
+        (16384, 3001, 2, "odd 2-byte rows of one 4096-lane body, many rows"),
+        (8192, 3001, 2, "odd 2-byte rows of one 4096-lane body"),
+        (4096, 3590, 2, "even 2-byte rows of one 4096-lane body"),
+        (4096, 2053, 2, "peeled 2-byte tile"),
+        (2, 40000, 4, "column loop"),
+        (4096, 4096, 2, "one-row tile"),
+    ],
+)
+def test_each_row_of_the_rule_table_gives_the_layout_of_its_cases(rows, width, itemsize, name):
+    rule = layout.rule_for(rows, width, itemsize)
+    assert rule.name == name
+    assert rule.reason
+    expected = rule.layout(layout.problem(rows, width, itemsize, 132))
+    assert layout.choose_config(rows, width, itemsize) == expected
+    # No earlier row applies: the table is read top down.
+    earlier = layout.RULES[: layout.RULES.index(rule)]
+    assert not any(r.applies(layout.problem(rows, width, itemsize, 132)) for r in earlier)
+
+
+def test_the_rule_table_names_each_row_once_and_ends_with_a_row_for_every_problem() -> None:
+    names = [rule.name for rule in layout.RULES]
+    assert len(set(names)) == len(names) == 9
+    assert layout.RULES[-1].applies(layout.problem(1, 1, 2, 132))
+    with pytest.raises(ValueError, match=r"^no launch layout for width=0, itemsize=2$"):
+        layout.rule_for(1, 0, 2)

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import kernels
-from kernels import launcher, plans
+from kernels import direct_launch, launcher, plans
 
 DEVICE = "cuda" if kernels.MODE == "compiled" else "cpu"
 
@@ -305,8 +305,8 @@ def _launcher_without_c_code(launch, **sizes):
 def test_c_launch_passes_exactly_what_the_launchers_call_passes() -> None:
     calls: list[tuple] = []
     run = _launcher_without_c_code(lambda *args: calls.append(args))
-    kernel_args = (*plans.POINTERS, 7, 35, 36, 35, plans.EPS, 128, 1, 2, True)
-    door = plans.c_launch(run, 7, "function", ("packed",), kernel_args)
+    kernel_args = (*direct_launch.POINTERS, 7, 35, 36, 35, direct_launch.EPS, 128, 1, 2, True)
+    door = direct_launch.c_launch(run, 7, "function", ("packed",), kernel_args)
     assert door is not None
     door(1234, 0xA0, 0xB0, 0xC0, 1e-6)
     real = (0xA0, 0xB0, 0xC0, 7, 35, 36, 35, 1e-6, 128, 1, 2, True)
@@ -316,9 +316,9 @@ def test_c_launch_passes_exactly_what_the_launchers_call_passes() -> None:
 
 
 def test_c_launch_is_refused_for_scratch_memory_and_unknown_launchers() -> None:
-    kernel_args = (*plans.POINTERS, 7, plans.EPS)
+    kernel_args = (*direct_launch.POINTERS, 7, direct_launch.EPS)
     with_scratch = _launcher_without_c_code(lambda *a: None, global_scratch_size=64)
-    assert plans.c_launch(with_scratch, 1, "f", (), kernel_args) is None
+    assert direct_launch.c_launch(with_scratch, 1, "f", (), kernel_args) is None
 
     class OtherLauncher:
         launch = staticmethod(lambda *a: None)
@@ -327,5 +327,8 @@ def test_c_launch_is_refused_for_scratch_memory_and_unknown_launchers() -> None:
         def __call__(self, *args):
             self.launch(*args)
 
-    assert plans.launcher_call_digest(OtherLauncher()) not in plans.KNOWN_LAUNCHER_CALLS
-    assert plans.c_launch(OtherLauncher(), 1, "f", (), kernel_args) is None
+    assert (
+        direct_launch.launcher_call_digest(OtherLauncher())
+        not in direct_launch.KNOWN_LAUNCHER_CALLS
+    )
+    assert direct_launch.c_launch(OtherLauncher(), 1, "f", (), kernel_args) is None

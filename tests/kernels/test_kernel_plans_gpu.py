@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import kernels
-from kernels import launcher, plans
+from kernels import direct_launch, launcher, plans
 
 pytestmark = [
     pytest.mark.gpu,
@@ -225,12 +225,12 @@ def test_a_refused_direct_launch_falls_back_to_tritons_dispatch_for_good() -> No
     try:
         y = kernels.rms_norm(x, w, 1e-6)
         assert plan.direct is None
-        assert plans.DIRECT_REFUSED
+        assert direct_launch.DIRECT_REFUSED
         assert torch.equal(y, _unplanned(x, w, 1e-6))
         kernels.rms_norm(x[:4], w, 1e-6)  # a new signature: no direct door any more
         assert all(p.direct is None for p in plans.PLANS.values())
     finally:
-        plans.DIRECT_REFUSED.clear()
+        direct_launch.DIRECT_REFUSED.clear()
 
 
 def test_this_tritons_launcher_gets_the_c_door() -> None:
@@ -239,7 +239,7 @@ def test_this_tritons_launcher_gets_the_c_door() -> None:
     kernels.rms_norm(x, w, 1e-6)
     direct = _only_plan().direct
     assert direct is not None
-    known = plans.launcher_call_digest(direct.run) in plans.KNOWN_LAUNCHER_CALLS
+    known = direct_launch.launcher_call_digest(direct.run) in direct_launch.KNOWN_LAUNCHER_CALLS
     assert (direct.door is not None) == known
 
 

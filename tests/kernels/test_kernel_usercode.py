@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.usercode import STDERR_TAIL, KernelSpecError, UserKernel, parse_kernel_spec
+from kernels.sandbox.usercode import STDERR_TAIL, KernelSpecError, UserKernel, parse_kernel_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "resources" / "kernels" / "tutorial.py"
@@ -230,7 +230,7 @@ def test_the_spec_hashes_the_file_it_names(tmp_path) -> None:
 def test_a_file_that_hangs_while_importing_is_refused_after_the_start_timeout(
     tmp_path, monkeypatch
 ) -> None:
-    from kernels import usercode
+    from kernels.sandbox import usercode
 
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ntime.sleep(600)\n")
@@ -242,7 +242,7 @@ def test_a_file_that_hangs_while_importing_is_refused_after_the_start_timeout(
 def test_a_cancel_ends_the_wait_for_a_hanging_import_and_kills_the_child(tmp_path) -> None:
     import threading
 
-    from kernels.usercode import KernelCancelled
+    from kernels.sandbox.usercode import KernelCancelled
 
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ntime.sleep(600)\n")

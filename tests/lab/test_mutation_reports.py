@@ -58,7 +58,7 @@ def test_every_explanation_names_a_change_the_source_still_has(target: str) -> N
     assert not stale, f"explanations of changes no longer in the source: {stale}"
 
 
-KERNEL_FILES = ("kernels/jit_parts.py", "kernels/jit.py", "kernels/jit_loop.py")
+KERNEL_FILES = ("kernels/jit/parts.py", "kernels/jit/tile.py", "kernels/jit/loop.py")
 
 
 def _kernel_sites() -> list[tuple]:

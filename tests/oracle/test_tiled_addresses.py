@@ -13,7 +13,8 @@ from oracle.spec import make_problem
 
 
 def test_default_poison_is_minus_3072_in_tail_lanes_and_output_gaps():
-    # The kernel's checked run fills its buffers with the same -3072.0 (kernels.checked.POISON).
+    # The kernel's checked run fills its buffers with the same -3072.0
+    # (kernels.instruments.checked.POISON).
     problem = make_problem(
         [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [1.0, 1.0, 1.0], eps=1e-6, row_stride=5
     )

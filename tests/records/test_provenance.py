@@ -26,7 +26,7 @@ def test_the_demo_session_was_made_from_the_kernel_shipped_with_it() -> None:
 
 
 def test_a_bundled_kernel_receipt_with_another_hash_is_changed() -> None:
-    from kernels.compile_info import kernel_source_sha256
+    from kernels.instruments.compile_info import kernel_source_sha256
 
     now = kernel_source_sha256()
     same = kernel_provenance(_receipt(source_sha256=now))
@@ -71,7 +71,7 @@ def test_receipts_without_a_comparable_kernel_are_never_green_nor_changed(text, 
 
 
 def test_a_receipt_of_another_kernel_than_the_loaded_one_is_other(tmp_path) -> None:
-    from kernels.compile_info import kernel_source_sha256
+    from kernels.instruments.compile_info import kernel_source_sha256
 
     path = tmp_path / "k.py"
     path.write_text("def rms_norm(x, w, eps, out=None):\n    return x\n")

@@ -15,7 +15,7 @@ import pytest
 
 from inspector.records import autosave, seal, session
 from inspector.records.session import Session, SessionError, load_session, save_session
-from kernels import bounded
+from kernels.sandbox import bounded
 
 
 @pytest.fixture

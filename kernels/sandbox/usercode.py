@@ -1,5 +1,5 @@
 """A user's own kernel, ``FILE.py:FUNCTION``, run in a child process
-(:mod:`kernels.usercode_child`).
+(:mod:`kernels.sandbox.usercode_child`).
 
 ``FUNCTION(x, weight, eps, out=None) -> y`` is the contract: torch tensors ``x (rows, width)`` with
 contiguous columns and ``weight (width,)``; ``y`` shaped like ``x``, written into ``out`` when
@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from kernels import forkserver
-from kernels.domain import DomainError, parse_domain
 from kernels.mode import INTERPRETER, MODE
+from kernels.sandbox import forkserver
+from kernels.sandbox.domain import DomainError, parse_domain
 
 # Longest a child may take to import the user's file (torch and triton included), and one run.
 START_TIMEOUT_S = 120.0
@@ -158,15 +158,15 @@ class UserRun:
     x_writes: tuple[int, ...] = ()
     refused_out: str = ""
     detail: str = ""
-    # The machine's faults this run met ("name: cause", kernels.interpreter_probe): when any,
-    # the run says nothing about the kernel, whatever its outcome.
+    # The machine's faults this run met ("name: cause", kernels.sandbox.interpreter_probe): when
+    # any, the run says nothing about the kernel, whatever its outcome.
     not_judged: tuple[str, ...] = ()
     # (config, y) of each autotune config after the first (whose output is ``y``).
     variants: tuple[tuple[str, np.ndarray], ...] = ()
     # The config ``y`` is of ("" for a kernel without autotune).
     config: str = ""
-    # Reads out of bounds under the interpreter (kernels.guarded_reads): (buffer "x" | "weight"
-    # | "out", how many, the first element indices into that buffer).
+    # Reads out of bounds under the interpreter (kernels.instruments.guarded_reads): (buffer "x" |
+    # "weight" | "out", how many, the first element indices into that buffer).
     oob_reads: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
 
 
@@ -197,10 +197,10 @@ class UserKernel:
         self._child: forkserver.ForkedChild | subprocess.Popen[bytes] | None = None
         self._stderr: StderrTail | None = None
         self.mode = ""
-        # What the child's interpreter gets wrong (kernels.interpreter_probe.Fault.as_dict),
+        # What the child's interpreter gets wrong (kernels.sandbox.interpreter_probe.Fault.as_dict),
         # why that could not be probed, and the autotune configs each run covers.
         self.machine_faults: list[dict[str, Any]] = []
-        # The launcher's declared domain (kernels.domain), None when it declares none.
+        # The launcher's declared domain (kernels.sandbox.domain), None when it declares none.
         self.domain: dict[str, Any] | None = None
         self.probe_note = ""
         self.configs: list[str] = []
@@ -219,11 +219,11 @@ class UserKernel:
         root = str(Path(__file__).resolve().parents[1])
         first = [self.pythonpath_first] if self.pythonpath_first else []
         env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
-        # Forked from a server that has torch and triton imported (kernels.forkserver), in a
+        # Forked from a server that has torch and triton imported (kernels.sandbox.forkserver), in a
         # session of its own; sys.path[0] of `-m` is the working folder: the folder meant to
         # come first (a mutated package copy), else the repository, never the caller's.
         self._child = forkserver.popen(
-            [sys.executable, "-m", "kernels.usercode_child", str(self.spec.path),
+            [sys.executable, "-m", "kernels.sandbox.usercode_child", str(self.spec.path),
              self.spec.function],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -352,8 +352,8 @@ class UserKernel:
         guard: int,
         eps: float = 1e-6,
     ) -> list[dict[str, Any]]:
-        """The launch signatures (:mod:`kernels.launches`) the launcher launches for a problem
-        of this layout, from a dry run in the child (no kernel runs).
+        """The launch signatures (:mod:`kernels.instruments.launches`) the launcher launches for a
+        problem of this layout, from a dry run in the child (no kernel runs).
 
         Raises:
             RuntimeError: the launcher raised, or the child died or hung (the message says).
@@ -364,7 +364,7 @@ class UserKernel:
             raise RuntimeError("the kernel's child process did not start")
         layout = {"rows": rows, "width": width, "dtype": dtype, "x_stride": x_stride,
                   "y_stride": y_stride, "guard": guard, "eps": eps}  # fmt: skip
-        from kernels.usercode_child import _send
+        from kernels.sandbox.usercode_child import _send
 
         try:
             _send(self._child.stdin, {"record": layout})
@@ -413,7 +413,7 @@ class UserKernel:
             "poison": float(poison),
             "guard": int(guard),
         }
-        from kernels.usercode_child import _send
+        from kernels.sandbox.usercode_child import _send
 
         try:
             _send(self._child.stdin, header, (np.asarray(x), np.asarray(weight)))
@@ -506,7 +506,8 @@ def compile_ttir(
     pythonpath_first: str = "",
     timeout_s: float,
 ) -> list[dict[str, str]]:
-    """TTIR of each recorded launch of the kernel file ``path`` (:mod:`kernels.launches`),
+    """TTIR of each recorded launch of the kernel file ``path``
+    (:mod:`kernels.instruments.launches`),
         compiled for sm_90 in a child process (``TRITON_INTERPRET=0``: the file is imported there,
         never here). One ``{"digest", "text"}`` or ``{"error": why}`` per launch; with ``expect``
         (a digest per launch) only the digests, up to the first that differs or fails; without
@@ -523,12 +524,12 @@ def compile_ttir(
     request = json.dumps(
         {"path": str(path), "launches": launches, "expect": expect, "texts": texts}
     )
-    from kernels.bounded import run_bounded
+    from kernels.sandbox.bounded import run_bounded
 
     try:
         # Bounded output: the kernel file is imported there, and its prints land on stderr.
         done = run_bounded(
-            [sys.executable, "-m", "kernels.launches"],
+            [sys.executable, "-m", "kernels.instruments.launches"],
             input=request.encode("utf-8"),
             env=env,
             cwd=pythonpath_first or root,

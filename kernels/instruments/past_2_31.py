@@ -1,5 +1,5 @@
-"""Rows that start past 2**31 elements, on every launch path: ``python -m kernels.past_2_31
-[DEVICE]``.
+"""Rows that start past 2**31 elements, on every launch path: ``python -m
+kernels.instruments.past_2_31 [DEVICE]``.
 
 Three bfloat16 rows at a row stride of 2**30 + 8 elements, so row 2 of x and of out starts at
 element 2**31 + 16, launched with each path's forced layout and the rule's form of the column

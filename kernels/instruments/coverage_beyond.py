@@ -1,9 +1,9 @@
 """Launch configurations beyond the layout rule: what the check's forced layouts
 (``run_checked(path=...)``) and explicit configs (``config=``) launch that the rule never
 chooses. ``main.py mutate`` proves a fixture survivor on them after the rule's map
-(:mod:`kernels.coverage`): code only they compile is still code a caller can run.
+(:mod:`kernels.instruments.coverage`): code only they compile is still code a caller can run.
 
-Kept apart from :mod:`kernels.coverage`, whose source is part of the coverage records'
+Kept apart from :mod:`kernels.instruments.coverage`, whose source is part of the coverage records'
 identity (the map's walk): these layouts are not the rule's.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from kernels.coverage import (
+from kernels.instruments.coverage import (
     ITEMSIZES,
     Configuration,
     Witness,

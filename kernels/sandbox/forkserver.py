@@ -1,7 +1,7 @@
 """Python children started by forking a server that has already imported torch and triton.
 
-A child ``python -m kernels.usercode_child`` spends about two seconds of CPU importing numpy,
-torch and triton before it reads the user's file; a check, a mutation run or a coverage walk
+A child ``python -m kernels.sandbox.usercode_child`` spends about two seconds of CPU importing
+numpy, torch and triton before it reads the user's file; a check, a mutation run or a coverage walk
 starts dozens of them. :func:`popen` starts such a ``python -m MODULE ARGS...`` child as a fork
 of a *server*: a process of its own that imported those libraries once (and nothing of this
 project, so a mutated copy of ``kernels`` first on the child's path is still the one imported),

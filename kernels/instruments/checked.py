@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from kernels import guarded_reads
-from kernels.coverage import Configuration, configuration_of
 from kernels.env import device_description
+from kernels.instruments import guarded_reads
+from kernels.instruments.coverage import Configuration, configuration_of
 from kernels.launcher import MAX_WIDTH, SUPPORTED_DTYPES, launch_kernel, mutant_code
 from kernels.layout import (
     KERNEL_PATHS,
@@ -91,13 +91,14 @@ class CheckedRun:
     rstd: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     # Stores into the poison guards around the rstd output (a phantom row's rrms).
     rstd_oob_writes: int = 0
-    # Loads from a guard or a row's padding under the interpreter (kernels.guarded_reads):
-    # (buffer "x" | "weight" | "out", how many, the first element indices into it).
+    # Loads from a guard or a row's padding under the interpreter
+    # (kernels.instruments.guarded_reads): (buffer "x" | "weight" | "out", how many, the first
+    # element indices into it).
     oob_reads: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
     # The output's row stride (the input's unless the run gave out_row_stride); buffer,
     # data_mask and oob_writes are laid out with it.
     out_row_stride: int = 0
-    # The launch's class in the coverage map (kernels.coverage.configuration_of).
+    # The launch's class in the coverage map (kernels.instruments.coverage.configuration_of).
     configuration: Configuration | None = None
 
 
@@ -125,7 +126,8 @@ def _guarded_weight(
     weights: np.ndarray, dtype: torch.dtype, guard: int, poison: float, device: torch.device
 ) -> torch.Tensor:
     """The weight between ``guard`` elements of poison on each side, so that a read past it
-    lands where :mod:`kernels.guarded_reads` sees it (and on poison, not on other memory)."""
+    lands where :mod:`kernels.instruments.guarded_reads` sees it (and on poison, not on other
+    memory)."""
     width = weights.shape[0]
     buffer = torch.full((2 * guard + width,), float(poison), dtype=torch.float64).to(dtype)
     buffer[guard : guard + width] = torch.from_numpy(weights).to(dtype)

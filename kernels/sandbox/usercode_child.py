@@ -1,7 +1,7 @@
-"""The child process that runs a user's kernel for :mod:`kernels.usercode` (never imported by the
-inspector's own process): ``python -m kernels.usercode_child PATH FUNCTION``. The sanitizer's
-child (:mod:`inspector.check.sanitize_child`, a process of its own) runs the kernel the same way
-through :func:`load_launcher` and :func:`run_guarded`.
+"""The child process that runs a user's kernel for :mod:`kernels.sandbox.usercode` (never imported
+by the inspector's own process): ``python -m kernels.sandbox.usercode_child PATH FUNCTION``. The
+sanitizer's child (:mod:`inspector.check.sanitize_child`, a process of its own) runs the kernel the
+same way through :func:`load_launcher` and :func:`run_guarded`.
 
 The user's file is arbitrary code, so it runs here, in a process of its own: a crash, a hang or
 a store past its buffers ends or corrupts this process only. The protocol runs over the stdout
@@ -69,13 +69,13 @@ def load_launcher(path: str, function: str) -> Any:
 def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:
     """One run in poison-filled guarded buffers (``header``: dtype, eps, strides, guard,
     poison): ``(y, output guard stores, input stores, why out= was refused, reads out of
-    bounds)``; the reads (under the interpreter: :mod:`kernels.guarded_reads`) are
+    bounds)``; the reads (under the interpreter: :mod:`kernels.instruments.guarded_reads`) are
     ``{"x" | "weight" | "out": [count, first element indices into that buffer]}``."""
     import torch
 
     import kernels
-    from kernels import guarded_reads
-    from kernels.guarded_reads import strided_valid
+    from kernels.instruments import guarded_reads
+    from kernels.instruments.guarded_reads import strided_valid
     from kernels.mode import COMPILED
 
     dtype = getattr(torch, header["dtype"])
@@ -136,7 +136,7 @@ def _record(launcher: Any, header: dict[str, Any]) -> list[dict]:
     import torch
 
     import kernels
-    from kernels.launches import recording
+    from kernels.instruments.launches import recording
     from kernels.mode import COMPILED
 
     dtype = getattr(torch, header["dtype"])
@@ -158,14 +158,14 @@ def _record(launcher: Any, header: dict[str, Any]) -> list[dict]:
 
 
 def _probe_machine() -> tuple[tuple[Any, ...], str]:
-    """Under the interpreter, what it gets wrong (:mod:`kernels.interpreter_probe`), recorded
-    from here on; ``((), why)`` when the probe itself could not run."""
+    """Under the interpreter, what it gets wrong (:mod:`kernels.sandbox.interpreter_probe`),
+    recorded from here on; ``((), why)`` when the probe itself could not run."""
     import kernels
     from kernels.mode import INTERPRETER
 
     if kernels.MODE != INTERPRETER:
         return (), ""
-    from kernels import interpreter_probe
+    from kernels.sandbox import interpreter_probe
 
     try:
         faults = interpreter_probe.probe()
@@ -186,7 +186,7 @@ def run_variants(
     """One guarded run per autotune variant (one in all for a kernel without autotune):
     ``([(label, run_guarded's result)], faults hit)``; a run that raised re-raises with the
     faults it hit attached as ``machine_faults``."""
-    from kernels import autotuned, interpreter_probe
+    from kernels.sandbox import autotuned, interpreter_probe
 
     results = []
     with interpreter_probe.RECORDER.recording() as seen:
@@ -215,7 +215,7 @@ def main(argv: list[str]) -> int:
     protocol_in = sys.stdin.buffer
     try:
         import kernels
-        from kernels import autotuned
+        from kernels.sandbox import autotuned
 
         faults, probe_note = _probe_machine()  # before the user's file binds libdevice
         launcher = load_launcher(argv[0], argv[1])
@@ -224,7 +224,7 @@ def main(argv: list[str]) -> int:
     except BaseException as err:  # the user's module failed to import: report it
         _send(protocol_out, {"ok": False, "error": f"{type(err).__name__}: {err}"})
         return 2
-    declared = getattr(launcher, "inspector_domain", None)  # kernels.domain checks it
+    declared = getattr(launcher, "inspector_domain", None)  # kernels.sandbox.domain checks it
     try:
         json.dumps(declared)
     except (TypeError, ValueError):

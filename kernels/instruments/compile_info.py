@@ -10,8 +10,8 @@ run.
 Under the interpreter every ``@triton.jit`` function in the process -- including
 ``triton.language``'s own ``tl.sum`` -- is an ``InterpretedFunction`` that the compiler cannot
 lower. So in interpreter mode the compile runs in a child Python with ``TRITON_INTERPRET=0``
-(``python -m kernels.compile_info ...``, JSON on stdout); in compiled mode it runs in-process.
-Results are cached per signature (a compile takes ~0.5 s, the child ~2 s).
+(``python -m kernels.instruments.compile_info ...``, JSON on stdout); in compiled mode it runs
+in-process. Results are cached per signature (a compile takes ~0.5 s, the child ~2 s).
 
 Registers: from the loaded kernel on the device in hand (the driver's ``n_regs``), otherwise
 ``cuobjdump --dump-resource-usage`` of the cubin, otherwise ``ptxas -v``. Spills: bytes of spill
@@ -194,7 +194,7 @@ def _compile_in_child(
     command = [
         sys.executable,
         "-m",
-        "kernels.compile_info",
+        "kernels.instruments.compile_info",
         "--dtype",
         dtype,
         "--width",

@@ -150,8 +150,8 @@ def describe(
 
 
 def checked_reads(run: Any) -> tuple[int, str]:
-    """How many reads out of bounds a bundled kernel's checked run (``kernels.checked``) made,
-    and where, in words."""
+    """How many reads out of bounds a bundled kernel's checked run (``kernels.instruments.checked``)
+    made, and where, in words."""
     reads = getattr(run, "oob_reads", ())
     where = describe(
         reads, run.y.shape[0], run.y.shape[1], run.row_stride, run.out_row_stride, run.guard

@@ -1,4 +1,4 @@
-"""Shared pieces of the RMSNorm Triton kernels (:mod:`kernels.jit`, :mod:`kernels.jit_loop`): the
+"""Shared pieces of the RMSNorm Triton kernels (:mod:`kernels.jit`, :mod:`kernels.jit.loop`): the
 ``MUTANT`` codes and the ``@triton.jit`` helpers both kernels call (row geometry, masks, loads and
 stores with their cache hints, the square, the rrms of a square sum).
 

@@ -1,33 +1,7 @@
-"""The fused RMSNorm forward as Triton kernels: ``y = x * rsqrt(mean(x^2) + eps) * weight``.
-
-One program owns whole rows: it reads those rows of ``x`` and the ``weight``, and writes the same
-rows of ``y``. No row is split between programs, so a row's reduction is a register (and
-shared-memory) tree inside one program, with no atomics and no second launch.
-
-Two kernels (the launch layout that picks one is ``kernels.layout``; the column loop lives in
-:mod:`kernels.jit_loop`, the mutant codes and shared helpers in :mod:`kernels.jit_parts`, and
-this module re-exports both):
-
-* :func:`rms_norm_tile_kernel`: each row is one power-of-two tile of ``BLOCK`` lanes in
-  registers; a program takes ``ROWS`` consecutive rows (a ``ROWS x BLOCK`` tile: ``ROWS > 1``
-  packs short rows). A single row of a width no 16-byte vector divides is peeled (head,
-  aligned body, tail: :func:`_peeled_row`) so its accesses stay 16 bytes wide.
-* :func:`rms_norm_loop_kernel`: each row in ``NUM_CHUNKS`` chunks of ``CHUNK`` lanes and two
-  passes (square sums; then normalize, weight and store, re-reading the row from L1/L2), for
-  rows too wide to keep in registers.
-
-Numerics (``torch.nn.functional.rms_norm``'s): loads are upcast to float32 and the squares, their
-sum, the mean, the rsqrt and both products stay float32, because the squares of a wide row span
-many binades and a float16 sum overflows at 65504 (4096 values of magnitude 4 already do). The
-result is rounded to the output dtype (the input dtype) once, at the store. The mean divides by
-the true width, not by the tile's lanes: masked lanes load 0.0 and add nothing to the sum, but
-they are not part of the row (the width is exact in float32, <= 2**24). ``eps`` sits inside the
-square root, so an all-zero row gives ``rsqrt(eps)``, finite.
-
-``MUTANT`` selects one named mutant (the module-level codes below, ``kernels.launcher`` maps the
-names) or ``FAITHFUL``; every ``if MUTANT == CODE:`` is a compile-time branch, so the faithful
-kernel carries none of the mutants' code. Import this module through ``kernels``, which decides
-between the compiled path and the Triton interpreter before ``@triton.jit`` decorates.
+"""The tile RMSNorm kernel, :func:`rms_norm_tile_kernel`: each row one power-of-two tile of
+``BLOCK`` lanes in registers, ``ROWS`` rows per program; a single row of a width no 16-byte vector
+divides is peeled (head, aligned body, tail: :func:`_peeled_row`). Numerics and mutants:
+:mod:`kernels.jit`.
 """
 
 # Inside @triton.jit bodies an `if` on a constexpr is a compile-time branch; explicit blocks keep
@@ -38,26 +12,10 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.jit_loop import (
-    _chunked_row,
-    _loop_square_chunk,
-    _loop_store_chunk,
-    _peeled_loop_row,
-    _peeled_store_chunk,
-    rms_norm_loop_kernel,
-)
-from kernels.jit_parts import (
-    EPS_OUTSIDE_ROOT,
-    FAITHFUL,
-    HALF_ACCUMULATION_BFLOAT16,
-    HALF_ACCUMULATION_FLOAT16,
+from kernels.jit.parts import (
     MASKED_TAIL_INCLUSION,
-    MISSING_EPSILON,
-    MISSING_SQUARE,
     MISSING_WEIGHT,
-    SUM_INSTEAD_OF_MEAN,
     UNMASKED_STORE,
-    WRONG_ROW_STRIDE,
     _body_mask,
     _lane_mask,
     _load,
@@ -68,23 +26,6 @@ from kernels.jit_parts import (
     _store,
     _tile_mask,
 )
-
-__all__ = [
-    "EPS_OUTSIDE_ROOT",
-    "FAITHFUL",
-    "HALF_ACCUMULATION_BFLOAT16",
-    "HALF_ACCUMULATION_FLOAT16",
-    "KERNEL_FUNCTIONS",
-    "MASKED_TAIL_INCLUSION",
-    "MISSING_EPSILON",
-    "MISSING_SQUARE",
-    "MISSING_WEIGHT",
-    "SUM_INSTEAD_OF_MEAN",
-    "UNMASKED_STORE",
-    "WRONG_ROW_STRIDE",
-    "rms_norm_loop_kernel",
-    "rms_norm_tile_kernel",
-]
 
 
 @triton.jit
@@ -329,26 +270,3 @@ def rms_norm_tile_kernel(
         # One rounding to the output dtype, at the very end.
         y = y.to(y_ptr.dtype.element_ty)
         _store(y_ptr + y_offsets, y, store_mask, MASKED, Y_CACHE)
-
-
-# Every @triton.jit function of the family, in the order their source enters the receipt's
-# kernel source hash (kernels.compile_info.kernel_source).
-KERNEL_FUNCTIONS = (
-    _row_geometry,
-    _lane_mask,
-    _load,
-    _store,
-    _square,
-    _rrms_of_sum,
-    _rrms,
-    _tile_mask,
-    _body_mask,
-    _peeled_row,
-    rms_norm_tile_kernel,
-    _loop_square_chunk,
-    _loop_store_chunk,
-    _peeled_loop_row,
-    _peeled_store_chunk,
-    _chunked_row,
-    rms_norm_loop_kernel,
-)

@@ -9,8 +9,8 @@ the signatures are wanted, so shapes of any size cost nothing but their allocati
 
 :func:`compile_ttir` compiles a recorded signature of a ``@triton.jit`` function to TTIR (the
 first stage only, through the compiler's own stages; ``triton.compile`` where those internals
-differ) and :func:`kernels.ttir.canonical_digest` condenses it. It needs the compiled (not
-interpreted) function: ``python -m kernels.launches`` runs it in a child with
+differ) and :func:`kernels.instruments.ttir.canonical_digest` condenses it. It needs the compiled
+(not interpreted) function: ``python -m kernels.instruments.launches`` runs it in a child with
 ``TRITON_INTERPRET=0`` that imports the kernel file (untrusted code), reading a JSON request on
 stdin and writing JSON on the stdout it started with.
 
@@ -30,7 +30,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-# The module name a kernel file is imported under (as kernels.usercode_child does).
+# The module name a kernel file is imported under (as kernels.sandbox.usercode_child does).
 USER_MODULE = "rmsnorm_inspector_user_kernel"
 TARGET_ARCH = 90
 
@@ -183,7 +183,7 @@ def main() -> int:
     ``expect`` given) or
         ``{"error": why}``. With ``expect`` (the original's digests), it stops after the first
         launch whose digest differs."""
-    from kernels.ttir import canonical_digest
+    from kernels.instruments.ttir import canonical_digest
 
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the kernel file's prints go to stderr

@@ -13,7 +13,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.jit_parts import (
+from kernels.jit.parts import (
     MASKED_TAIL_INCLUSION,
     MISSING_WEIGHT,
     UNMASKED_STORE,

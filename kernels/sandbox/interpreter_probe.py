@@ -12,8 +12,8 @@ operation each probe ran (``"create_fmul:bf16"``, ``"reduce:_sum_combine:bf16"``
 did; a kernel's run that ran any of it is *not judged* on this machine (:func:`faults_hit`), and
 a run that raised the error a failing probe raised is the machine's error, not the kernel's.
 
-Autotuned kernels are not probed here: :mod:`kernels.autotuned` runs them one config at a time,
-which the interpreter can do.
+Autotuned kernels are not probed here: :mod:`kernels.sandbox.autotuned` runs them one config at a
+time, which the interpreter can do.
 """
 
 from __future__ import annotations

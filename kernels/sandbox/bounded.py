@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from kernels import forkserver
+from kernels.sandbox import forkserver
 
 #: ``python -c WRAPPER COMMAND...``: ask for SIGKILL when the parent ends, then exec COMMAND.
 #: The parent may already be gone by then (its pid is no longer ours): exit at once.
@@ -100,8 +100,8 @@ def run_bounded(
     none). Of each output stream the first :data:`KEEP_HEAD_BYTES` and the last
     :data:`KEEP_TAIL_BYTES` are kept, the bytes between counted in a marker line.
     ``preloaded``: a ``python -m MODULE`` command is forked from a server that has torch and
-    triton imported (:mod:`kernels.forkserver`; it dies with that server, which ends with this
-    process) instead of started from nothing.
+    triton imported (:mod:`kernels.sandbox.forkserver`; it dies with that server, which ends with
+    this process) instead of started from nothing.
 
     Raises:
         subprocess.TimeoutExpired: it ran past ``timeout_s`` (or its output stayed open that

@@ -1,0 +1,10 @@
+"""The sandbox: a user's own kernel, ``FILE.py:FUNCTION``, run in a child process.
+
+``usercode`` (the parent's side: the spec, the child's life and its answers), ``usercode_child``
+(the child, ``python -m kernels.sandbox.usercode_child``), ``forkserver`` (children forked from a
+server with torch and triton imported), ``bounded`` (a tool under a time bound), ``domain`` (a
+kernel's declared widths, dtypes and strides), ``autotuned`` (``@triton.autotune`` proven one
+config at a time) and ``interpreter_probe`` (what this machine's Triton interpreter gets wrong).
+The child watches the user's loads and records its launches with the instruments; nothing below
+imports the sandbox.
+"""
