@@ -28,7 +28,7 @@ def _name(path: Path) -> str:
 
 def test_the_product_has_files_to_check():
     assert len(PRODUCT) > 40
-    assert ROOT / "kernels" / "jit.py" in PRODUCT
+    assert ROOT / "kernels" / "jit" / "tile.py" in PRODUCT
 
 
 @pytest.mark.parametrize("path", PRODUCT, ids=_name)
@@ -81,6 +81,31 @@ def test_the_layers_contract_names_every_room_in_order():
     layers = re.search(r'containers = \["inspector"\]\nlayers = \[([^\]]*)\]', text)
     assert layers is not None
     assert tuple(re.findall(r'"(\w+)"', layers.group(1))) == ROOMS
+
+
+#: kernels' rooms (folders with a sign) and the door's modules beside them, which the layers
+#: contract orders with the rooms.
+KERNEL_ROOMS = ("bench", "instruments", "jit", "sandbox")
+KERNEL_DOOR = ("api", "direct_launch", "env", "interpreter_calls", "launcher", "layout", "mode",
+               "op", "plans")  # fmt: skip
+
+
+def test_every_kernels_module_is_the_door_or_lives_in_a_room_with_a_sign():
+    loose = sorted(p.stem for p in (ROOT / "kernels").glob("*.py") if p.name != "__init__.py")
+    assert loose == sorted(KERNEL_DOOR)
+    folders = sorted(
+        p.name for p in (ROOT / "kernels").iterdir() if p.is_dir() and p.name != "__pycache__"
+    )
+    assert folders == sorted(KERNEL_ROOMS)
+    for room in KERNEL_ROOMS:
+        sign = ast.get_docstring(ast.parse((ROOT / "kernels" / room / "__init__.py").read_text()))
+        assert sign, f"kernels/{room}/__init__.py says nothing of what the room owns"
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    layers = re.search(r'containers = \["kernels"\]\nlayers = \[([^\]]*)\]', text)
+    assert layers is not None
+    named = set(re.findall(r'"([\w| ]+)"', layers.group(1)))
+    listed = {name.strip() for group in named for name in group.split("|")}
+    assert listed == set(KERNEL_ROOMS) | set(KERNEL_DOOR)
 
 
 #: docs/ holds what a reader reads: prose, figures and the records they cite; sweeps, second

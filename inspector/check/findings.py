@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.check.results import KernelRun
 from oracle import diagnose
 from oracle import error_bound as eb
 from oracle.scalar import ScalarResult
@@ -52,9 +53,9 @@ def bound_fields(
     }
 
 
-def bound_failure(run: Any) -> str | None:
+def bound_failure(run: KernelRun) -> str | None:
     """The failure line where a row's error is past its bound (or NaN), else None."""
-    bound = getattr(run, "row_error_bound", None)
+    bound = run.row_error_bound
     if bound is None:
         return None
     error = np.asarray(run.row_exact_error, dtype=np.float64)
@@ -68,9 +69,9 @@ def bound_failure(run: Any) -> str | None:
     )
 
 
-def bound_ratio(run: Any) -> np.ndarray | None:
+def bound_ratio(run: KernelRun) -> np.ndarray | None:
     """Each row's ``|y - exact y| / bound`` of a kernel run (None: no bound for it)."""
-    bound = getattr(run, "row_error_bound", None)
+    bound = run.row_error_bound
     if bound is None:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -91,7 +92,7 @@ def batch_ulps(section: dict[str, Any] | None, rows: int) -> np.ndarray | None:
 
 
 def kernel_run_findings(
-    run: Any, problem: Problem, reference: ScalarResult
+    run: KernelRun, problem: Problem, reference: ScalarResult
 ) -> tuple[list[str], tuple[str, ...]]:
     """``(failures, diagnosis)`` of one kernel run on the input: empty when it is right."""
     failures: list[str] = []
@@ -112,7 +113,7 @@ def kernel_run_findings(
         )
     if not run.torch_comparison.passed:
         failures.append("kernel vs torch float64 rms_norm: " + run.torch_comparison.describe())
-    for label, comparison in getattr(run, "variant_comparisons", ()):
+    for label, comparison in run.variant_comparisons:
         if not comparison.passed:
             failures.append(f"kernel config {label} vs scalar reference: {comparison.describe()}")
     beyond = bound_failure(run)
@@ -128,7 +129,7 @@ def kernel_run_findings(
                 problem.width,
             )
         )
-    if getattr(run, "oob_reads", 0):
+    if run.oob_reads:
         failures.append(
             f"kernel read {run.oob_reads} element(s) out of bounds (seen by the interpreter's "
             f"guarded loads): {run.oob_read_detail}"

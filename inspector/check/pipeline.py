@@ -393,7 +393,7 @@ def run_and_judge_kernel(
         The run with both comparisons, the per-row errors and every out-of-bounds store.
     """
     run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, rstd=rstd)
-    guard = int(getattr(run, "guard", 0))
+    guard = int(run.guard)
     return KernelRun(
         **_judged(problem, run.y, reference_y),
         mutant=mutant,
@@ -403,7 +403,7 @@ def run_and_judge_kernel(
         device=run.device,
         block=int(run.block),
         num_warps=int(run.num_warps),
-        path=str(getattr(run, "path", "")),
+        path=str(run.path),
         rstd=np.asarray(run.rstd) if rstd else None,
         **findings.bound_fields(
             problem,
@@ -411,7 +411,7 @@ def run_and_judge_kernel(
             _exact(problem, y_exact),
             path=str(run.path),
             block=int(run.block),
-            peel=int(getattr(run, "peel", 0)),
+            peel=int(run.peel),
             mode=run.mode,
         ),
     )

@@ -314,9 +314,9 @@ class InspectionState:
                 y=run.y,
                 source=f"{source}{tag}, {run.mode}",
                 oob_addresses=tuple(run.oob_addresses),
-                oob_stride=int(getattr(run, "oob_row_stride", 0)),
-                inferred=getattr(run, "inferred", None),
-                rstd=getattr(run, "rstd", None),
+                oob_stride=int(run.oob_row_stride),
+                inferred=run.inferred,
+                rstd=run.rstd,
             )
         saved = self._session_results
         if saved is not None and saved.kernel_y is not None and self.saved_results_current():
