@@ -1,14 +1,20 @@
-"""Device identity and tool versions, for receipts and the window's status line."""
+"""Device identity and tool versions, for receipts and the window's status line; where the
+``kernels`` package lives, for the child processes that import it."""
 
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 import numpy as np
 import torch
 import triton
 
 from kernels.mode import INTERPRETER, MODE
+
+#: The folder that holds the ``kernels`` package: a child process puts it on its path, so it
+#: imports this package whether or not it is installed.
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def device_description(device: torch.device | str | None = None) -> str:

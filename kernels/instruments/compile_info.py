@@ -40,6 +40,7 @@ from pathlib import Path
 import triton
 
 from kernels import jit
+from kernels.env import SOURCE_ROOT
 from kernels.launcher import KERNEL_MUTANTS, MAX_WIDTH, SUPPORTED_DTYPES, mutant_code
 from kernels.layout import (
     KERNEL_PATHS,
@@ -187,7 +188,7 @@ def _cached(
 def _compile_in_child(
     dtype: str, width: int, arch: int, mutant: str | None, rows: int, path: str
 ) -> dict:
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(SOURCE_ROOT)
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

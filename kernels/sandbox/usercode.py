@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from kernels.env import SOURCE_ROOT
 from kernels.mode import INTERPRETER, MODE
 from kernels.sandbox import forkserver
 from kernels.sandbox.domain import DomainError, parse_domain
@@ -216,7 +217,7 @@ class UserKernel:
         env = dict(os.environ)
         env["TRITON_INTERPRET"] = "1" if MODE == INTERPRETER else "0"
         env["PYTHONUNBUFFERED"] = "1"
-        root = str(Path(__file__).resolve().parents[1])
+        root = str(SOURCE_ROOT)
         first = [self.pythonpath_first] if self.pythonpath_first else []
         env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
         # Forked from a server that has torch and triton imported (kernels.sandbox.forkserver), in a
@@ -518,7 +519,7 @@ def compile_ttir(
     """
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "0"
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(SOURCE_ROOT)
     first = [pythonpath_first] if pythonpath_first else []
     env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
     request = json.dumps(

@@ -67,3 +67,12 @@ def test_triton_imported_first_is_refused_with_a_clear_message() -> None:
     result = _python("import triton, kernels", env_changes={"TRITON_INTERPRET": None})
     assert result.returncode != 0
     assert "import kernels before triton" in result.stderr
+
+
+def test_the_source_root_is_the_folder_that_holds_the_kernels_package() -> None:
+    # Child processes (a user's kernel, the compile child) put it on their path: a copy of the
+    # tree that is not installed (the device's) must still import `kernels` there.
+    from kernels.env import SOURCE_ROOT
+
+    assert (SOURCE_ROOT / "kernels" / "__init__.py").is_file()
+    assert (SOURCE_ROOT / "kernels" / "sandbox" / "usercode_child.py").is_file()
