@@ -24,6 +24,7 @@ import numpy as np
 
 from inspector.check import findings, stages
 from inspector.check.results import CheckConfig, CheckResult, KernelRun
+from inspector.coverage.proof import run_kernel_on
 from oracle import compare as cmp
 from oracle import fixtures, matrix, scalar, tiled, traffic
 from oracle.mutants import MODEL_MUTANTS
@@ -42,41 +43,6 @@ def base_versions() -> dict[str, str]:
         "python": platform.python_version(),
         "numpy": np.__version__,
     }
-
-
-def run_kernel_on(
-    problem: Problem,
-    *,
-    mutant: str | None = None,
-    poison: float = tiled.POISON,
-    device: str = "auto",
-    path: str = "auto",
-    rstd: bool = False,
-) -> Any:
-    """The one place a validated problem meets ``kernels.run_checked`` (a CheckedRun back).
-
-    Args:
-        problem: a validated problem; its x and weight are copied (torch wants writable arrays).
-        mutant: None for the real kernel, else one of ``kernels.KERNEL_MUTANTS``.
-        poison: value of the guard regions and the row padding.
-        device: "auto" | "cpu" | "cuda".
-        path: the launch layout: "auto" (the launcher's choice) or one of kernels.KERNEL_PATHS.
-        rstd: also take the kernel's own per-row rrms (its optional rstd output).
-    """
-    import kernels
-
-    return kernels.run_checked(
-        np.array(problem.x),
-        np.array(problem.weight),
-        eps=problem.eps,
-        dtype=problem.dtype,
-        row_stride=problem.row_stride,
-        mutant=mutant,
-        poison=poison,
-        device=device,
-        path=path,
-        rstd=rstd,
-    )
 
 
 def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:

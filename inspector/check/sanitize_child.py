@@ -28,7 +28,7 @@ from oracle.spec import Problem
 def bundled_launches(problem: Problem) -> int:
     """The bundled kernel's launches; returns how many ran."""
     import kernels
-    from inspector.check.pipeline import run_kernel_on
+    from inspector.coverage.proof import run_kernel_on
     from oracle import fixtures
 
     launches = 0

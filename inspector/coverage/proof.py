@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,10 @@ from oracle.compare import INTERMEDIATE_TOLERANCE, compare
 from oracle.fixtures import Fixture
 from oracle.limits import LIMITS
 from oracle.spec import FINITE_MAX
+from oracle.tiled import POISON
+
+if TYPE_CHECKING:
+    from kernels.instruments.checked import CheckedRun
 
 RECORD_KIND = "rmsnorm-inspector coverage"
 RECORD_VERSION = 1
@@ -165,30 +169,59 @@ class RstdMismatch(RuntimeError):
     """The kernel's rstd output is not the rows' rrms."""
 
 
+def run_kernel_on(
+    problem: spec.Problem,
+    *,
+    mutant: str | None = None,
+    poison: float = POISON,
+    device: str = "auto",
+    path: str = "auto",
+    rstd: bool = False,
+    **layout: Any,
+) -> CheckedRun:
+    """The one place a validated problem meets ``kernels.run_checked`` (a CheckedRun back):
+    the check's runs and the coverage proofs.
+
+    Args:
+        problem: a validated problem; its x and weight are copied (torch wants writable arrays).
+        mutant: None for the real kernel, else one of ``kernels.KERNEL_MUTANTS``.
+        poison: value of the guard regions and the row padding.
+        device: "auto" | "cpu" | "cuda".
+        path: the launch layout: "auto" (the launcher's choice) or one of kernels.KERNEL_PATHS.
+        rstd: also take the kernel's own per-row rrms (its optional rstd output).
+        layout: ``config`` and ``out_row_stride`` of ``run_checked`` (a proof's witness).
+    """
+    import kernels
+
+    return kernels.run_checked(
+        np.array(problem.x),
+        np.array(problem.weight),
+        eps=problem.eps,
+        dtype=problem.dtype,
+        row_stride=problem.row_stride,
+        mutant=mutant,
+        poison=poison,
+        device=device,
+        path=path,
+        rstd=rstd,
+        **layout,
+    )
+
+
 def implementation(
     configuration: Any, witness: Any, device: str, mutant: str | None = None
 ) -> matrix.Implementation:
     """The kernel with the witness's layout and output row stride, as an oracle implementation;
     a launch outside ``configuration`` raises :class:`WrongConfiguration`. ``mutant`` (one of
     ``kernels.KERNEL_MUTANTS``) replaces the matrix's own, for showing what the proof kills."""
-    import kernels
     from kernels.instruments.guarded_reads import checked_reads
 
     def run(problem: spec.Problem, poison: float, _: str | None) -> matrix.RunOutput:
         rstd = problem.name == RSTD_FIXTURE
-        result = kernels.run_checked(
-            np.array(problem.x),
-            np.array(problem.weight),
-            eps=problem.eps,
-            dtype=problem.dtype,
-            row_stride=problem.row_stride,
-            out_row_stride=witness.y_stride,
-            mutant=mutant,
-            poison=poison,
-            device=device,
-            config=witness.config,
-            rstd=rstd,
-        )
+        result = run_kernel_on(
+            problem, mutant=mutant, poison=poison, device=device, rstd=rstd,
+            config=witness.config, out_row_stride=witness.y_stride,
+        )  # fmt: skip
         if result.configuration != configuration:
             raise WrongConfiguration(
                 f"the launch reached {result.configuration.label}, not {configuration.label}"

@@ -45,6 +45,28 @@ def format_number(value: float, kind: str) -> str:
     return f"{value:.9g}"
 
 
+class TitledTableModel(QAbstractTableModel):
+    """A read-only table whose header titles come from :meth:`column_title` and
+    :meth:`row_title` (display text only)."""
+
+    def column_title(self, section: int) -> Any:
+        """The title over column ``section`` (None: none)."""
+        return None
+
+    def row_title(self, section: int) -> Any:
+        """The title beside row ``section`` (None: none)."""
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return self.column_title(section)
+        return self.row_title(section)
+
+
 class RowTableModel(QAbstractTableModel):
     """Per-row intermediates. ``Qt.UserRole`` gives the raw number (sorting uses it)."""
 
@@ -143,7 +165,7 @@ def rows_as_tsv(model: QAbstractTableModel, rows: list[int], columns: list[int])
     return "\n".join(lines) + "\n"
 
 
-class KillMatrixModel(QAbstractTableModel):
+class KillMatrixModel(TitledTableModel):
     """Rows: "<target>: <mutant>" (baseline first); columns: fixtures that run, then verdict.
 
     A cell reads "killed" where the fixture passed on the faithful implementation and failed
@@ -272,13 +294,10 @@ class KillMatrixModel(QAbstractTableModel):
             return state
         return None
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal:
-            return self._fixtures[section] if section < len(self._fixtures) else "verdict"
+    def column_title(self, section: int) -> Any:
+        return self._fixtures[section] if section < len(self._fixtures) else "verdict"
+
+    def row_title(self, section: int) -> Any:
         return self._rows[section][0] if section < len(self._rows) else None
 
 

@@ -24,8 +24,12 @@ def _kernel_run(problem, mutant):
         row_max_abs=np.zeros(problem.rows),
         row_max_rel=np.zeros(problem.rows),
         oob_addresses=(70, 71),
+        oob_row_stride=0,
         mode="interpreter",
         device="cpu",
+        inferred=None,
+        rstd=None,
+        row_error_bound=None,
     )
 
 

@@ -42,6 +42,9 @@ def _kernel_run(problem, mutant=None):
         row_max_rel=np.full(problem.rows, 2e-7),
         mode="interpreter",
         device="cpu",
+        inferred=None,
+        rstd=None,
+        row_error_bound=None,
     )
 
 
@@ -170,7 +173,9 @@ def test_kernel_columns_come_from_the_freshest_kernel_result() -> None:
     np.testing.assert_array_equal(saved.row_max_abs, max_errors(kernel_y, model.reference.y)[0])
     assert saved.note == "kernel columns: from the session file (compiled)"
     # A check with the kernel wins over the file; Run kernel wins over both.
-    check_kernel = SimpleNamespace(row_max_abs=np.zeros(3), row_max_rel=np.ones(3), mode="x")
+    check_kernel = SimpleNamespace(
+        row_max_abs=np.zeros(3), row_max_rel=np.ones(3), mode="x", row_error_bound=None
+    )
     assert model.set_check_result(
         SimpleNamespace(problem=problem, kernel=check_kernel, compile=None, batch_invariance=None)
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.mutate.saved_report import MutantRow, MutationReport, diff_lines
+from inspector.qt.table_models import TitledTableModel
 from inspector.qt.widgets.layout import toolbar_over
 
 COLUMNS = ("id", "function", "line", "operator", "outcome", "killed_by")
@@ -37,7 +38,7 @@ OUTCOME_COLOURS = {
 Index = QModelIndex | QPersistentModelIndex
 
 
-class MutantTableModel(QAbstractTableModel):
+class MutantTableModel(TitledTableModel):
     """One row per mutant, in the report's order (survivors first)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -69,13 +70,10 @@ class MutantTableModel(QAbstractTableModel):
             return QBrush(QColor(*OUTCOME_COLOURS[row.outcome]))
         return None
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
+    def column_title(self, section: int) -> Any:
+        return COLUMNS[section]
+
+    def row_title(self, section: int) -> Any:
         return str(section + 1)
 
 
