@@ -119,12 +119,12 @@ def kernel_run_findings(
     beyond = bound_failure(run)
     if beyond is not None:
         failures.append(beyond)
-    if run.oob_writes:
+    if run.stores.count:
         failures.append(
-            f"kernel stored {len(run.oob_writes)} element(s) out of bounds"
+            f"kernel stored {run.stores.count} element(s) out of bounds"
             + diagnose.describe_stores(
-                run.oob_addresses,
-                run.oob_row_stride or problem.row_stride,
+                run.stores.output,
+                run.stores.row_stride or problem.row_stride,
                 problem.rows,
                 problem.width,
             )
@@ -134,11 +134,11 @@ def kernel_run_findings(
             f"kernel read {run.oob_reads} element(s) out of bounds (seen by the interpreter's "
             f"guarded loads): {run.oob_read_detail}"
         )
-    if run.input_writes:
+    if run.stores.into_input:
         failures.append(
-            f"kernel stored {len(run.input_writes)} element(s) into its input x"
+            f"kernel stored {len(run.stores.into_input)} element(s) into its input x"
             + diagnose.describe_stores(
-                run.input_writes, problem.row_stride, problem.rows, problem.width
+                run.stores.into_input, problem.row_stride, problem.rows, problem.width
             )
         )
     return failures, diagnosis

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from inspector.check import findings, stages
-from inspector.check.results import CheckConfig, CheckResult, KernelRun
+from inspector.check.results import CheckConfig, CheckResult, KernelRun, StoresOutOfBounds
 from inspector.coverage.proof import run_kernel_on
 from oracle import compare as cmp
 from oracle import fixtures, matrix, scalar, tiled, traffic
@@ -359,12 +359,10 @@ def run_and_judge_kernel(
         The run with both comparisons, the per-row errors and every out-of-bounds store.
     """
     run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, rstd=rstd)
-    guard = int(run.guard)
     return KernelRun(
         **_judged(problem, run.y, reference_y),
         mutant=mutant,
-        oob_writes=tuple(run.oob_writes),
-        oob_addresses=tuple(int(w.address) - guard for w in run.oob_writes),
+        stores=StoresOutOfBounds.of_checked(run.oob_writes, int(run.guard)),
         mode=run.mode,
         device=run.device,
         block=int(run.block),
@@ -413,15 +411,12 @@ def run_and_judge_user_kernel(
     return KernelRun(
         **_judged(problem, run.y, reference_y),
         mutant=None,
-        oob_writes=tuple(run.oob_writes),
-        oob_addresses=tuple(int(i) - guard for i in run.oob_writes),
+        stores=StoresOutOfBounds.of_user(run.oob_writes, run.x_writes, guard, y_stride),
         mode=user.mode,
         device="",
         block=guard,
         num_warps=0,
         path="user",
-        oob_row_stride=y_stride,
-        input_writes=tuple(int(i) - guard for i in run.x_writes),
         oob_reads=sum(count for _, count, _ in run.oob_reads),
         oob_read_detail=describe_reads(run.oob_reads, problem, guard, y_stride),
         variant_comparisons=tuple(

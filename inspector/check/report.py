@@ -75,7 +75,7 @@ def result_lines(result: Any) -> list[str]:
         lines += [
             f"kernel vs scalar: {kernel.comparison.describe()}",
             f"kernel vs torch float64 rms_norm: {kernel.torch_comparison.describe()}",
-            f"kernel out-of-bounds stores: {len(kernel.oob_writes)}",
+            f"kernel out-of-bounds stores: {kernel.stores.count}",
         ]
         lines += [f"diagnosis: {line}" for line in getattr(result, "diagnosis", ())]
         if getattr(result, "kernel_source", {}).get("kind") == "user":
@@ -353,15 +353,16 @@ def kernel_run_line(run: Any) -> str:
     tag = f" mutant {run.mutant}" if run.mutant else ""
     if run.path == "user":  # its tile and warps are its launcher's business, unknown here
         where = f"user kernel ({run.mode}, {run.device}, in a child process)"
-        writes = f"; {len(run.input_writes)} store(s) into x" if run.input_writes else ""
+        into = run.stores.into_input
+        writes = f"; {len(into)} store(s) into x" if into else ""
         return (
             f"{where}: {run.comparison.describe()}; "
-            f"{len(run.oob_addresses)} out-of-bounds store(s){writes}"
+            f"{run.stores.count} out-of-bounds store(s){writes}"
         )
     return (
         f"kernel{tag} ({run.mode}, {run.device}, BLOCK {run.block}, "
         f"num_warps {run.num_warps}): {run.comparison.describe()}; "
-        f"{len(run.oob_addresses)} out-of-bounds store(s)"
+        f"{run.stores.count} out-of-bounds store(s)"
     )
 
 
@@ -372,5 +373,5 @@ def kernel_run_status(run: Any) -> str:
     who = "user kernel" if run.path == "user" else f"kernel{tag}"
     return (
         f"{who} ({run.mode}) {state} with the scalar reference; "
-        f"{len(run.oob_addresses)} out-of-bounds store(s)."
+        f"{run.stores.count} out-of-bounds store(s)."
     )

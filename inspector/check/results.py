@@ -24,10 +24,9 @@ class CheckConfig:
         run_kernel: False runs the model side only (and says so).
         poison: value for tail lanes, padding, output gaps and guards.
         compile_target: explicit target for compiler output on a machine without CUDA.
-        kernel_spec: a user's kernel (``kernels.sandbox.usercode.KernelSpec``) to prove instead of
-        the
-            bundled one: run in a child process, on every fixture, without the bundled kernel's
-            mutants, forced layouts or compiler output.
+        kernel_spec: a user's kernel (``kernels.sandbox.usercode.KernelSpec``) to prove
+            instead of the bundled one: run in a child process, on every fixture, without the
+            bundled kernel's mutants, forced layouts or compiler output.
         timing: on a GPU, time the proven kernel on the input's shape after the proof
             (:mod:`inspector.check.timing_stage`); False leaves the receipt's timing absent.
     """
@@ -38,6 +37,50 @@ class CheckConfig:
     compile_target: str = "sm_90"
     kernel_spec: Any = None
     timing: bool = True
+
+
+@dataclass(frozen=True)
+class StoresOutOfBounds:
+    """Where one kernel run stored outside its data, typed once where the kernels' own record
+    (``kernels.OobWrite`` of a checked run, a user kernel's element indices) enters the inspector.
+
+    Attributes:
+        output: output addresses, row * ``row_stride`` + lane (negative before row 0).
+        row_stride: the frame of ``output``: 0 is the problem's row stride; a user kernel's
+            output has a guard of one tile between rows.
+        into_input: stores into x, as input addresses (row * row_stride + lane): a user
+            kernel's, whose x sits in a guarded buffer too.
+        buffer: the element indices into the guarded output buffer (``output`` plus the leading
+            guard), as a session file keeps them.
+    """
+
+    output: tuple[int, ...] = ()
+    row_stride: int = 0
+    into_input: tuple[int, ...] = ()
+    buffer: tuple[int, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """How many output elements the run stored out of bounds."""
+        return len(self.output)
+
+    @classmethod
+    def of_checked(cls, writes: Any, guard: int) -> StoresOutOfBounds:
+        """A bundled kernel's checked run: its ``kernels.OobWrite``s, ``guard`` elements
+        before row 0."""
+        buffer = tuple(int(w.address) for w in writes)
+        return cls(output=tuple(i - guard for i in buffer), buffer=buffer)
+
+    @classmethod
+    def of_user(cls, writes: Any, x_writes: Any, guard: int, row_stride: int) -> StoresOutOfBounds:
+        """A user kernel's run: element indices into its guarded output and input buffers."""
+        buffer = tuple(int(i) for i in writes)
+        return cls(
+            output=tuple(i - guard for i in buffer),
+            row_stride=row_stride,
+            into_input=tuple(int(i) - guard for i in x_writes),
+            buffer=buffer,
+        )
 
 
 @dataclass(frozen=True)
@@ -53,9 +96,7 @@ class KernelRun:
         torch_comparison: ``y`` against ``torch.nn.functional.rms_norm`` in float64.
         row_max_abs: per-row max abs error against the scalar reference.
         row_max_rel: per-row max rel error against the scalar reference.
-        oob_writes: every guard element the kernel changed (``kernels.OobWrite``).
-        oob_addresses: the same stores as output addresses (row * row_stride + lane; negative
-            for the leading guard), as the lane grid draws them.
+        stores: where it stored out of bounds (:class:`StoresOutOfBounds`).
         mode: "interpreter" or "compiled".
         device: where it ran.
         block: lanes per program.
@@ -70,18 +111,12 @@ class KernelRun:
     torch_comparison: cmp.Comparison
     row_max_abs: np.ndarray
     row_max_rel: np.ndarray
-    oob_writes: tuple[Any, ...]
-    oob_addresses: tuple[int, ...]
+    stores: StoresOutOfBounds
     mode: str
     device: str
     block: int
     num_warps: int
     path: str = ""
-    # The output frame of oob_addresses (0: the problem's row stride; a user kernel's output has
-    # a guard of one tile between rows) and stores into x (input addresses, row * row_stride +
-    # lane): a user kernel only, whose x sits in a guarded buffer too.
-    oob_row_stride: int = 0
-    input_writes: tuple[int, ...] = ()
     # Loads from a guard or a row's padding (a user kernel under the interpreter:
     # kernels.instruments.guarded_reads), and where, in words.
     oob_reads: int = 0

@@ -84,8 +84,8 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
 
     Args:
         problem: the check's validated input (rows, width, dtype, eps are read).
-        kernel: the user's kernel (:class:`~kernels.sandbox.usercode.KernelSpec`); None: the bundled
-        one.
+        kernel: the user's kernel (:class:`~kernels.sandbox.usercode.KernelSpec`); None: the
+            bundled one.
     """
     import kernels
     from kernels.sandbox.bounded import run_bounded

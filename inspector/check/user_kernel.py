@@ -47,9 +47,10 @@ def check_loadable(spec: KernelSpec, cancel: Any = None) -> KernelSpec:
     ``FUNCTION`` there; ``cancel`` (an event) ends the wait for it.
 
     Raises:
-        kernels.sandbox.usercode.KernelSpecError (a ValueError): the child's error importing the
-        file. kernels.sandbox.usercode.KernelCancelled: ``cancel`` was set first (the child is
-        killed).
+        kernels.sandbox.usercode.KernelSpecError (a ValueError): the child's error importing
+            the file.
+        kernels.sandbox.usercode.KernelCancelled: ``cancel`` was set first (the child is
+            killed).
     """
     with UserKernel(spec, cancel=cancel):
         pass

@@ -59,8 +59,8 @@ def rerun_checks(data: dict[str, Any], device: str = "auto") -> list[Check]:
     checks.append(
         Check(
             "rerun: out-of-bounds stores",
-            len(run.oob_writes) == recorded_oob,
-            f"here {len(run.oob_writes)}, recorded {recorded_oob}",
+            run.stores.count == recorded_oob,
+            f"here {run.stores.count}, recorded {recorded_oob}",
         )
     )
     recorded = np.array([from_json_number(r["max_abs_error"]) for r in data["rows"]])

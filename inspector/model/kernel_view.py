@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from inspector.check.results import StoresOutOfBounds
 from inspector.model.viewdata import ReductionStep, RowColumn
 from oracle import compare as cmp
 from oracle import diagnose
@@ -35,9 +36,8 @@ class KernelOutput:
     Attributes:
         y: (rows, width) float64.
         source: a few words ("Run kernel, interpreter", "the check", "the session file").
-        oob_addresses: output addresses it stored out of bounds (row * ``oob_stride`` + lane,
-            negative before row 0).
-        oob_stride: the frame of ``oob_addresses``; 0 means the problem's row stride.
+        stores: where it stored out of bounds (the run's
+            :class:`~inspector.check.results.StoresOutOfBounds`; none for a session's output).
         inferred: ``diagnose.inferred_rrms`` of ``y`` when already computed (off this thread).
         rstd: the bundled kernel's own per-row rrms, exact (its optional rstd output, stored
             by Run kernel); None for the check's run, a session's and a user kernel's.
@@ -45,8 +45,7 @@ class KernelOutput:
 
     y: np.ndarray
     source: str
-    oob_addresses: tuple[int, ...] = ()
-    oob_stride: int = 0
+    stores: StoresOutOfBounds = dataclasses.field(default_factory=StoresOutOfBounds)
     inferred: diagnose.Inferred | None = None
     rstd: np.ndarray | None = None
 
@@ -226,11 +225,11 @@ def first_divergence(problem: Problem, reference: ScalarResult, output: KernelOu
     y = np.asarray(output.y, dtype=np.float64)
     tolerance = cmp.TOLERANCES[problem.dtype]
     comparison = cmp.compare(y, reference.y, tolerance)
-    stride = output.oob_stride or problem.row_stride
-    stores = diagnose.describe_stores(output.oob_addresses, stride, problem.rows, problem.width)
+    stride = output.stores.row_stride or problem.row_stride
+    where = diagnose.describe_stores(output.stores.output, stride, problem.rows, problem.width)
     oob_line = (
-        [f"kernel stored {len(output.oob_addresses)} element(s) out of bounds{stores}"]
-        if output.oob_addresses
+        [f"kernel stored {output.stores.count} element(s) out of bounds{where}"]
+        if output.stores.count
         else []
     )
     lines = diagnose.diagnose(
@@ -243,9 +242,9 @@ def first_divergence(problem: Problem, reference: ScalarResult, output: KernelOu
         problem.block,
         problem.dtype,
     )
-    passed = comparison.passed and not output.oob_addresses
+    passed = comparison.passed and not output.stores.count
     if not lines:
-        row, lane = _first_store(output.oob_addresses, stride, problem.rows)
+        row, lane = _first_store(output.stores.output, stride, problem.rows)
         head = (
             "kernel output agrees bit for bit with the scalar reference"
             if not oob_line

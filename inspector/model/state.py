@@ -313,8 +313,7 @@ class InspectionState:
             return KernelOutput(
                 y=run.y,
                 source=f"{source}{tag}, {run.mode}",
-                oob_addresses=tuple(run.oob_addresses),
-                oob_stride=int(run.oob_row_stride),
+                stores=run.stores,
                 inferred=run.inferred,
                 rstd=run.rstd,
             )

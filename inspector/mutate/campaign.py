@@ -48,8 +48,8 @@ def mutate_report(
     on the configurations that run the mutated statement; compiled, on every one).
 
     Raises:
-        kernels.sandbox.usercode.KernelSpecError: a kernel that is not loadable (the message says
-        why).
+        kernels.sandbox.usercode.KernelSpecError: a kernel that is not loadable (the message
+            says why).
     """
     from inspector.check.user_kernel import check_loadable
     from inspector.coverage.child import line_map

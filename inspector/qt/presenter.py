@@ -41,10 +41,10 @@ class EvidenceViews:
         assert problem is not None
         model, reference = analysis.model, analysis.reference
         output = state.kernel_output()
-        kernel_oob = output.oob_addresses if output is not None else ()
+        kernel_oob = output.stores.output if output is not None else ()
         # The worker's grid image of this model holds no kernel stores.
         image = analysis.image if not kernel_oob else None
-        stride = output.oob_stride if output is not None else 0
+        stride = output.stores.row_stride if output is not None else 0
         self.grid.set_data(problem, model, kernel_oob, image=image, oob_stride=stride)
         self.grid.set_outputs(reference.y, output.y if output is not None else None)
         caption = evidence.views_caption(state)

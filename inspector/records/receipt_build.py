@@ -324,7 +324,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             "source_sha256": _kernel_source_sha256(result),
             "block": int(kernel.block) if kernel is not None else None,
             "num_warps": int(kernel.num_warps) if kernel is not None else None,
-            "oob_writes": len(kernel.oob_writes) if kernel is not None else None,
+            "oob_writes": kernel.stores.count if kernel is not None else None,
             "oob_reads": (
                 int(kernel.oob_reads)
                 if kernel is not None

@@ -151,10 +151,7 @@ class SessionResults:
             ),
             kernel_y=np.array(kernel.y, dtype=np.float64) if kernel is not None else None,
             kernel_oob_addresses=(
-                # A bundled kernel's stores are kernels.OobWrite, a user kernel's plain indices.
-                np.array([getattr(w, "address", w) for w in kernel.oob_writes], dtype=np.int64)
-                if kernel is not None
-                else None
+                np.array(kernel.stores.buffer, dtype=np.int64) if kernel is not None else None
             ),
             kernel_block=int(kernel.block) if kernel is not None else None,
             kernel_num_warps=int(kernel.num_warps) if kernel is not None else None,

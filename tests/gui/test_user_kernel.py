@@ -245,7 +245,7 @@ def test_run_kernel_shows_a_user_kernels_out_of_bounds_stores_on_the_grid(
     run = window.state.kernel_run
     assert run is not None
     assert run.path == "user"
-    assert run.oob_addresses
+    assert run.stores.output
     assert "out-of-bounds store" in window.status_line.text()
     states = window.grid.image.states
     # Each row's tail lanes 70..127 are stored into (the guard after the row).

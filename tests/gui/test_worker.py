@@ -223,12 +223,12 @@ def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
         assert window.run_kernel()
     outcome = blocker.args[1]
     assert outcome.mutant == "unmasked_store"
-    assert outcome.oob_addresses
+    assert outcome.stores.output
     states = window.grid.image.states
     from inspector.model import viewdata
 
     assert (states == viewdata.OOB_WRITE).any()
-    count = len(set(outcome.oob_addresses))
+    count = len(set(outcome.stores.output))
     assert f"out-of-bounds writes <b>{count}</b>" in window.grid.counts.text()
     assert "kernel: Run kernel mutant unmasked_store" in window.grid.source.text()
     # A check after it is newer evidence: its verdict never sits beside the mutant's stores.
@@ -251,7 +251,7 @@ def test_kernel_run_with_unmasked_store_shows_oob_writes(qtbot, window) -> None:
         assert window.run_kernel()
     outcome = blocker.args[1]
     assert outcome.comparison.passed
-    assert not outcome.oob_addresses
+    assert not outcome.stores.output
     reference = scalar.reference(window.state.problem)
     assert outcome.row_max_abs.shape == reference.rrms.shape
 

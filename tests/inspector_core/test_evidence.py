@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from inspector.check import pipeline
+from inspector.check.results import StoresOutOfBounds
 from inspector.model import evidence
 from inspector.model.analysis import analyse
 from inspector.model.state import InspectionState
@@ -23,8 +24,7 @@ def _kernel_run(problem, mutant):
         y=np.zeros((problem.rows, problem.width)),
         row_max_abs=np.zeros(problem.rows),
         row_max_rel=np.zeros(problem.rows),
-        oob_addresses=(70, 71),
-        oob_row_stride=0,
+        stores=StoresOutOfBounds(output=(70, 71)),
         mode="interpreter",
         device="cpu",
         inferred=None,
@@ -48,7 +48,7 @@ def test_a_check_supersedes_an_earlier_run_kernel(checked) -> None:
     state, problem, result = checked
     assert state.set_kernel_run(_kernel_run(problem, "unmasked_store"))
     assert "Run kernel mutant unmasked_store" in evidence.views_caption(state)
-    assert state.kernel_output().oob_addresses == (70, 71)
+    assert state.kernel_output().stores.output == (70, 71)
     assert state.set_check_result(result)
     # The check ran no kernel: no kernel output is left on show, and no stores.
     assert state.kernel_run is None

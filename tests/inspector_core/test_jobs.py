@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from inspector.check import pipeline
+from inspector.check.results import StoresOutOfBounds
 from inspector.jobs import tasks
 from inspector.model.analysis import Analysis, analyse
 from kernels.sandbox.usercode import parse_kernel_spec
@@ -85,14 +86,13 @@ def test_kernel_job_builds_the_one_kernel_run() -> None:
     assert run.mutant is None
     assert run.comparison.passed
     assert run.torch_comparison.passed
-    assert run.oob_writes == ()
-    assert run.oob_addresses == ()
+    assert run.stores == StoresOutOfBounds()
     np.testing.assert_array_equal(run.row_max_abs, cmp.max_errors(run.y, reference.y)[0])
     mutant = _drain(tasks.kernel_job(problem, "unmasked_store", reference.y))[-1]
     assert mutant.mutant == "unmasked_store"
-    assert len(mutant.oob_addresses) == len(mutant.oob_writes) > 0
+    assert len(mutant.stores.output) == len(mutant.stores.buffer) > 0
     # Output addresses (row * row_stride + lane), each outside the valid elements.
-    addresses = np.asarray(mutant.oob_addresses)
+    addresses = np.asarray(mutant.stores.output)
     rows, lanes = addresses // problem.row_stride, addresses % problem.row_stride
     assert ((addresses < 0) | (rows >= problem.rows) | (lanes >= problem.width)).all()
 

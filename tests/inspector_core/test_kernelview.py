@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from inspector.check.results import StoresOutOfBounds
 from inspector.model import kernel_view, viewdata
 from inspector.model.analysis import analyse
 from inspector.model.kernel_view import KernelOutput
@@ -58,7 +59,9 @@ def test_an_agreeing_output_says_so_and_an_out_of_bounds_store_is_found(analysed
     assert same.step == ""
     assert same.lines == ("kernel output agrees bit for bit with the scalar reference",)
     # Stores past row 1's width in a frame of 70 + 128 (a user kernel's output buffer).
-    stores = KernelOutput(reference.y, "t", oob_addresses=(198 + 70, 198 + 71), oob_stride=198)
+    stores = KernelOutput(
+        reference.y, "t", stores=StoresOutOfBounds(output=(198 + 70, 198 + 71), row_stride=198)
+    )
     found = kernel_view.first_divergence(problem, reference, stores)
     assert not found.passed
     assert (found.row, found.lane, found.step) == (1, 70, "store")

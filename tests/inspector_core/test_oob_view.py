@@ -69,9 +69,9 @@ def test_every_out_of_bounds_store_of_the_real_kernel_is_drawn_once_on_a_tail_la
     unmasked_run,
 ) -> None:
     problem, model, run = unmasked_run
-    states, writes = viewdata.lane_states(model, run.oob_addresses)
-    assert run.oob_addresses  # the guard saw the mutant's stores
-    assert writes.count == len(set(run.oob_addresses))
+    states, writes = viewdata.lane_states(model, run.stores.output)
+    assert run.stores.output  # the guard saw the mutant's stores
+    assert writes.count == len(set(run.stores.output))
     assert (states == viewdata.OOB_WRITE).sum() == writes.count
     assert writes.margin.size == 0
     assert (writes.lanes >= problem.width).all()  # written tail lanes, never a valid lane

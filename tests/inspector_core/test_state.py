@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from inspector.check import pipeline
+from inspector.check.results import StoresOutOfBounds
 from inspector.model import state
 from inspector.model.analysis import analyse
 from inspector.model.events import Event, EventEmitter, StateEvents
@@ -333,8 +334,7 @@ def test_another_kernel_drops_the_old_ones_run_and_check_and_foreign_saved_outpu
     run = SimpleNamespace(
         **vars(_kernel_run(problem)),
         y=model.reference.y,
-        oob_addresses=(),
-        oob_row_stride=0,
+        stores=StoresOutOfBounds(),
     )
     assert model.set_kernel_run(run)
     assert model.kernel_output().source == "Run kernel, interpreter"

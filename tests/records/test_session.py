@@ -75,7 +75,7 @@ def test_kernel_run_round_trip(kernel_result, tmp_path):
 
 
 def test_a_user_kernels_out_of_bounds_stores_are_saved(model_results, tmp_path):
-    # A user kernel's stores are plain buffer indices (a bundled kernel's are OobWrite records).
+    # A session keeps a run's stores as indices into its guarded output buffer.
     import dataclasses
 
     from inspector.check import pipeline
@@ -85,8 +85,7 @@ def test_a_user_kernels_out_of_bounds_stores_are_saved(model_results, tmp_path):
     run = pipeline.KernelRun(
         **judged,
         mutant=None,
-        oob_writes=(101, 102),
-        oob_addresses=(37, 38),
+        stores=pipeline.StoresOutOfBounds(output=(37, 38), buffer=(101, 102)),
         mode="interpreter",
         device="cpu",
         block=64,
