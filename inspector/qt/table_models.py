@@ -30,8 +30,19 @@ SURVIVED_COLOR = QColor(198, 40, 40)
 NEUTRAL_COLOR = QColor(96, 104, 118)
 #: A verdict this machine could not reach (its interpreter's fault): neither pass nor fail.
 NOT_JUDGED_COLOR = QColor(200, 150, 0)
-#: Error cells against the tolerance: Okabe-Ito bluish green (within) and vermillion (outside).
-TOLERANCE_COLORS = {"within": QColor(0, 158, 115, 45), "outside": QColor(213, 94, 0, 140)}
+#: Okabe-Ito bluish green and vermillion: within / outside the tolerance, a proof passed / not.
+WITHIN_COLOR = QColor(0, 158, 115)
+OUTSIDE_COLOR = QColor(213, 94, 0)
+#: Error cells against the tolerance, the same hues translucent.
+TOLERANCE_COLORS = {
+    "within": QColor(WITHIN_COLOR.red(), WITHIN_COLOR.green(), WITHIN_COLOR.blue(), 45),
+    "outside": QColor(OUTSIDE_COLOR.red(), OUTSIDE_COLOR.green(), OUTSIDE_COLOR.blue(), 140),
+}
+
+
+def css(color: QColor) -> str:
+    """``color`` as the CSS a label's rich text takes: ``rgb(r,g,b)``."""
+    return f"rgb({color.red()},{color.green()},{color.blue()})"
 
 
 def format_number(value: float, kind: str) -> str:

@@ -19,14 +19,15 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.coverage.proof import DTYPE_COLUMNS, grid
+from inspector.qt.table_models import OUTSIDE_COLOR, WITHIN_COLOR
 from inspector.qt.widgets.layout import toolbar_over
 
 #: Fill and text per cell state (see inspector.coverage.proof.CELL_STATES).
 STATE_STYLE = {
-    "cpu+gpu": (QColor(0, 158, 115), "✓ CPU + GPU"),
+    "cpu+gpu": (WITHIN_COLOR, "✓ CPU + GPU"),
     "cpu": (QColor(230, 159, 0), "◐ CPU only"),
     "gpu": (QColor(230, 159, 0), "◑ GPU only"),
-    "unproven": (QColor(213, 94, 0), "✕ not proven"),
+    "unproven": (OUTSIDE_COLOR, "✕ not proven"),
     "": (QColor(60, 64, 74), "· not reached"),
 }
 

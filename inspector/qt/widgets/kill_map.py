@@ -15,21 +15,27 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QGuiApplication, QHelpEvent, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QToolTip, QWidget
 
-from inspector.qt.table_models import KillMatrixModel
+from inspector.qt.table_models import (
+    NOT_JUDGED_COLOR,
+    OUTSIDE_COLOR,
+    WITHIN_COLOR,
+    KillMatrixModel,
+    css,
+)
 from inspector.qt.widgets.layout import toolbar_over
 from oracle.matrix import KillMatrix
 
 #: Cell fill and glyph per state ("" : the fixture does not run this implementation).
 STATE_STYLE = {
-    "killed": (QColor(0, 158, 115), "✓"),
+    "killed": (WITHIN_COLOR, "✓"),
     "survived": (QColor(60, 64, 74), "·"),
     "pass": (QColor(40, 92, 76), "✓"),
-    "FAIL": (QColor(213, 94, 0), "✕"),
+    "FAIL": (OUTSIDE_COLOR, "✕"),
     "not judged": (QColor(120, 110, 60), "?"),
     "out of domain": (QColor(70, 74, 84), "–"),
     "": (QColor(30, 33, 40), ""),
 }
-SURVIVOR_ROW = QColor(213, 94, 0)
+SURVIVOR_ROW = OUTSIDE_COLOR
 CELL_MIN, CELL_MAX, CELL_HEIGHT = 12, 22, 20
 VERDICT_WIDTH = 130
 
@@ -134,7 +140,7 @@ class KillHeatMap(QWidget):
                 if glyph:
                     painter.setPen(QColor(245, 245, 245))
                     painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), glyph)
-            painter.setPen(SURVIVOR_ROW if bad else QColor(0, 158, 115))
+            painter.setPen(SURVIVOR_ROW if bad else WITHIN_COLOR)
             metrics = QFontMetrics(self.font())
             shown = ("! " if bad else "") + verdict
             painter.drawText(
@@ -222,8 +228,8 @@ class KillMatrixView(QWidget):
             killed = len(matrix.mutants) - len(survivors)
             unjudged, outside = len(matrix.not_judged), len(matrix.out_of_domain)
             # Green only for a proof that judged every fixture; amber where this machine could not.
-            color = "rgb(0,158,115)" if matrix.passed else "rgb(213,94,0)"
-            color = "rgb(200,150,0)" if matrix.passed and unjudged else color
+            color = css(WITHIN_COLOR) if matrix.passed else css(OUTSIDE_COLOR)
+            color = css(NOT_JUDGED_COLOR) if matrix.passed and unjudged else color
             total = len(matrix.mutants)
             text = f"<b style='color:{color}'>{matrix.target}</b>: " + (
                 f"{killed}/{total} killed" if total else "no built-in mutants (fixtures only)"
