@@ -22,8 +22,8 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 import numpy as np  # noqa: E402
 
 from inspector.check import pipeline  # noqa: E402
-from inspector.records.receipt import CSV_NAME, JSON_NAME, write_receipts  # noqa: E402
-from inspector.records.session import Session, load_session, save_session  # noqa: E402
+from inspector.records.receipts.receipt import CSV_NAME, JSON_NAME, write_receipts  # noqa: E402
+from inspector.records.sessions.session import Session, load_session, save_session  # noqa: E402
 from oracle.spec import make_problem  # noqa: E402
 
 DEFAULT_OUT = ROOT / "resources" / "demo_session.h5"

@@ -60,7 +60,7 @@ def measure_shape(
     """All stages for one shape; returns {stage: {seconds, gui_max_stall_ms, ...}}."""
     from inspector.qt.widgets import dialogs
     from inspector.qt.window import InspectorWindow
-    from inspector.records.session import load_session
+    from inspector.records.sessions.session import load_session
 
     dialogs.show_error = lambda parent, title, message: print(f"[error] {title}: {message}")
     settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)

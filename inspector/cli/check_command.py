@@ -124,7 +124,7 @@ class _Progress:
 def _report(result: Any, receipt: dict[str, Any], out_dir: Path) -> list[str]:
     """The check's report (``inspector.check.report``), then the receipt's lines and paths."""
     from inspector.check.report import check_command_lines
-    from inspector.records.receipt import CSV_NAME, JSON_NAME
+    from inspector.records.receipts.receipt import CSV_NAME, JSON_NAME
 
     lines = check_command_lines(result, receipt)
     lines.append(f"receipts: {out_dir / JSON_NAME} {out_dir / CSV_NAME}")
@@ -167,7 +167,7 @@ def _run_check_locked(
 
     # Input is valid from here on: failures are exit 1, never 2.
     from inspector.check import pipeline
-    from inspector.records.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
+    from inspector.records.receipts.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
 
     config = pipeline.CheckConfig(
         device=args.device,
@@ -187,7 +187,7 @@ def _run_check_locked(
     if receipt["export_check"]["status"] != "passed":
         problems += [f"export check: {p}" for p in receipt["export_check"]["problems"]]
     if session_path is not None:
-        from inspector.records.session import Session, SessionError, save_session
+        from inspector.records.sessions.session import Session, SessionError, save_session
 
         session = Session.compose(result.problem, result, previous=previous)
         session.record_receipts(

@@ -277,8 +277,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 def run_verify_command(args: argparse.Namespace) -> int:
     """``verify``: independent reparse of receipts written earlier."""
-    from inspector.records.receipt import ReceiptError
-    from inspector.records.verify import verify_receipts
+    from inspector.records.receipts.receipt import ReceiptError
+    from inspector.records.receipts.verify import verify_receipts
 
     try:
         report = verify_receipts(args.receipt_json, args.receipt_csv)
@@ -302,8 +302,8 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
     """A receipt dict (and bench samples, for a session) from a .json or .h5 path."""
     import json
 
-    from inspector.records.receipt import ReceiptError, read_receipt, schema_errors
-    from inspector.records.session import SessionError, load_session
+    from inspector.records.receipts.receipt import ReceiptError, read_receipt, schema_errors
+    from inspector.records.sessions.session import SessionError, load_session
 
     path = Path(path_text)
     if path.suffix.lower() not in (".h5", ".hdf5"):

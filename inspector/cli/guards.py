@@ -72,7 +72,7 @@ def check_session_target(path: Path) -> Any:
 
     Returns the existing session (its receipt history is carried on) or None.
     """
-    from inspector.records.session import SessionError, load_session
+    from inspector.records.sessions.session import SessionError, load_session
 
     if path.is_dir():
         fail_usage(f"session: {path} is a folder")
@@ -115,7 +115,7 @@ def session_input_keys(problem: Any) -> dict[str, Any]:
     """A session's own input as a receipt's ``input`` keys (dimensions, dtype, eps and the
     values' sha256), so that ``diff`` compares what the sessions hold, not only the receipts
     they carry (an input edited after its receipt differs from it)."""
-    from inspector.records.receipt_format import values_sha256
+    from inspector.records.receipts.format import values_sha256
 
     return {
         "rows": problem.rows,
@@ -129,12 +129,12 @@ def session_input_keys(problem: Any) -> dict[str, Any]:
 
 
 def with_rerun(report: Any, device: str) -> Any:
-    """``report`` (a :class:`~inspector.records.verify.VerifyReport`) with the checks of
+    """``report`` (a :class:`~inspector.records.receipts.verify.VerifyReport`) with the checks of
     ``verify --rerun`` appended (:mod:`inspector.cli.verify_rerun`)."""
     import dataclasses
 
     from inspector.cli.verify_rerun import rerun_checks
-    from inspector.records.receipt import read_receipt
+    from inspector.records.receipts.receipt import read_receipt
 
     extra = rerun_checks(read_receipt(report.json_path), device)
     return dataclasses.replace(report, checks=(*report.checks, *extra))

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from inspector.records.exact import from_json_number
-from inspector.records.exports import Check
+from inspector.records.receipts.exact import from_json_number
+from inspector.records.receipts.exports import Check
 
 
 def rerun_checks(data: dict[str, Any], device: str = "auto") -> list[Check]:

@@ -59,7 +59,7 @@ def receipt_texts(result: Any) -> tuple[str, str] | None:
     """The receipt of a check as (JSON, CSV) text, schema-checked; None when it fails the schema
     (Export receipts then says why) or the input has more than ``MAX_KEPT_RECEIPT_VALUES``
     values (Export receipts keeps it)."""
-    from inspector.records import receipt
+    from inspector.records.receipts import receipt
 
     if result.problem.rows * result.problem.width > MAX_KEPT_RECEIPT_VALUES:
         return None

@@ -421,7 +421,7 @@ class InspectionState:
         Raises:
             ValueError: the input is invalid (there is nothing to save).
         """
-        from inspector.records.session import Session
+        from inspector.records.sessions.session import Session
 
         check = self._check_result if self.check_current else None
         if check is None and self._problem is None:

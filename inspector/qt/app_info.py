@@ -57,7 +57,7 @@ def info_lines() -> list[str]:
     """``--info``: versions, the kernel floor's device, and where settings and autosaves live."""
     from importlib import metadata
 
-    from inspector.records.autosave import autosave_path
+    from inspector.records.sessions.autosave import autosave_path
 
     lines = [f"python: {platform.python_version()} ({sys.executable})"]
     for package in ("numpy", "h5py", "PySide6-Essentials", "pyqtgraph", "torch", "triton"):

@@ -137,7 +137,7 @@ class SessionFiles(QObject):
             Exception: only when ``interactive`` is False (the caller reports).
         """
         try:
-            from inspector.records.session import load_session
+            from inspector.records.sessions.session import load_session
 
             session = load_session(path)
             problem = session.problem()
@@ -230,7 +230,7 @@ class SessionFiles(QObject):
         from inspector.records.locks import held, session_lock_path
 
         try:
-            from inspector.records.session import save_session
+            from inspector.records.sessions.session import save_session
 
             with held(session_lock_path(Path(path))) as got:
                 if not got:
@@ -264,7 +264,7 @@ class SessionFiles(QObject):
         if not self.state.dirty or self.state.problem is None or self._surfaces.closed():
             return None
         try:
-            from inspector.records.autosave import write_autosave
+            from inspector.records.sessions.autosave import write_autosave
 
             target = write_autosave(
                 self.state.to_session(), self.state.session_path, self.autosave_dir
@@ -278,7 +278,7 @@ class SessionFiles(QObject):
     def discard_autosave(self, path: str | None) -> None:
         """Remove the autosave of ``path`` (None: of the untitled inspection), if any."""
         try:
-            from inspector.records.autosave import discard_autosave
+            from inspector.records.sessions.autosave import discard_autosave
 
             discard_autosave(path, self.autosave_dir)
         except Exception as exc:
@@ -286,7 +286,7 @@ class SessionFiles(QObject):
 
     def offer_recovery(self) -> bool:
         """After a crash: offer the autosave of this (or the untitled) session; True if opened."""
-        from inspector.records.autosave import recovery_candidate
+        from inspector.records.sessions.autosave import recovery_candidate
 
         candidate = recovery_candidate(self.state.session_path, self.autosave_dir)
         if candidate is None:
@@ -296,7 +296,7 @@ class SessionFiles(QObject):
             return False
         original = self.state.session_path
         if not self.open_session(str(candidate), as_template=True):
-            from inspector.records.autosave import set_aside
+            from inspector.records.sessions.autosave import set_aside
 
             try:
                 self._status(
@@ -322,7 +322,7 @@ class SessionFiles(QObject):
         if not folder:
             return False
         try:
-            from inspector.records import receipt
+            from inspector.records.receipts import receipt
 
             written = receipt.write_receipts(state.check_result, folder)
         except Exception as exc:

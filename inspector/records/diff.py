@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from inspector.records.exact import from_json_number, same_float
+from inspector.records.receipts.exact import from_json_number, same_float
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inspector.records.session_data import Session
+    from inspector.records.sessions.data import Session
 
 # ----------------------------------------------------------------------------- receipts
 

@@ -100,7 +100,7 @@ def test_benchmark_in_the_window_and_in_the_session(
     path = tmp_path / "bench.h5"
     monkeypatch.setattr(dialogs, "choose_save_file", lambda *a: str(path))
     assert window.files.save_session_as()
-    from inspector.records.session import load_session
+    from inspector.records.sessions.session import load_session
 
     session = load_session(path)
     assert len(session.bench_meta["rows"]) == len(_rows())

@@ -10,8 +10,8 @@ import pytest
 
 from inspector.qt.app import run_app
 from inspector.qt.widgets import dialogs
-from inspector.records import receipt, verify
-from inspector.records.session import load_session
+from inspector.records.receipts import receipt, verify
+from inspector.records.sessions.session import load_session
 from oracle.dtypes import bfloat16_bits
 from oracle.mutants import MODEL_MUTANTS
 
@@ -166,7 +166,7 @@ def test_a_session_whose_kernel_changed_shows_that_instead_of_its_verdict(
     qtbot, window, tmp_path
 ) -> None:
     # A session saved by an older kernel: its receipt names another kernel hash.
-    from inspector.records.session import save_session
+    from inspector.records.sessions.session import save_session
 
     demo = load_session(DEMO)
     receipt = json.loads(demo.receipt_json)
@@ -190,7 +190,7 @@ def test_an_autosave_that_cannot_be_opened_is_set_aside_and_not_offered_again(
     qtbot, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
     from inspector.qt.window import InspectorWindow
-    from inspector.records.autosave import autosave_path
+    from inspector.records.sessions.autosave import autosave_path
 
     cache = tmp_path / "autosave"
     cache.mkdir()
@@ -216,7 +216,7 @@ def test_saving_over_a_session_that_changed_on_disk_asks_first(
 ) -> None:
     import os
 
-    from inspector.records.session import save_session
+    from inspector.records.sessions.session import save_session
 
     path = tmp_path / "shared.h5"
     save_session(path, load_session(DEMO))
@@ -250,7 +250,7 @@ def test_a_save_while_a_run_holds_the_session_lock_fails_cleanly(
     window, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from inspector.records.locks import held, session_lock_path
-    from inspector.records.session import save_session
+    from inspector.records.sessions.session import save_session
 
     path = tmp_path / "busy.h5"
     save_session(path, load_session(DEMO))
@@ -269,7 +269,7 @@ def test_a_save_while_a_run_holds_the_session_lock_fails_cleanly(
 def test_a_session_whose_bench_rows_a_record_would_refuse_is_refused_by_field(
     window, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inspector.records.session import save_session
+    from inspector.records.sessions.session import save_session
 
     session = load_session(DEMO)
     record = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "results.json"

@@ -65,7 +65,7 @@ def test_history_lists_receipts_and_diffs_two_of_them(
 
 def test_history_reports_a_damaged_stored_receipt(qtbot) -> None:
     from inspector.qt.widgets.history_view import HistoryView
-    from inspector.records.session import ReceiptRecord
+    from inspector.records.sessions.session import ReceiptRecord
 
     view = HistoryView()
     qtbot.addWidget(view)

@@ -20,7 +20,7 @@ from inspector.check import pipeline
 from inspector.qt.widgets import dialogs
 from inspector.qt.widgets.input_panel import InputPanel
 from inspector.records.diff import session_differences
-from inspector.records.session import Session, SessionError, load_session, save_session
+from inspector.records.sessions.session import Session, SessionError, load_session, save_session
 from oracle.spec import ValidationError, make_problem, synthetic_problem
 
 FUZZ = settings(

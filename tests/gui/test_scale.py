@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from inspector.qt.widgets import dialogs
-from inspector.records.session import load_session
+from inspector.records.sessions.session import load_session
 from oracle.spec import LIMITS
 
 

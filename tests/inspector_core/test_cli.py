@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from inspector.cli import entry
-from inspector.records.session import load_session
+from inspector.records.sessions.session import load_session
 from oracle.mutants import MODEL_MUTANTS
 
 ROOT = Path(__file__).resolve().parents[2]

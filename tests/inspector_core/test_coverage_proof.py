@@ -15,7 +15,7 @@ import pytest
 import kernels
 from inspector.check import stages
 from inspector.coverage import proof as cp
-from inspector.records.verify import _coverage_checks
+from inspector.records.receipts.verify import _coverage_checks
 from kernels.instruments import coverage
 
 # The whole coverage walk: on the worker that makes it once (tests/conftest.py).

@@ -18,7 +18,7 @@ import pytest
 import kernels
 from inspector.check import pipeline, timing_stage
 from inspector.check.report import receipt_lines
-from inspector.records.receipt import read_receipt, write_receipts
+from inspector.records.receipts.receipt import read_receipt, write_receipts
 from kernels.bench import read_json
 from kernels.sandbox.usercode import parse_kernel_spec
 from oracle import fixtures

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from inspector.cli import entry
-from inspector.records import receipt
 from inspector.records.diff import bench_differences
-from inspector.records.session import Session, save_session
+from inspector.records.receipts import receipt
+from inspector.records.sessions.session import Session, save_session
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ import pytest
 
 from inspector.check import report
 from inspector.model import evidence
-from inspector.records import receipt, seal, session, verify
-from inspector.records.session import Session, SessionError, load_session, save_session
+from inspector.records.receipts import receipt, verify
+from inspector.records.sessions import seal, session
+from inspector.records.sessions.session import Session, SessionError, load_session, save_session
 
 
 def _edit(path, change) -> None:

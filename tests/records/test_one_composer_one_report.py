@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from inspector.check.report import check_command_lines, said_of_the_run
-from inspector.records import receipt
-from inspector.records.session import Session
+from inspector.records.receipts import receipt
+from inspector.records.sessions.session import Session
 from oracle.mutants import MODEL_MUTANTS
 
 

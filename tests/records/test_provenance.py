@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inspector.records.provenance import kernel_provenance
-from inspector.records.session import load_session
+from inspector.records.sessions.session import load_session
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernels
-from inspector.records import exact, exports, receipt, verify
+from inspector.records.receipts import exact, exports, receipt, verify
 from oracle.dtypes import bfloat16_bits
 from oracle.mutants import MODEL_MUTANTS
 
@@ -127,7 +127,7 @@ def test_a_list_at_its_length_bound_is_read_and_one_item_more_refused_by_length(
     model_results, monkeypatch, where
 ):
     # A list past what any receipt holds is named by its length; jsonschema sees one item.
-    from inspector.records import receipt_format
+    from inspector.records.receipts import format as receipt_format
 
     good = receipt.build_receipt(model_results["float32"])
     parent_key, _, key = where.rpartition("/")

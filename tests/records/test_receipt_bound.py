@@ -13,7 +13,7 @@ import pytest
 
 import kernels
 from inspector.check.report import receipt_lines
-from inspector.records import receipt, verify
+from inspector.records.receipts import receipt, verify
 from oracle import error_bound as eb
 
 

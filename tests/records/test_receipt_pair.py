@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.records import atomic, receipt
+from inspector.records import atomic
+from inspector.records.receipts import receipt
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,7 +122,7 @@ def test_a_journal_left_by_a_killed_publish_rolls_back_at_the_next_write(
     csv_path.unlink()
     csv_path.write_bytes(b"a,b\n1,2\n")
     assert not _consistent(tmp_path)
-    from inspector.records import verify
+    from inspector.records.receipts import verify
 
     problems = verify.verify_receipts(tmp_path / receipt.JSON_NAME).problems
     assert any(p.startswith("receipt pair: a write into") for p in problems)
@@ -134,7 +135,7 @@ _WRITER = """
 import sys
 from pathlib import Path
 from inspector.check import pipeline
-from inspector.records import receipt
+from inspector.records.receipts import receipt
 from oracle.spec import synthetic_problem
 
 folder = Path(sys.argv[1])

@@ -13,9 +13,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_records_import_no_qt():
-    modules = pkgutil.iter_modules(inspector.records.__path__)
-    names = [f"inspector.records.{module.name}" for module in modules]
-    assert {"inspector.records.receipt", "inspector.records.session"} <= set(names)
+    modules = pkgutil.walk_packages(inspector.records.__path__, "inspector.records.")
+    names = [module.name for module in modules]
+    assert {"inspector.records.receipts.receipt", "inspector.records.sessions.session"} <= set(
+        names
+    )
     code = (
         f"import sys, importlib; [importlib.import_module(n) for n in {names!r}]; "
         "print('\\n'.join(sorted(sys.modules)))"

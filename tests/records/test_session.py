@@ -12,8 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.records import atomic, autosave, diff, receipt, seal, session
-from inspector.records.session import Session, SessionError, load_session, save_session
+from inspector.records import atomic, diff
+from inspector.records.receipts import receipt
+from inspector.records.sessions import autosave, seal, session
+from inspector.records.sessions.session import Session, SessionError, load_session, save_session
 from oracle.dtypes import bfloat16_bits, from_bfloat16_bits
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo_session.h5"

@@ -13,8 +13,8 @@ import h5py
 import numpy as np
 import pytest
 
-from inspector.records import autosave, seal, session
-from inspector.records.session import Session, SessionError, load_session, save_session
+from inspector.records.sessions import autosave, seal, session
+from inspector.records.sessions.session import Session, SessionError, load_session, save_session
 from kernels.sandbox import bounded
 
 
@@ -183,7 +183,7 @@ def test_a_file_swapped_in_after_the_childs_read_is_never_read(
 
 
 def test_session_size_at_the_bound_opens_and_one_byte_past_is_refused(saved, monkeypatch) -> None:
-    from inspector.records import session_snapshot
+    from inspector.records.sessions import snapshot as session_snapshot
 
     size = saved.stat().st_size
     monkeypatch.setattr(session_snapshot, "MAX_SESSION_BYTES", size)
@@ -221,7 +221,7 @@ def test_a_dataset_that_stores_none_of_what_it_declares_is_refused(saved) -> Non
 
 
 def test_bench_samples_at_the_bound_open_and_one_past_are_refused(saved) -> None:
-    from inspector.records.session_scan import MAX_BENCH_DATASET_BYTES
+    from inspector.records.sessions.scan import MAX_BENCH_DATASET_BYTES
 
     count = MAX_BENCH_DATASET_BYTES // 8
 
@@ -243,7 +243,7 @@ def test_bench_samples_at_the_bound_open_and_one_past_are_refused(saved) -> None
 
 
 def test_all_bench_samples_past_their_total_are_refused(saved, monkeypatch) -> None:
-    from inspector.records import session_scan
+    from inspector.records.sessions import scan as session_scan
 
     def change(root):
         for index in range(3):
@@ -290,7 +290,7 @@ def test_a_bench_meta_of_the_wrong_shape_is_refused_by_name(saved, meta, message
     ],
 )
 def test_compiler_output_of_the_wrong_shape_is_refused_by_name(saved, text, message) -> None:
-    from inspector.records.hdf5 import write_text
+    from inspector.records.sessions.hdf5 import write_text
 
     def change(root):
         if "compile" in root:
@@ -302,7 +302,7 @@ def test_compiler_output_of_the_wrong_shape_is_refused_by_name(saved, text, mess
 
 @pytest.mark.parametrize("name", ["categories", "expected", "baseline_actual"])
 def test_kill_matrix_columns_of_another_length_than_its_fixtures_are_refused(saved, name) -> None:
-    from inspector.records.hdf5 import write_strings
+    from inspector.records.sessions.hdf5 import write_strings
 
     def change(root):
         group = root["results/kill_matrix/model"]
@@ -319,7 +319,7 @@ def test_kill_matrix_columns_of_another_length_than_its_fixtures_are_refused(sav
 
 
 def test_the_session_writer_refuses_more_bench_rows_than_the_reader_opens(model_results, tmp_path):
-    from inspector.records.session_layout import MAX_BENCH_ROWS
+    from inspector.records.sessions.layout import MAX_BENCH_ROWS
     from kernels.bench.report import MAX_RESULTS
 
     assert MAX_BENCH_ROWS == MAX_RESULTS
@@ -371,7 +371,7 @@ def test_an_overflow_in_the_reader_is_a_session_error(saved) -> None:
 def test_the_session_writer_refuses_bench_samples_past_the_readers_bounds(
     model_results, tmp_path, monkeypatch
 ):
-    from inspector.records import session_layout
+    from inspector.records.sessions import layout as session_layout
 
     held = Session.from_check(model_results["float32"])
     held.bench_samples = {"a": np.ones(100), "b": np.ones(100)}

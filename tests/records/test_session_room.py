@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.records import session_room
-from inspector.records.session import Session, SessionError, save_session
+from inspector.records.sessions import room as session_room
+from inspector.records.sessions.session import Session, SessionError, save_session
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,8 +53,8 @@ def test_a_full_disk_is_refused_in_plain_words_before_writing(tmp_path, monkeypa
 _UNDER_ULIMIT = """
 import resource, sys
 import numpy as np
-from inspector.records import session
-from inspector.records.session import Session, SessionError, save_session
+from inspector.records.sessions import session
+from inspector.records.sessions.session import Session, SessionError, save_session
 resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 if sys.argv[2] == "past-the-estimate":
     session.room_problem = lambda folder, needed: ""  # only the write itself can notice

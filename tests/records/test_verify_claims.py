@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.records import receipt, verify
+from inspector.records.receipts import receipt, verify
 
 
 def _written(result, folder: Path) -> Path:

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from inspector.cli import entry
-from inspector.records import receipt
+from inspector.records.receipts import receipt
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ Layout (``SCHEMA_VERSION`` 1)::
                           datasets json, csv
 
 The first 512 bytes are the HDF5 user block (HDF5 ignores it); it holds the *seal*
-(:mod:`inspector.records.seal`): a magic line, ``schema_version``, ``payload_bytes`` and
+(:mod:`inspector.records.sessions.seal`): a magic line, ``schema_version``, ``payload_bytes`` and
 ``payload_sha256`` of everything after it. A reader checks the seal before HDF5 parses anything:
 a truncated or corrupted file is refused with a clear message instead of reaching HDF5 (which
 can hang on damaged metadata).
@@ -37,8 +37,8 @@ Writes are atomic (:func:`inspector.records.atomic.atomic_write`): a temp file i
 folder, sealed, fsynced, then renamed. Reads open the file read-only and refuse (with
 :class:`SessionError`) anything that is not a complete session of a schema this code knows;
 they never modify the file. The groups are written and read by
-:mod:`inspector.records.session_layout`; the data classes live in
-:mod:`inspector.records.session_data` and are re-exported here.
+:mod:`inspector.records.sessions.layout`; the data classes live in
+:mod:`inspector.records.sessions.data` and are re-exported here.
 
 Qt-free: numpy, h5py and the oracle only.
 """
@@ -53,25 +53,25 @@ from typing import Any
 import numpy as np
 
 from inspector.records.atomic import atomic_write
-from inspector.records.hdf5 import Damaged
-from inspector.records.seal import (
-    USERBLOCK_SIZE,
-    Seal,
-    payload_problem,
-    read_seal,
-    sealed,
-)
-from inspector.records.session_data import (
+from inspector.records.sessions.data import (
     KillTable,
     ReceiptRecord,
     Session,
     SessionResults,
     now,
 )
-from inspector.records.session_layout import read_layout, write_layout
-from inspector.records.session_room import estimated_bytes, file_size_errors, room_problem
-from inspector.records.session_scan import scan_structure
-from inspector.records.session_snapshot import SnapshotRefused, snapshot
+from inspector.records.sessions.hdf5 import Damaged
+from inspector.records.sessions.layout import read_layout, write_layout
+from inspector.records.sessions.room import estimated_bytes, file_size_errors, room_problem
+from inspector.records.sessions.scan import scan_structure
+from inspector.records.sessions.seal import (
+    USERBLOCK_SIZE,
+    Seal,
+    payload_problem,
+    read_seal,
+    sealed,
+)
+from inspector.records.sessions.snapshot import SnapshotRefused, snapshot
 from oracle.spec import ValidationError
 
 __all__ = [
@@ -175,11 +175,11 @@ def load_session(
     """Open a session file read-only and return its contents.
 
     The file is untrusted: its structure is scanned before any data is read
-    (:func:`inspector.records.session_scan.scan_structure`), and with ``isolated`` a child
+    (:func:`inspector.records.sessions.scan.scan_structure`), and with ``isolated`` a child
     process reads it whole first, so a crash inside the HDF5 library (a damaged, resealed file)
     or a read that never ends becomes a :class:`SessionError` instead of this process's end.
     Isolated, both reads go to one private copy of the file
-    (:func:`inspector.records.session_snapshot.snapshot`), so a file put at the path between
+    (:func:`inspector.records.sessions.snapshot.snapshot`), so a file put at the path between
     them is never read.
 
     Args:
@@ -269,11 +269,11 @@ def _probe_in_child(source: Path, where: str, shown: str) -> None:
 
     from kernels.sandbox.bounded import run_bounded
 
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     try:
         done = run_bounded(
-            [sys.executable, "-m", "inspector.records.session", str(source), shown],
+            [sys.executable, "-m", "inspector.records.sessions.session", str(source), shown],
             timeout_s=PROBE_TIMEOUT_S,
             cwd=root,
             env=env,
@@ -299,8 +299,8 @@ def _probe_in_child(source: Path, where: str, shown: str) -> None:
 
 
 def _probe_main(argv: list[str]) -> int:
-    """``python -m inspector.records.session FILE [SHOWN_AS]``: :func:`load_session` in this
-    process, its messages naming the file ``SHOWN_AS``."""
+    """``python -m inspector.records.sessions.session FILE [SHOWN_AS]``: :func:`load_session` in
+    this process, its messages naming the file ``SHOWN_AS``."""
     try:
         load_session(argv[0], isolated=False, shown_as=argv[1] if len(argv) > 1 else None)
     except SessionError as exc:

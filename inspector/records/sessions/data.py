@@ -1,6 +1,6 @@
 """What one inspection holds, as plain data: what the window keeps and a session file stores.
 
-:mod:`inspector.records.session` re-exports these classes and saves and loads them.
+:mod:`inspector.records.sessions.session` re-exports these classes and saves and loads them.
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@ Non-finite floats are written as the strings ``"nan"``, ``"inf"``, ``"-inf"`` in
 (JSON has no literal for them).
 
 After writing, :func:`write_receipts` reparses *both files on disk* independently
-(:func:`inspector.records.exports.check_exports`) and stores that result in the receipt's
-``export_check`` (rewriting the JSON). :func:`inspector.records.verify.verify_receipts` does the
-same for receipts written earlier and recomputes what the oracle can recompute.
+(:func:`inspector.records.receipts.exports.check_exports`) and stores that result in the
+receipt's ``export_check`` (rewriting the JSON).
+:func:`inspector.records.receipts.verify.verify_receipts` does the same for receipts written
+earlier and recomputes what the oracle can recompute.
 
 This module is the door to receipts: the names, schema and parsers live in
-:mod:`~inspector.records.receipt_format`, the building in :mod:`~inspector.records.receipt_build`,
+:mod:`~inspector.records.receipts.format`, the building in :mod:`~inspector.records.receipts.build`,
 and are re-exported here. Qt-free; imports numpy, jsonschema and the oracle only.
 """
 
@@ -27,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspector.records.atomic import publish_pair, recover_pair, stage_text
-from inspector.records.exact import csv_cell, from_json_number
-from inspector.records.exports import check_exports
-from inspector.records.receipt_build import build_receipt
-from inspector.records.receipt_format import (
+from inspector.records.receipts.build import build_receipt
+from inspector.records.receipts.exact import csv_cell, from_json_number
+from inspector.records.receipts.exports import check_exports
+from inspector.records.receipts.format import (
     CSV_NAME,
     FORMAT,
     INT_ROW_FIELDS,

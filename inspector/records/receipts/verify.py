@@ -1,9 +1,10 @@
 """``verify``: an independent reparse of receipts written earlier, and their consistency.
 
-Beyond the export proof's comparisons (:func:`inspector.records.exports.compare_exports`), it
-recomputes the input hashes and the oracle's per-row intermediates from the values recorded in
-the JSON, checks the tile and traffic ledger, the mutant and fixture outcomes, every kernel launch
-layout and the recorded ``export_check``.
+Beyond the export proof's comparisons
+(:func:`inspector.records.receipts.exports.compare_exports`), it recomputes the input hashes and
+the oracle's per-row intermediates from the values recorded in the JSON, checks the tile and
+traffic ledger, the mutant and fixture outcomes, every kernel launch layout and the recorded
+``export_check``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from inspector.records.atomic import JOURNAL_NAME
-from inspector.records.exact import from_json_number, nan_max, same_float
-from inspector.records.exports import Check, compare_exports, joined
-from inspector.records.receipt_format import (
+from inspector.records.receipts.exact import from_json_number, nan_max, same_float
+from inspector.records.receipts.exports import Check, compare_exports, joined
+from inspector.records.receipts.format import (
     READABLE_VERSIONS,
     ReceiptError,
     read_csv_rows,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.records.exact import from_json_number, nan_max, same_float
-from inspector.records.receipt_format import (
+from inspector.records.receipts.exact import from_json_number, nan_max, same_float
+from inspector.records.receipts.format import (
     read_csv_rows,
     read_json,
     row_fields_for,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.records.hdf5 import Damaged
+from inspector.records.sessions.hdf5 import Damaged
 from oracle.limits import LIMITS
 
 # The largest dataset a session holds: a receipt's JSON text, which lists every input value

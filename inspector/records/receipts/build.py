@@ -11,8 +11,8 @@ import numpy as np
 
 from inspector.check import findings
 from inspector.check.timing_stage import split_dram
-from inspector.records.exact import from_json_number, json_number, nan_max
-from inspector.records.receipt_format import FORMAT, HASH_METHOD, SCHEMA_VERSION, values_sha256
+from inspector.records.receipts.exact import from_json_number, json_number, nan_max
+from inspector.records.receipts.format import FORMAT, HASH_METHOD, SCHEMA_VERSION, values_sha256
 from oracle import error_bound
 from oracle.dtypes import ITEMSIZE
 from oracle.mutants import DESCRIPTIONS

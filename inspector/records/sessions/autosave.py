@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from inspector.records.atomic import move_aside
-from inspector.records.session import Session, SessionError, save_session
+from inspector.records.sessions.session import Session, SessionError, save_session
 
 AUTOSAVE_SUFFIX = ".autosave.h5"
 

@@ -1,7 +1,7 @@
 """The groups of a session file: each field of a :class:`Session` to its dataset and back.
 
-The layout is documented in :mod:`inspector.records.session`, which writes and checks the root
-attributes and the seal around these groups.
+The layout is documented in :mod:`inspector.records.sessions.session`, which writes and checks
+the root attributes and the seal around these groups.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from inspector.check.stages import COMPILE_STAGES
-from inspector.records.hdf5 import (
+from inspector.records.sessions.data import (
+    KillTable,
+    ReceiptRecord,
+    Session,
+    SessionResults,
+    jsonable,
+)
+from inspector.records.sessions.hdf5 import (
     Damaged,
     attr,
     node,
@@ -26,14 +33,7 @@ from inspector.records.hdf5 import (
     write_text,
     write_values,
 )
-from inspector.records.session_data import (
-    KillTable,
-    ReceiptRecord,
-    Session,
-    SessionResults,
-    jsonable,
-)
-from inspector.records.session_scan import MAX_BENCH_BYTES, MAX_BENCH_DATASET_BYTES
+from inspector.records.sessions.scan import MAX_BENCH_BYTES, MAX_BENCH_DATASET_BYTES
 from oracle.dtypes import DTYPES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -3,7 +3,8 @@
 ``receipt.json`` is the exact record, validated against ``resources/receipt.schema.json``
 (JSON Schema draft 2020-12) on every write and every reparse; ``receipt.csv`` has a header and
 one line per row (:data:`ROW_FIELDS`). The public names are re-exported by
-:mod:`inspector.records.receipt`; the builders, the export proof and ``verify`` read them here.
+:mod:`inspector.records.receipts.receipt`; the builders, the export proof and ``verify`` read
+them here.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ READABLE_VERSIONS = (1, 2)
 FORMAT = "rmsnorm-inspector receipt"
 JSON_NAME = "receipt.json"
 CSV_NAME = "receipt.csv"
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "resources" / "receipt.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "resources" / "receipt.schema.json"
 
 #: CSV columns, in order; the same keys as each entry of the JSON ``rows`` list.
 ROW_FIELDS: tuple[str, ...] = (
