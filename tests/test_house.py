@@ -63,17 +63,23 @@ def test_product_code_does_not_narrate_tuning_history(path):
 ROOMS = ("cli", "qt", "jobs", "model", "mutate", "records", "check", "coverage")
 
 
-def test_every_inspector_module_lives_in_a_room_with_a_sign():
-    entry = ("__init__.py", "__main__.py")  # the package and its entry (python -m inspector)
-    loose = sorted(p.name for p in (ROOT / "inspector").glob("*.py") if p.name not in entry)
-    assert loose == [], f"modules outside a room: {loose}"
+def _loose_modules_and_rooms_with_signs(package: str, rooms: tuple[str, ...]) -> list[str]:
+    """The package's modules outside a room (``__init__`` aside); asserts its folders are
+    ``rooms`` and each room's ``__init__.py`` has a docstring."""
     folders = sorted(
-        p.name for p in (ROOT / "inspector").iterdir() if p.is_dir() and p.name != "__pycache__"
+        p.name for p in (ROOT / package).iterdir() if p.is_dir() and p.name != "__pycache__"
     )
-    assert folders == sorted(ROOMS)
-    for room in ROOMS:
-        sign = ast.get_docstring(ast.parse((ROOT / "inspector" / room / "__init__.py").read_text()))
-        assert sign, f"inspector/{room}/__init__.py says nothing of what the room owns"
+    assert folders == sorted(rooms)
+    for room in rooms:
+        sign = ast.get_docstring(ast.parse((ROOT / package / room / "__init__.py").read_text()))
+        assert sign, f"{package}/{room}/__init__.py says nothing of what the room owns"
+    return sorted(p.stem for p in (ROOT / package).glob("*.py") if p.name != "__init__.py")
+
+
+def test_every_inspector_module_lives_in_a_room_with_a_sign():
+    loose = _loose_modules_and_rooms_with_signs("inspector", ROOMS)
+    # The package's entry (python -m inspector) is the only module beside the rooms.
+    assert loose == ["__main__"], f"modules outside a room: {loose}"
 
 
 def test_the_layers_contract_names_every_room_in_order():
@@ -91,15 +97,7 @@ KERNEL_DOOR = ("api", "direct_launch", "env", "interpreter_calls", "launcher", "
 
 
 def test_every_kernels_module_is_the_door_or_lives_in_a_room_with_a_sign():
-    loose = sorted(p.stem for p in (ROOT / "kernels").glob("*.py") if p.name != "__init__.py")
-    assert loose == sorted(KERNEL_DOOR)
-    folders = sorted(
-        p.name for p in (ROOT / "kernels").iterdir() if p.is_dir() and p.name != "__pycache__"
-    )
-    assert folders == sorted(KERNEL_ROOMS)
-    for room in KERNEL_ROOMS:
-        sign = ast.get_docstring(ast.parse((ROOT / "kernels" / room / "__init__.py").read_text()))
-        assert sign, f"kernels/{room}/__init__.py says nothing of what the room owns"
+    assert _loose_modules_and_rooms_with_signs("kernels", KERNEL_ROOMS) == sorted(KERNEL_DOOR)
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     layers = re.search(r'containers = \["kernels"\]\nlayers = \[([^\]]*)\]', text)
     assert layers is not None
