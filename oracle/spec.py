@@ -159,20 +159,34 @@ def _check_values(field: str, array: np.ndarray, max_abs: float, dtype: str) -> 
         )
 
 
-def _as_matrix(x: Any) -> np.ndarray:
-    if isinstance(x, str):
-        return parse_matrix(x, field="x")
-    if x is None:
-        raise ValidationError("x", x, "rows x width numbers", "x: missing")
+#: Per array field: its text parser, what a missing value should be, and what is said when the
+#: value is not numbers.
+_ARRAY_FIELDS = {
+    "x": (
+        parse_matrix,
+        "rows x width numbers",
+        "a rectangular rows x width table of numbers",
+        "x: rows have different widths or non-numeric values (width mismatch)",
+    ),
+    "weight": (parse_vector, "width numbers", "numbers", "weight: non-numeric values"),
+}
+
+
+def _as_array(field_name: str, value: Any) -> np.ndarray:
+    """``value`` of ``field_name`` ("x" or "weight") as float64 numbers, any dimensions."""
+    parse, expected, numbers, not_numbers = _ARRAY_FIELDS[field_name]
+    if isinstance(value, str):
+        return parse(value, field=field_name)
+    if value is None:
+        raise ValidationError(field_name, value, expected, f"{field_name}: missing")
     try:
-        array = np.array(x, dtype=np.float64)
+        return np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValidationError(
-            "x",
-            x,
-            "a rectangular rows x width table of numbers",
-            "x: rows have different widths or non-numeric values (width mismatch)",
-        ) from None
+        raise ValidationError(field_name, value, numbers, not_numbers) from None
+
+
+def _as_matrix(x: Any) -> np.ndarray:
+    array = _as_array("x", x)
     if array.ndim == 1:
         array = array.reshape(1, -1)
     if array.ndim != 2:
@@ -181,14 +195,7 @@ def _as_matrix(x: Any) -> np.ndarray:
 
 
 def _as_vector(weight: Any) -> np.ndarray:
-    if isinstance(weight, str):
-        return parse_vector(weight, field="weight")
-    if weight is None:
-        raise ValidationError("weight", weight, "width numbers", "weight: missing")
-    try:
-        array = np.array(weight, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValidationError("weight", weight, "numbers", "weight: non-numeric values") from None
+    array = _as_array("weight", weight)
     if array.ndim != 1:
         raise ValidationError(
             "weight", array.shape, "1 dimension", f"weight: {array.ndim} dimensions, expected 1"

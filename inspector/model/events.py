@@ -50,34 +50,25 @@ class EventEmitter:
 class StateEvents:
     """One emitter per piece of state: ``state.events.problem.connect(callback)``."""
 
-    NAMES = (
-        "kernel",
-        "problem",
-        "mutant",
-        "analysis",
-        "kernel_run",
-        "check_result",
-        "session_results",
-        "bench",
-        "compile_info",
-        "session",
-        "session_path",
-        "dirty",
-    )
+    kernel: EventEmitter
+    problem: EventEmitter
+    mutant: EventEmitter
+    analysis: EventEmitter
+    kernel_run: EventEmitter
+    check_result: EventEmitter
+    session_results: EventEmitter
+    bench: EventEmitter
+    compile_info: EventEmitter
+    session: EventEmitter
+    session_path: EventEmitter
+    dirty: EventEmitter
+
+    #: The emitters' names, in the order declared above.
+    NAMES = tuple(__annotations__)
 
     def __init__(self) -> None:
-        self.kernel = EventEmitter("kernel")
-        self.problem = EventEmitter("problem")
-        self.mutant = EventEmitter("mutant")
-        self.analysis = EventEmitter("analysis")
-        self.kernel_run = EventEmitter("kernel_run")
-        self.check_result = EventEmitter("check_result")
-        self.session_results = EventEmitter("session_results")
-        self.bench = EventEmitter("bench")
-        self.compile_info = EventEmitter("compile_info")
-        self.session = EventEmitter("session")
-        self.session_path = EventEmitter("session_path")
-        self.dirty = EventEmitter("dirty")
+        for name in self.NAMES:
+            setattr(self, name, EventEmitter(name))
 
     def emitters(self) -> list[EventEmitter]:
         """Every emitter, in :attr:`NAMES` order."""

@@ -11,6 +11,7 @@ import ast
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,10 +44,7 @@ def flag_branches(source: str, site: Site, sources: list[str]) -> tuple[str, ...
     files) passes as ``MUTANT == NAME``, directly or through a parameter of the caller passed
     so in turn: ``_body_mask(..., MUTANT == UNMASKED_STORE)``. Else None."""
     trees = [parsing.parse(text) for text in sources]
-    for function in ast.walk(parsing.parse(source)):
-        if not isinstance(function, ast.FunctionDef):
-            continue
-        params = [a.arg for a in function.args.args]
+    for function, params in _functions(parsing.parse(source)):
         for node in ast.walk(function):
             if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name)):
                 continue
@@ -71,10 +69,7 @@ def _flag_mutants(
     position = params.index(param)
     names: set[str] = set()
     for tree in trees:
-        for caller in ast.walk(tree):
-            if not isinstance(caller, ast.FunctionDef):
-                continue
-            caller_params = [a.arg for a in caller.args.args]
+        for caller, caller_params in _functions(tree):
             for call in ast.walk(caller):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
                     continue
@@ -97,6 +92,13 @@ def _flag_mutants(
                     return None
                 names |= inner
     return names
+
+
+def _functions(tree: ast.AST) -> Iterator[tuple[ast.FunctionDef, list[str]]]:
+    """Every function defined in ``tree``, with its positional parameters' names."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            yield node, [a.arg for a in node.args.args]
 
 
 def _mutant_compared(node: ast.AST) -> str | None:

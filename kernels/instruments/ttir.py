@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 
 # Ops without side effects or ordering (anything else is kept in program order).
 PURE_PREFIXES = ("arith.", "math.")
@@ -60,18 +61,12 @@ def strip_locations(text: str) -> str:
         out, index = [], 0
         while (start := line.find(" loc(", index)) >= 0:
             out.append(line[index:start])
-            depth, position, quoted = 0, start + 4, False
-            while position < len(line):
-                char = line[position]
-                if char == '"':
-                    quoted = not quoted
-                elif not quoted and char == "(":
-                    depth += 1
-                elif not quoted and char == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                position += 1
+            depth, position = 0, len(line)
+            for at, char in _unquoted(line, start + 4):
+                depth += (char == "(") - (char == ")")
+                if char == ")" and depth == 0:
+                    position = at
+                    break
             index = position + 1
         out.append(line[index:])
         if "".join(out).strip():
@@ -79,16 +74,20 @@ def strip_locations(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _net_braces(line: str) -> int:
-    quoted, net = False, 0
-    for char in line:
+def _unquoted(line: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(position, character) of ``line`` from ``start`` on, passing over what stands in double
+    quotes (the quotes included)."""
+    quoted = False
+    for position in range(start, len(line)):
+        char = line[position]
         if char == '"':
             quoted = not quoted
-        elif not quoted and char == "{":
-            net += 1
-        elif not quoted and char == "}":
-            net -= 1
-    return net
+        elif not quoted:
+            yield position, char
+
+
+def _net_braces(line: str) -> int:
+    return sum((char == "{") - (char == "}") for _, char in _unquoted(line))
 
 
 def _digest(text: str) -> str:

@@ -324,58 +324,47 @@ def _error_text(err: BaseException) -> str:
     return f"raised {type(err).__name__}: {err}"
 
 
-def probe() -> tuple[Fault, ...]:
-    """Run every probe under the interpreter and return the faults found (empty: none)."""
+#: One probe: (fault group, what it probes, launch, expected output, output, rtol).
+_Probe = tuple[str, str, Callable[[], Any], Any, Any, float]
+
+
+def _probes(kernels: dict[str, Any]) -> Iterator[_Probe]:
+    """Every probe the interpreter runs, in order."""
     import torch
 
-    RECORDER.install()
-    kernels = _kernels()
     n = len(_A)
-    passing: set[str] = set()
-    failing: dict[str, list[tuple[str, str, set[str]]]] = {}
     for dtype in _DTYPES:
         torch_dtype = getattr(torch, dtype)
         a = torch.tensor(_A, dtype=torch_dtype)
         b = torch.tensor(_B, dtype=torch_dtype)
         for code, op in enumerate(_OPS):
             out = torch.zeros(n, dtype=torch_dtype)
-            what, seen = _run_probe(
-                lambda code=code, out=out, a=a, b=b: kernels["binary"][(1,)](
-                    a, b, out, OP=code, N=n
-                ),
-                _expected(op, a, b),
-                out,
-                _RTOL[dtype],
-            )
-            if what:
-                failing.setdefault(f"{dtype} arithmetic", []).append((op, what, seen))
-            else:
-                passing |= seen
+            launch = functools.partial(kernels["binary"][(1,)], a, b, out, OP=code, N=n)
+            yield f"{dtype} arithmetic", op, launch, _expected(op, a, b), out, _RTOL[dtype]
     a = torch.tensor([abs(v) + 0.5 for v in _A], dtype=torch.float32)
     for code, name in enumerate(_LIBDEVICE):
         out = torch.zeros(n, dtype=torch.float32)
         expected = {"rsqrt": torch.rsqrt, "sqrt": torch.sqrt, "exp": torch.exp}[name](a)
-        what, seen = _run_probe(
-            lambda code=code, out=out: kernels["libdevice"][(1,)](a, out, FN=code, N=n),
-            expected,
-            out,
-            _RTOL["float32"],
-        )
-        if what:
-            failing.setdefault("libdevice", []).append((name, what, seen))
-        else:
-            passing |= seen
+        launch = functools.partial(kernels["libdevice"][(1,)], a, out, FN=code, N=n)
+        yield "libdevice", name, launch, expected, out, _RTOL["float32"]
     a = torch.tensor(_A, dtype=torch.float32)
     for code, use in enumerate(_SCALAR_USES):
         out = torch.zeros(n, dtype=torch.float32)
-        what, seen = _run_probe(
-            lambda code=code, out=out: kernels["scalar"][(1,)](a, out, 0.75, N=n, FN=code),
-            a * 0.75,
-            out,
-            _RTOL["float32"],
-        )
+        launch = functools.partial(kernels["scalar"][(1,)], a, out, 0.75, N=n, FN=code)
+        yield "float scalar arguments", use, launch, a * 0.75, out, _RTOL["float32"]
+
+
+def probe() -> tuple[Fault, ...]:
+    """Run every probe under the interpreter and return the faults found (empty: none)."""
+
+    RECORDER.install()
+    kernels = _kernels()
+    passing: set[str] = set()
+    failing: dict[str, list[tuple[str, str, set[str]]]] = {}
+    for group, label, launch, expected, out, rtol in _probes(kernels):
+        what, seen = _run_probe(launch, expected, out, rtol)
         if what:
-            failing.setdefault("float scalar arguments", []).append((use, what, seen))
+            failing.setdefault(group, []).append((label, what, seen))
         else:
             passing |= seen
     faults = []
