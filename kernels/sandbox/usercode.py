@@ -36,6 +36,7 @@ from kernels.env import SOURCE_ROOT
 from kernels.mode import INTERPRETER, MODE
 from kernels.sandbox import forkserver
 from kernels.sandbox.domain import DomainError, parse_domain
+from kernels.sandbox.source_file import KernelFileError, read_kernel_source
 
 # Longest a child may take to import the user's file (torch and triton included), and one run.
 START_TIMEOUT_S = 120.0
@@ -118,7 +119,8 @@ def parse_kernel_spec(text: str) -> KernelSpec:
     """``FILE.py:FUNCTION`` -> a KernelSpec, the file read once for its hash.
 
     Raises:
-        KernelSpecError: no ``:``, a file that is not a readable ``.py`` file, or a function
+        KernelSpecError: no ``:``, a file that is not a readable ``.py`` file (a regular file
+            within :data:`~kernels.sandbox.source_file.MAX_KERNEL_SOURCE_BYTES`), or a function
             name that is not an identifier.
     """
     path_text, sep, function = str(text).rpartition(":")
@@ -132,9 +134,9 @@ def parse_kernel_spec(text: str) -> KernelSpec:
     if not path.is_file():
         raise KernelSpecError(f"--kernel FILE {path_text!r} is not a readable file")
     try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise KernelSpecError(f"--kernel FILE {path_text!r}: {err.strerror}") from None
+        data = read_kernel_source(path, "--kernel FILE")
+    except KernelFileError as err:
+        raise KernelSpecError(str(err)) from None
     return KernelSpec(path.resolve(), function, hashlib.sha256(data).hexdigest())
 
 
