@@ -13,9 +13,9 @@ from typing import Any
 from inspector.cli.guards import (
     UsageError,
     check_session_target,
-    check_writable_folder,
     fail_usage,
     one_line,
+    path_argument,
     run_locks,
 )
 
@@ -139,9 +139,10 @@ def run_check_command(args: argparse.Namespace) -> int:
         problem = _build_problem(args)
     except ValidationError as exc:
         raise UsageError(str(exc)) from None
-    out_dir = check_writable_folder("out", args.out)
-    session_path = Path(args.session) if args.session else None
-    if session_path is not None:
+    out_dir = path_argument("--out", args.out, "folder")
+    session_path = None
+    if args.session is not None:
+        session_path = path_argument("--session", args.session, "file")
         check_session_target(session_path)  # refused before anything is created
     if args.kernel is not None and args.model_only:
         raise UsageError("--kernel: runs a kernel; it cannot go with --model-only")

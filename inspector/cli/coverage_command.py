@@ -16,9 +16,9 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from inspector.cli.mutate_command import OneLineParser
+from inspector.records.paths import PathRefused, checked_path, shown
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,9 +39,7 @@ def run_coverage_command(arguments: list[str]) -> int:
     """``coverage``: exit 0 (all proven), 1 (a configuration not proven, printed), 2 (usage,
     raised as ValueError for the caller to print as one line)."""
     args = _parser().parse_args(arguments)
-    out = Path(args.out) if args.out else None
-    if out is not None and out.is_dir():
-        raise ValueError(f"--out {args.out!r} is a folder, not a file")
+    out = None if args.out is None else checked_path("--out", args.out, "file", parents=True)
     if args.match is not None and not 1 <= len(args.match) <= 200:
         raise ValueError("--match must be 1 to 200 characters")
     if "TRITON_INTERPRET" not in os.environ and args.device != "cuda":
@@ -81,8 +79,11 @@ def run_coverage_command(arguments: list[str]) -> int:
     seconds = time.perf_counter() - start
     data = record(proofs, device_description(device), seconds, complete=not args.match)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out, json.dumps(data, indent=1) + "\n")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out, json.dumps(data, indent=1) + "\n")
+        except OSError as exc:  # a disk that filled during the walk: nothing half written
+            raise PathRefused(f"--out: cannot write {shown(out)}: {exc.strerror or exc}") from None
     print(
         f"coverage: {data['configurations']} configurations, {data['proven']} proven, "
         f"{len(data['failed'])} not, on {data['device']} ({data['mode']}) in "

@@ -32,6 +32,7 @@ from inspector.cli.check_command import (
 from inspector.cli.guards import (
     UsageError,
     one_line,
+    path_argument,
     printable,
     session_input_keys,
     with_rerun,
@@ -277,6 +278,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 def run_verify_command(args: argparse.Namespace) -> int:
     """``verify``: independent reparse of receipts written earlier."""
+    path_argument("RECEIPT.json", args.receipt_json, "read")
+    if args.receipt_csv is not None:
+        path_argument("RECEIPT.csv", args.receipt_csv, "read")
     from inspector.records.receipts.receipt import ReceiptError
     from inspector.records.receipts.verify import verify_receipts
 
@@ -332,6 +336,8 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
 
 def run_diff_command(args: argparse.Namespace) -> int:
     """``diff``: what differs between two receipts or sessions."""
+    path_argument("A", args.first, "read")
+    path_argument("B", args.second, "read")
     from inspector.records.diff import bench_differences, diff_receipts
 
     first, first_bench = _comparable(args.first, "A")
@@ -348,7 +354,16 @@ def run_diff_command(args: argparse.Namespace) -> int:
 
 
 def run_bench_command(argv: Sequence[str]) -> int:
-    """``bench``: hand the arguments to ``kernels.bench.bench_main``."""
+    """``bench``: check its ``--out`` folder here, then hand the arguments to
+    ``kernels.bench.bench_main`` (which parses them all and says what else is wrong)."""
+    out = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    out.add_argument("--out")
+    try:
+        given = out.parse_known_args(list(argv))[0].out
+    except (argparse.ArgumentError, SystemExit):  # ``--out`` without a value: bench says so
+        given = None
+    if given is not None:
+        path_argument("--out", given, "folder")
     try:
         from kernels.bench import bench_main
     except ImportError as exc:

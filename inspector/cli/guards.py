@@ -9,62 +9,35 @@ history (the locks: :mod:`inspector.records.locks`).
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 from inspector.records.locks import OUT_LOCK_NAME, held, session_lock_path
-
-# Longest error line printed: a 10 MB token in an argument is cut, with its length said.
-MAX_LINE_CHARS = 300
+from inspector.records.paths import MAX_LINE_CHARS as MAX_LINE_CHARS
+from inspector.records.paths import PathRefused, Role, checked_path, one_line
+from inspector.records.paths import printable as printable
 
 
 class UsageError(Exception):
     """Bad input or usage: printed as one line, exit 2."""
 
 
-def one_line(text: object) -> str:
-    """``text`` on one line, at most MAX_LINE_CHARS long (the rest counted, not shown)."""
-    line = printable(" ".join(str(text).split()))
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[: MAX_LINE_CHARS - 40]}... ({len(line)} characters in all)"
-
-
-def printable(text: object) -> str:
-    """``text`` with every character that is not printable (a newline, a control character,
-    a lone surrogate) written as its escape: a name read from a file can neither forge a line
-    of output nor fail the print."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
-    )
-
-
 def fail_usage(message: str) -> NoReturn:
     raise UsageError(message)
 
 
-def check_writable_folder(field: str, folder_text: str) -> Path:
-    """``--FIELD``'s folder: not empty, and it exists (or can be created under an existing,
-    writable ancestor)."""
-    if not folder_text.strip():
-        fail_usage(f"{field}: empty; expected a folder (use . for the current one)")
-    folder = Path(folder_text)
-    if folder.exists():
-        if not folder.is_dir():
-            fail_usage(f"{field}: {folder} exists and is not a folder")
-        if not os.access(folder, os.W_OK | os.X_OK):
-            fail_usage(f"{field}: folder {folder} is not writable")
-        return folder
-    ancestor = folder.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        fail_usage(f"{field}: cannot create {folder}: {ancestor} is not a folder")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        fail_usage(f"{field}: cannot create {folder}: {ancestor} is not writable")
-    return folder
+def path_argument(flag: str, text: str | None, role: Role, *, parents: bool = False) -> Path:
+    """A path from the command line, checked up front
+    (:func:`inspector.records.paths.checked_path`).
+
+    Raises:
+        UsageError: ``FLAG: WHY``, one line (exit 2), before anything is written.
+    """
+    try:
+        return checked_path(flag, "" if text is None else text, role, parents=parents)
+    except PathRefused as exc:
+        raise UsageError(str(exc)) from None
 
 
 def check_session_target(path: Path) -> Any:
@@ -74,12 +47,7 @@ def check_session_target(path: Path) -> Any:
     """
     from inspector.records.sessions.session import SessionError, load_session
 
-    if path.is_dir():
-        fail_usage(f"session: {path} is a folder")
-    if not path.parent.is_dir():
-        fail_usage(f"session: folder {path.parent} does not exist")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        fail_usage(f"session: folder {path.parent} is not writable")
+    path_argument("--session", str(path), "file")
     if not path.exists():
         return None
     try:

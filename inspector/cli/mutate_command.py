@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.mutate.campaign import mutate_report
+from inspector.records.paths import checked_path
 
 CSV_FIELDS = ("id", "function", "line", "operator", "before", "after", "outcome", "killed_by")
 
@@ -110,9 +111,7 @@ def run_mutate_command(arguments: list[str]) -> int:
             raise ValueError(f"--sites must be mutant ids like m005, comma-separated; got {got!r}")
     if not 1.0 <= args.timeout <= 3600.0:
         raise ValueError(f"--timeout must be in [1, 3600] seconds; got {args.timeout:g}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {args.out!r} is a file, not a folder")
+    out = checked_path("--out", args.out, "folder")
     if "TRITON_INTERPRET" not in os.environ:
         import torch
 

@@ -2,8 +2,10 @@
 the window, or a PNG of it (``--info`` and ``--reset``: :mod:`inspector.qt.app_info`). Qt is
 imported on this path and nowhere else on the command line.
 
-Usage problems (a missing session or screenshot folder, a ``--kernel`` that names no file or no
-identifier) raise ``ValueError`` with one line; ``inspector.cli.entry`` prints it and exits 2.
+Usage problems (a missing session, a ``--screenshot`` that cannot be written - checked like every
+output path, :mod:`inspector.records.paths` - a ``--kernel`` that names no file or no identifier)
+raise ``ValueError`` or ``UsageError`` with one line; ``inspector.cli.entry`` prints it and exits
+2.
 Whether the kernel file really loads is answered by the window itself (in a child process, off the
 GUI thread), or before the PNG is drawn. A window with no display to open on is one line and
 exit 2, never Qt's abort.
@@ -12,10 +14,11 @@ exit 2, never Qt's abort.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
+from inspector.cli.guards import path_argument
 from inspector.qt.app_info import display_problem
+from inspector.records.paths import shown
 
 EXIT_USAGE = 2
 
@@ -23,12 +26,10 @@ EXIT_USAGE = 2
 def check_window_args(session: str | None, screenshot: str | None, kernel: str | None) -> Any:
     """The ``--kernel`` parsed (a ``KernelSpec``; None without one); raise ``ValueError`` (one
     line) when the files named cannot be what they should."""
-    if session is not None and not Path(session).is_file():
-        raise ValueError(f"session: {session} does not exist")
+    if session is not None and not path_argument("--session", session, "read").is_file():
+        raise ValueError(f"--session: {shown(session)} does not exist")
     if screenshot is not None:
-        folder = Path(screenshot).parent
-        if not folder.is_dir():
-            raise ValueError(f"screenshot: folder {folder} does not exist")
+        path_argument("--screenshot", screenshot, "file")
     if kernel is None:
         return None
     from kernels.sandbox.usercode import parse_kernel_spec

@@ -44,6 +44,12 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
 
 _TEMP_SUFFIX = ".tmp"
 
+#: How much longer a temp file's name is than its target's (``.NAME.PID.XXXXXXXX.tmp``: three
+#: dots, a pid of up to 7 digits - Linux's largest pid_max is 4194304 - mkstemp's 8 random
+#: characters and the suffix): a target's name must leave this room within the file system's
+#: NAME_MAX, or its write fails only at the end.
+TEMP_NAME_EXTRA = 3 + 7 + 8 + len(_TEMP_SUFFIX)
+
 
 def _real_target(path: str | os.PathLike[str]) -> Path:
     """``path``, or the file it links to (a symlink is written through, never replaced)."""

@@ -21,9 +21,19 @@ OUT_LOCK_NAME = ".rmsnorm-inspector.lock"
 
 
 def session_lock_path(session: Path) -> Path:
-    """The lock file of a session: ``.NAME.lock`` beside it (the command line's and the
-    window's saves of one file take it, so they never write it at the same time)."""
-    return session.parent / f".{session.name}.lock"
+    """The lock file of a session: ``.NAME.lock`` beside the file its saves replace (the
+    command line's and the window's saves of one file take it, so they never write it at the
+    same time).
+
+    The lock is keyed by that file, not by its spelling: symbolic links are resolved first,
+    and the lock file lives in the real folder, so every spelling of one session - a link to
+    it, a linked or bind-mounted folder, a relative path - reaches one lock file, the folder's
+    own (its device and inode) entry for the name. A save replaces the resolved name by a
+    rename, which is what two runs must not do at once; a hard link is another name whose
+    saves replace only it.
+    """
+    real = Path(os.path.realpath(session))
+    return real.parent / f".{real.name}.lock"
 
 
 @contextlib.contextmanager
