@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from bounded_json import JsonBounds, JsonRefused, loads
 from oracle.dtypes import bfloat16_bits
 from oracle.limits import LIMITS
 
@@ -195,10 +196,31 @@ def validate_receipt(receipt: Any) -> None:
 # LIMITS.max_elements of x) plus per-row fields; the CSV holds per-row fields only.
 MAX_JSON_BYTES = 64 * LIMITS.max_elements
 MAX_CSV_BYTES = 512 * LIMITS.max_rows
+# What a receipt's JSON holds at most (the largest problem's holds 8,300 containers, 4.27M
+# values and 125,000 strings): per row its x list, rows entry and invariance entry, 17 fields
+# and their keys; x and weight's values; MAX_ITEMS fixtures and mutants of a few dozen each.
+_LISTED = MAX_ITEMS["fixtures"] + MAX_ITEMS["mutants"]
+RECEIPT_BOUNDS = JsonBounds(
+    size=MAX_JSON_BYTES,
+    containers=4 * LIMITS.max_rows + 4 * _LISTED + 10_000,
+    values=LIMITS.max_elements + LIMITS.max_width + 32 * LIMITS.max_rows + 16 * _LISTED + 100_000,
+    strings=32 * LIMITS.max_rows + 16 * _LISTED + 100_000,
+)
+
+
+def parse_receipt_json(text: str | bytes, name: str) -> Any:
+    """A receipt's JSON text parsed strictly (no NaN/Infinity literals, no duplicate keys) and
+    within :data:`RECEIPT_BOUNDS`, counted before anything is built: the one parser of every
+    receipt, read from a file or from a session.
+
+    Raises:
+        JsonRefused: past a bound, not UTF-8 or not JSON (a ValueError naming ``name``).
+    """
+    return loads(text, name, RECEIPT_BOUNDS, strict=True)
 
 
 def read_json(path: Path) -> tuple[Any, list[str]]:
-    """Parse a receipt JSON file strictly (no NaN/Infinity literals).
+    """Parse a receipt JSON file strictly (:func:`parse_receipt_json`).
 
     Returns:
         (data or None, problems).
@@ -208,34 +230,15 @@ def read_json(path: Path) -> tuple[Any, list[str]]:
     """
     if path.stat().st_size > MAX_JSON_BYTES:
         return None, [f"{path.name}: {path.stat().st_size} bytes, more than {MAX_JSON_BYTES}"]
+    with path.open("rb") as stream:
+        raw = stream.read(MAX_JSON_BYTES + 1)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [f"{path.name}: not UTF-8 text ({exc.reason})"]
-    try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-    except ValueError as exc:
-        return None, [f"{path.name}: not valid JSON: {exc}"]
-    except RecursionError:
-        return None, [f"{path.name}: not valid JSON: nested too deeply"]
+        data = parse_receipt_json(raw, path.name)
+    except JsonRefused as exc:
+        return None, [str(exc)]
     if not isinstance(data, dict):
         return None, [f"{path.name}: not a receipt: the top level is {type(data).__name__}"]
     return data, []
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different: with a duplicate, which value a reader takes
-    is up to the reader, so a forged first value could pass one tool and fool another."""
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise ValueError(f"duplicate key {key[:40]!r}")
-        found[key] = value
-    return found
 
 
 def read_csv_rows(path: Path) -> tuple[list[str], list[dict[str, float]], list[str]]:
