@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspector.records.paths import one_line, shown
+
 if TYPE_CHECKING:  # Qt is imported lazily: ``main.py check`` never loads it
     from PySide6.QtWidgets import QApplication
 
@@ -99,12 +101,17 @@ def build_window(session_path: str | None = None, *, warm_jobs: bool = True) -> 
 
 def render_screenshot(window: InspectorWindow, path: str, *, run_check: bool = True) -> None:
     """Fill the views (model-side check, synchronously) and save the window, sized as on a
-    1920 x 1080 desktop, as a PNG."""
-    from PySide6.QtCore import QRect
+    1920 x 1080 desktop, as a PNG (encoded in memory, then written atomically).
+
+    Raises:
+        OSError: the PNG cannot be written; ``path`` is left as it was.
+    """
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect
     from PySide6.QtWidgets import QApplication
 
     from inspector.check import pipeline
     from inspector.qt.menus import fit_to_screen
+    from inspector.records.atomic import atomic_write
 
     fit_to_screen(window, QRect(0, 0, 1920, 1080))  # as on a full-HD desktop, whatever screen
     window.show()
@@ -118,9 +125,20 @@ def render_screenshot(window: InspectorWindow, path: str, *, run_check: bool = T
     window.stepper.go_to(len(window.stepper.steps) - 3)  # the rsqrt step: the row's rrms
     for _ in range(5):
         QApplication.processEvents()
+    png = QByteArray()
+    buffer = QBuffer(png)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not window.grab().save(buffer, "PNG"):
+        raise OSError(f"could not encode the window as PNG for {path}")
+    buffer.close()
+    data = png.data()
+
+    def write(temp: Path) -> None:
+        with temp.open("wb") as stream:
+            stream.write(data)
+
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(path)):
-        raise OSError(f"could not write {path}")
+    atomic_write(path, write)  # a failed write (a full disk) leaves no half PNG
 
 
 def load_kernel_now(window: InspectorWindow, kernel: Any) -> None:
@@ -151,7 +169,8 @@ def run_app(
     try:
         window = build_window(session_path, warm_jobs=screenshot is None)
     except Exception as exc:
-        print(f"session: cannot open {session_path}: {exc}", file=sys.stderr)
+        why = one_line(f"--session: cannot open {shown(session_path)}: {exc}")
+        print(f"error: {why}", file=sys.stderr)
         return 2
     if screenshot is not None:
         try:
@@ -159,9 +178,14 @@ def run_app(
                 try:
                     load_kernel_now(window, kernel)
                 except ValueError as exc:
-                    print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+                    print(f"error: {one_line(exc)}", file=sys.stderr)
                     return 2
-            render_screenshot(window, screenshot)
+            try:
+                render_screenshot(window, screenshot)
+            except OSError as exc:  # a full disk, a file system that fails the write
+                why = f"--screenshot: cannot write {shown(screenshot)}: {exc.strerror or exc}"
+                print(f"error: {one_line(why)}", file=sys.stderr)
+                return 2
         finally:
             window.state.dirty = False
             window.shutdown()
