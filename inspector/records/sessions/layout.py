@@ -44,6 +44,15 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 MAX_BENCH_ROWS = 8192
 
 
+def bench_rows_problem(count: int) -> str | None:
+    """Why ``count`` benchmark rows are more than a session holds (None when they are not):
+    the writer and the reader refuse by this one bound, so a file the reader opens can be
+    saved again."""
+    if count <= MAX_BENCH_ROWS:
+        return None
+    return f"bench rows: a session holds at most {MAX_BENCH_ROWS}; this one has {count}"
+
+
 def write_layout(root: h5py.File, session: Session) -> None:
     """Every group and dataset of ``session`` into the (new, empty but for its attributes) file.
 
@@ -53,11 +62,9 @@ def write_layout(root: h5py.File, session: Session) -> None:
             reader would refuse the file.
     """
     rows = (session.bench_meta or {}).get("rows") or []
-    if max(len(rows), len(session.bench_samples)) > MAX_BENCH_ROWS:
-        raise ValueError(
-            f"bench rows: a session holds at most {MAX_BENCH_ROWS}; this one has "
-            f"{max(len(rows), len(session.bench_samples))}"
-        )
+    too_many = bench_rows_problem(max(len(rows), len(session.bench_samples)))
+    if too_many:
+        raise ValueError(too_many)
     sizes = [np.asarray(values).nbytes for values in session.bench_samples.values()]
     if max(sizes, default=0) > MAX_BENCH_DATASET_BYTES or sum(sizes) > MAX_BENCH_BYTES:
         raise ValueError(
@@ -182,6 +189,9 @@ def read_layout(root: Any) -> Session:
         states = read_array(mutants, f"{target}_on", (len(names),)).astype(bool)
         toggles[target] = {n: bool(s) for n, s in zip(names, states, strict=False)}
     bench = node(root, "bench")
+    too_many = bench_rows_problem(len(bench))
+    if too_many:
+        raise Damaged(too_many)
     samples = {str(attr(bench[k], "key")): _bench_samples(bench[k], k) for k in sorted(bench)}
     receipts = node(root, "receipts")
     history_group = node(receipts, "history")
