@@ -86,13 +86,16 @@ def test_a_version_2_receipt_without_the_bound_is_refused(kernel_result):
 
 def test_a_version_1_receipt_still_verifies(kernel_result, tmp_path):
     """The receipts written before the bound (committed H200 records among them) read as
-    version 1: no bound section, two CSV columns fewer."""
+    version 1: no bound section nor any other field version 2 added, two CSV columns fewer."""
+    from inspector.records.receipts.claims import NEWER_FIELDS
+
     json_path, csv_path = _written(kernel_result, tmp_path)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     data["schema_version"] = 1
-    data.pop("error_bound")
-    for row in data["rows"]:
-        del row["exact_error"], row["error_bound"]
+    for section, names in NEWER_FIELDS.items():
+        for entry in data["rows"] if section == "rows[]" else [data[section] if section else data]:
+            for name in names:
+                entry.pop(name, None)
     data["export_check"]["files"] = {}
     json_path.write_text(json.dumps(data), encoding="utf-8")
     table = list(csv.reader(io.StringIO(csv_path.read_text(encoding="utf-8"))))

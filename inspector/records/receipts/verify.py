@@ -10,7 +10,6 @@ traffic ledger, the mutant and fixture outcomes, every kernel launch layout and 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from inspector.records.atomic import JOURNAL_NAME
+from inspector.records.receipts import claims
 from inspector.records.receipts.exact import from_json_number, nan_max, same_float
 from inspector.records.receipts.exports import Check, compare_exports, joined
 from inspector.records.receipts.format import (
@@ -33,6 +33,7 @@ from oracle.dtypes import ITEMSIZE
 from oracle.matrix import NO_VERDICT, NOT_JUDGED, OUT_OF_DOMAIN
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from oracle.scalar import ScalarResult
     from oracle.spec import Problem
 
 __all__ = ["Check", "VerifyReport", "verify_receipts"]
@@ -67,8 +68,10 @@ class VerifyReport:
         return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
 
 
-def _recompute_checks(data: dict[str, Any]) -> list[Check]:
-    """Hashes, tile, traffic and the oracle's per-row intermediates, from the recorded input."""
+def _recompute_checks(data: dict[str, Any]) -> tuple[list[Check], np.ndarray | None]:
+    """Hashes, tile, traffic and the oracle's per-row intermediates, from the recorded input;
+    with the scalar reference output recomputed from it (None where the input does not rebuild:
+    the checks say why)."""
     from oracle.spec import ValidationError, make_problem
 
     checks: list[Check] = []
@@ -89,7 +92,7 @@ def _recompute_checks(data: dict[str, Any]) -> list[Check]:
         )
     )
     if not shape_ok:
-        return checks
+        return checks, None
     for name, values in (("x", x_values), ("weight", weights)):
         digest = values_sha256(values, dtype)
         checks.append(
@@ -105,7 +108,7 @@ def _recompute_checks(data: dict[str, Any]) -> list[Check]:
         )
     except ValidationError as exc:
         checks.append(Check("input valid", False, str(exc)))
-        return checks
+        return checks, None
     exact = np.array_equal(problem.x, np.asarray(x_values, dtype=np.float64)) and np.array_equal(
         problem.weight, np.asarray(weights, dtype=np.float64)
     )
@@ -133,15 +136,19 @@ def _recompute_checks(data: dict[str, Any]) -> list[Check]:
         and traffic["reductions"] == problem.rows
     )
     checks.append(Check("traffic ledger", traffic_ok, f"{elements} elements x {item} bytes"))
-    checks.append(_rows_check(data["rows"], problem, from_json_number(tile["poison"])))
-    return checks
-
-
-def _rows_check(rows: list[dict[str, Any]], problem: Problem, poison: float) -> Check:
-    """Every recorded row against the oracle's intermediates recomputed from the input."""
-    from oracle import scalar, tiled
+    from oracle import scalar
 
     reference = scalar.reference(problem)
+    checks.append(_rows_check(data["rows"], problem, from_json_number(tile["poison"]), reference))
+    return checks, reference.y
+
+
+def _rows_check(
+    rows: list[dict[str, Any]], problem: Problem, poison: float, reference: ScalarResult
+) -> Check:
+    """Every recorded row against the oracle's intermediates recomputed from the input."""
+    from oracle import tiled
+
     model = tiled.model(problem, poison=poison)
     drift = []
     if len(rows) != problem.rows:
@@ -287,112 +294,6 @@ def _outcome_checks(data: dict[str, Any]) -> list[Check]:
     return checks
 
 
-def _claim_checks(data: dict[str, Any]) -> list[Check]:
-    """The receipt's judgements recomputed from what it records: each comparison's tolerance
-    is the one declared for its dtype, its ``passed`` follows from its mismatch count, and the
-    verdict follows from every recorded outcome (a forged ``passed`` contradicts them)."""
-    from oracle.compare import TOLERANCES
-
-    checks: list[Check] = []
-    kernel = data["kernel"]
-    comparisons = [("errors", data["errors"])] + [
-        (f"kernel.{key}", kernel[key])
-        for key in ("vs_scalar", "vs_torch_float64")
-        if isinstance(kernel.get(key), dict)
-    ]
-    loose, wrong = [], []
-    for name, entry in comparisons:
-        declared = TOLERANCES.get(entry.get("compare_dtype", ""))
-        if declared is None or (entry["atol"], entry["rtol"]) != (declared.atol, declared.rtol):
-            loose.append(
-                f"{name}: atol={entry['atol']!r} rtol={entry['rtol']!r} for "
-                f"{entry.get('compare_dtype')!r}"
-                + (f", declared {declared.atol!r} / {declared.rtol!r}" if declared else "")
-            )
-        if "mismatches" in entry and entry["passed"] != (entry["mismatches"] == 0):
-            wrong.append(f"{name}: passed={entry['passed']} with {entry['mismatches']} mismatches")
-    checks.append(
-        Check(
-            "tolerances as declared",
-            not loose,
-            "; ".join(loose) if loose else f"{len(comparisons)} comparison(s) on the dtype's table",
-        )
-    )
-    checks.append(
-        Check(
-            "comparisons follow their mismatches",
-            not wrong,
-            "; ".join(wrong) if wrong else "every passed flag matches its mismatch count",
-        )
-    )
-    reasons = [name for name, entry in comparisons if not entry["passed"]]
-    reasons += [
-        f"{m['target']} mutant {m['name']} survived"
-        for m in data["mutants"]
-        if not (m["killed"] and m["killed_by"])
-    ]
-    reasons += [
-        f"{f['target']} fixture {f['name']}"
-        for f in data["fixtures"]
-        if (not f["passed"] or f["expected"] != f["actual"]) and f["actual"] != OUT_OF_DOMAIN
-    ]
-    if kernel.get("oob_writes"):
-        reasons.append(f"kernel.oob_writes {kernel['oob_writes']}")
-    if kernel.get("oob_reads"):
-        reasons.append(f"kernel.oob_reads {kernel['oob_reads']}")
-    if data.get("coverage", {}).get("unproven"):
-        reasons.append(f"coverage: {len(data['coverage']['unproven'])} unproven")
-    verdict = data["verdict"]
-    expected = not reasons and not verdict["failures"]
-    detail = f"passed={verdict['passed']}, {len(verdict['failures'])} failure(s) recorded"
-    if reasons:
-        detail += "; the outcomes fail it: " + ", ".join(reasons[:4])
-    checks.append(Check("verdict follows the outcomes", verdict["passed"] == expected, detail))
-    if "outcome" in verdict:
-        unjudged = data["kernel"].get("not_judged") or []
-        named = "failed" if verdict["failures"] else "not judged" if unjudged else "passed"
-        named = "failed" if named == "passed" and not expected else named
-        checks.append(
-            Check(
-                "verdict names its outcome",
-                verdict["outcome"] == named,
-                f"outcome {verdict['outcome']!r}; {len(verdict['failures'])} failure(s), "
-                f"{len(unjudged)} run(s) not judged give {named!r}",
-            )
-        )
-    return checks
-
-
-def _bound_checks(data: dict[str, Any]) -> list[Check]:
-    """The ``error_bound`` section against the rows it summarises (schema version 2)."""
-    bound = data.get("error_bound")
-    if bound is None:
-        return []
-    errors = [from_json_number(r["exact_error"]) for r in data["rows"]]
-    bounds = [from_json_number(r["error_bound"]) for r in data["rows"]]
-    if not bound["applies"]:
-        ok = all(math.isnan(b) for b in bounds) and bound["within"] is None
-        return [Check("error_bound", ok, f"no bound: {bound['why']}")]
-    within = all(e <= b for e, b in zip(errors, bounds, strict=True))
-    pairs = zip(errors, bounds, strict=True)
-    ratios = [e / b if b > 0 and not math.isnan(e) else math.inf for e, b in pairs]
-    worst = max(range(len(ratios)), key=ratios.__getitem__) if ratios else 0
-    claimed = from_json_number(bound["worst_ratio"])
-    ok = (
-        bound["within"] == within
-        and bound["worst_row"] == worst
-        and math.isclose(claimed, ratios[worst], rel_tol=1e-12)
-    )
-    return [
-        Check(
-            "error_bound",
-            ok,
-            f"within={bound['within']} worst {claimed!r} at row {bound['worst_row']}; rows give "
-            f"within={within} worst {ratios[worst]!r} at row {worst}",
-        )
-    ]
-
-
 def _coverage_checks(data: dict[str, Any]) -> list[Check]:
     """The ``coverage`` section's counts and unproven list against its configurations."""
     section = data.get("coverage")
@@ -423,9 +324,8 @@ def _coverage_checks(data: dict[str, Any]) -> list[Check]:
 
 def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Check]:
     """Everything ``verify`` checks once the JSON is schema-valid."""
-    checks: list[Check] = []
-    checks += _recompute_checks(data)
-    checks += _bound_checks(data)
+    checks, reference_y = _recompute_checks(data)
+    checks += claims.bound_checks(data)
     checks += _coverage_checks(data)
     checks.append(
         Check(
@@ -470,7 +370,12 @@ def _consistency_checks(data: dict[str, Any], csv_file: Path | None) -> list[Che
                 )
             )
     checks += _outcome_checks(data)
-    checks += _claim_checks(data)
+    checks += claims.claim_checks(data)
+    checks += claims.row_error_checks(data, reference_y)
+    checks += claims.fixture_checks(data)
+    checks += claims.killer_checks(data)
+    checks += claims.sanitizer_checks(data)
+    checks += claims.invariance_checks(data)
     return checks
 
 
@@ -534,6 +439,7 @@ def verify_receipts(
                 f"{', '.join(map(str, READABLE_VERSIONS))})",
             )
         )
+        checks += claims.content_version_checks(data)
         try:
             checks += _consistency_checks(data, csv_file)
         except (KeyError, IndexError, TypeError, ValueError, ArithmeticError) as exc:
