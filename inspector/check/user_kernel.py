@@ -109,7 +109,9 @@ class UserImplementation:
         Raises:
             oracle.matrix.OutOfDomain: ``problem`` is outside the kernel's declared domain.
             oracle.matrix.NotJudged: the run met a fault of this machine's interpreter.
-            UserKernelFailed: the run crashed, hung or raised.
+            UserKernelFailed: the run crashed, hung or raised, or broke the launcher's contract
+                (``kernels.sandbox.judge.contract_broken``: another dtype, columns that are not
+                contiguous, a result in x's or the weight's memory, a changed weight).
         """
         why = outside(self.domain, problem.width, problem.dtype, problem.row_stride)
         if why:
@@ -134,6 +136,8 @@ class UserImplementation:
             )
         if run.outcome != "ok":
             raise UserKernelFailed(f"user kernel {run.outcome}: {run.detail}")
+        if run.broken:
+            raise UserKernelFailed(f"user kernel broke its contract: {'; '.join(run.broken)}")
         if run.refused_out and not self.refused_out:
             self.refused_out = run.refused_out
         return run, block, y_stride

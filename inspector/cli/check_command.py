@@ -168,6 +168,7 @@ def _run_check_locked(
 
     # Input is valid from here on: failures are exit 1, never 2.
     from inspector.check import pipeline
+    from inspector.records import untouched
     from inspector.records.receipts.receipt import CSV_NAME, JSON_NAME, ReceiptError, write_receipts
 
     config = pipeline.CheckConfig(
@@ -176,7 +177,16 @@ def _run_check_locked(
         kernel_spec=spec,
         timing=not args.no_timing,
     )
+    before = untouched.snapshot(out_dir, session_path)
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
+    planted = untouched.changes(before, out_dir, session_path)
+    if planted:
+        print(
+            f"error: --out/--session changed while the kernel ran ({'; '.join(planted[:3])}); "
+            "nothing written",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     try:
         receipt = write_receipts(result, out_dir)
     except ReceiptError as exc:

@@ -6,9 +6,10 @@ dry-run in its child process (:meth:`kernels.sandbox.usercode.UserKernel.record`
 every runnable fixture and of a sweep of problems (:data:`SWEEP_WIDTHS` x rows x dtypes x
 contiguous and padded strides), so a mutant in a branch that only shapes outside the fixture
 matrix take still compiles differently there and is not called equivalent for the fixtures'
-blindness. Each signature is compiled to TTIR for sm_90 in a child (:func:`kernels.sandbox.usercode.
-compile_ttir`), and compared by :func:`kernels.instruments.ttir.canonical_digest` (locations, value
-names and the order of pure ops do not count).
+blindness. Each signature is compiled to TTIR for sm_90 in a child
+(:func:`kernels.sandbox.user_ttir.compile_ttir`), and compared by
+:func:`kernels.instruments.ttir.canonical_digest` (locations, value names and the order of pure ops
+do not count).
 
 One more class is proven rather than compared (:func:`fill_unobserved`): a changed ``other=``
 on a load whose every use is lane-wise arithmetic ending in stores masked by the load's own
@@ -25,7 +26,8 @@ from typing import Any
 
 from inspector.coverage import parsing
 from kernels.instruments.ttir import strip_locations
-from kernels.sandbox.usercode import KernelSpec, UserKernel, compile_ttir
+from kernels.sandbox.user_ttir import compile_ttir
+from kernels.sandbox.usercode import KernelSpec, UserKernel
 from oracle import fixtures
 
 # Widths of the sweep: tile sizes on both sides of each power of two, widths no 16-byte vector

@@ -14,7 +14,6 @@ any change to ``x``'s buffer is a store into the input. A launcher that refuses 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import io
@@ -22,20 +21,21 @@ import json
 import os
 import re
 import select
-import signal
+import shutil
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kernels.env import SOURCE_ROOT
 from kernels.mode import INTERPRETER, MODE
-from kernels.sandbox import forkserver
+from kernels.sandbox import forkserver, reaper
 from kernels.sandbox.domain import DomainError, parse_domain
+from kernels.sandbox.judge import judge
+from kernels.sandbox.process import StderrTail, how_ended, kernel_env
 from kernels.sandbox.source_file import KernelFileError, read_kernel_source
 
 # Longest a child may take to import the user's file (torch and triton included), and one run.
@@ -46,47 +46,14 @@ RUN_TIMEOUT_S = 120.0
 # Largest array a child's message may announce (an output of the largest problem, float64, with
 # its guards, is far below it).
 MAX_ARRAY_BYTES = 2**31
-# Bytes of the user's stderr kept for a finding's detail.
-STDERR_TAIL = 4000
+# The memory a kernel's processes may hold together (proportional set size, torch and triton
+# included: about 0.5 GiB before the kernel runs; the largest declared problem's guarded buffers
+# add a few hundred MiB), and the seconds all runs of one kernel may take together (a check
+# runs it on about fifty problems).
+MEMORY_LIMIT_BYTES = 2 * 2**30
+TIME_BUDGET_S = 600.0
 # A Python identifier, optionally dotted (a function inside a class or namespace is not one).
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class StderrTail:
-    """Drains a child's stderr on a thread of its own and keeps its last ``keep`` bytes.
-
-    A child whose stderr nobody reads blocks once the pipe's buffer (64 KiB on Linux) is full:
-    a kernel that prints would look like a hang. Memory stays bounded however much it prints.
-    """
-
-    def __init__(self, stream: Any, keep: int = STDERR_TAIL) -> None:
-        self._stream = stream
-        self._keep = keep
-        self._tail = bytearray()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._drain, name="kernel-stderr", daemon=True)
-        self._thread.start()
-
-    def _drain(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := os.read(self._stream.fileno(), 1 << 16):
-                with self._lock:
-                    self._tail += chunk
-                    del self._tail[: max(0, len(self._tail) - self._keep)]
-
-    def text(self, wait_s: float = 2.0) -> str:
-        """The kept tail, decoded, once the stream ended (or after ``wait_s``: a grandchild
-        may still hold the pipe open)."""
-        self._thread.join(wait_s)
-        with self._lock:
-            return bytes(self._tail).decode("utf-8", "replace")
-
-    def close(self, wait_s: float = 2.0) -> None:
-        """Close the stream once the drain has ended; a drain still blocked (a grandchild
-        holding the pipe) keeps it, and its daemon thread ends with the process."""
-        self._thread.join(wait_s)
-        if not self._thread.is_alive():
-            self._stream.close()
 
 
 class KernelCancelled(RuntimeError):
@@ -161,6 +128,10 @@ class UserRun:
     x_writes: tuple[int, ...] = ()
     refused_out: str = ""
     detail: str = ""
+    # Elements of the weight buffer the run changed, and the contract it broke in words
+    # (kernels.sandbox.judge): either fails the run.
+    weight_writes: tuple[int, ...] = ()
+    broken: tuple[str, ...] = ()
     # The machine's faults this run met ("name: cause", kernels.sandbox.interpreter_probe): when
     # any, the run says nothing about the kernel, whatever its outcome.
     not_judged: tuple[str, ...] = ()
@@ -188,9 +159,17 @@ class UserKernel:
         run_timeout_s: float = RUN_TIMEOUT_S,
         pythonpath_first: str = "",
         cancel: Any = None,
+        memory_limit_bytes: int = MEMORY_LIMIT_BYTES,
+        time_budget_s: float = TIME_BUDGET_S,
     ) -> None:
         self.spec = spec
         self.run_timeout_s = run_timeout_s
+        # The kernel's processes together (kernels.sandbox.reaper; 0: none), and the seconds all
+        # its runs may take together (0: no budget beyond each run's timeout).
+        self.memory_limit_bytes = memory_limit_bytes
+        self.time_budget_s = time_budget_s
+        self._spent_s = 0.0
+        self._folder = ""
         # An event (``is_set()``) polled while waiting for the child: set, the wait ends with
         # KernelCancelled and the child is killed (a window's Cancel during a hanging import).
         self.cancel = cancel
@@ -216,23 +195,18 @@ class UserKernel:
         self.close()
 
     def _start(self) -> None:
-        env = dict(os.environ)
-        env["TRITON_INTERPRET"] = "1" if MODE == INTERPRETER else "0"
-        env["PYTHONUNBUFFERED"] = "1"
-        root = str(SOURCE_ROOT)
-        first = [self.pythonpath_first] if self.pythonpath_first else []
-        env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
+        self._folder = tempfile.mkdtemp(prefix="rmsnorm-kernel-")
         # Forked from a server that has torch and triton imported (kernels.sandbox.forkserver), in a
-        # session of its own; sys.path[0] of `-m` is the working folder: the folder meant to
-        # come first (a mutated package copy), else the repository, never the caller's.
+        # session of its own, under a reaper (kernels.sandbox.reaper) with the memory limit; the
+        # working folder, and sys.path[0] of `-m`, is a fresh empty folder of its own.
         self._child = forkserver.popen(
             [sys.executable, "-m", "kernels.sandbox.usercode_child", str(self.spec.path),
-             self.spec.function],
+             self.spec.function, str(int(self.memory_limit_bytes))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env,
-            cwd=self.pythonpath_first or root,
+            env=kernel_env(self._folder, self.pythonpath_first, compiled=MODE != INTERPRETER),
+            cwd=self._folder,
         )  # fmt: skip
         self._stderr = StderrTail(self._child.stderr)
         try:
@@ -265,31 +239,39 @@ class UserKernel:
 
     def close(self) -> None:
         child, self._child = self._child, None
-        if child is None:
-            return
-        if child.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        for stream in (child.stdin, child.stdout):
-            if stream is not None:
-                stream.close()
-        stderr, self._stderr = self._stderr, None
-        if stderr is not None:
-            stderr.close()
+        if child is not None:
+            reaper.end_tree(child)
+            for stream in (child.stdin, child.stdout):
+                if stream is not None:
+                    stream.close()
+            stderr, self._stderr = self._stderr, None
+            if stderr is not None:
+                stderr.close()
+        folder, self._folder = self._folder, ""
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _last_words(self) -> str:
         child = self._child
         if child is None:
             return ""
-        if child.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        reaper.end_tree(child)
         code = child.returncode
-        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        how = how_ended(code, self.memory_limit_bytes)
         tail = self._stderr.text() if self._stderr is not None else ""
         return f"the kernel's process ended ({how}){': ' + tail.strip() if tail.strip() else ''}"
+
+    def _time_left(self) -> float:
+        """Seconds the next run may take: the run timeout, or what is left of the budget."""
+        if not self.time_budget_s:
+            return self.run_timeout_s
+        return min(self.run_timeout_s, self.time_budget_s - self._spent_s)
+
+    def _budget_spent(self) -> str:
+        return (
+            f"the kernel's time budget of {self.time_budget_s:g} s for all its runs is spent "
+            f"(--kernel-time)"
+        )
 
     def _read_exact(self, size: int, deadline: float) -> bytes | None:
         if self._child is None or self._child.stdout is None:
@@ -404,6 +386,9 @@ class UserKernel:
         guard: int,
     ) -> UserRun:
         """Run the kernel once on ``x`` (rows, width) and ``weight`` in ``dtype``."""
+        timeout_s = self._time_left()
+        if timeout_s <= 0:
+            return UserRun("timeout", detail=self._budget_spent())
         if self._child is None:
             self._start()
         if self._child is None or self._child.stdin is None:
@@ -418,16 +403,21 @@ class UserKernel:
         }
         from kernels.sandbox.usercode_child import _send
 
+        started = time.monotonic()
         try:
             _send(self._child.stdin, header, (np.asarray(x), np.asarray(weight)))
-            reply = self._read(self.run_timeout_s, "running the kernel")
+            reply = self._read(timeout_s, "running the kernel")
         except TimeoutError:
+            self._spent_s += time.monotonic() - started
             self.close()
+            if timeout_s < self.run_timeout_s:
+                return UserRun("timeout", detail=self._budget_spent())
             return UserRun("timeout", detail=f"no result within {self.run_timeout_s:g} s")
         except (BrokenPipeError, ValueError, OSError) as err:
             detail = self._last_words() or str(err)
             self.close()
             return UserRun("crashed", detail=detail)
+        self._spent_s += time.monotonic() - started
         if reply is None:
             detail = self._last_words()
             self.close()
@@ -438,23 +428,37 @@ class UserKernel:
             detail = str(message.get("error", ""))
             return UserRun("error", detail=detail, not_judged=not_judged)
         configs = _text_list(message.get("configs")) or [""]
-        if len(arrays) != 3 * len(configs):
+        returned = message.get("returned")
+        if len(arrays) != 4 * len(configs) or not (
+            isinstance(returned, list)
+            and len(returned) == len(configs)
+            and all(isinstance(r, dict) for r in returned)
+        ):
             self.close()
             detail = (
-                f"the kernel's process answered {len(arrays)} arrays, not y, oob and x writes "
-                f"for each of {len(configs)} config(s)"
+                f"the kernel's process answered {len(arrays)} arrays, not y and the output, x "
+                f"and weight buffers for each of {len(configs)} config(s)"
             )
             return UserRun("crashed", detail=detail)
-        oob = sorted({int(i) for k in range(len(configs)) for i in arrays[3 * k + 1]})
-        x_writes = sorted({int(i) for k in range(len(configs)) for i in arrays[3 * k + 2]})
+        try:
+            judged = [
+                judge(header, x, weight, tuple(arrays[4 * k + 1 : 4 * k + 4]), returned[k])
+                for k in range(len(configs))
+            ]
+        except ValueError as err:
+            self.close()
+            return UserRun("crashed", detail=str(err))
+        broken = tuple(dict.fromkeys(b for j in judged for b in j.broken))
         return UserRun(
             "ok",
             y=arrays[0],
-            oob_writes=tuple(oob),
-            x_writes=tuple(x_writes),
+            oob_writes=tuple(sorted({i for j in judged for i in j.out_of_bounds})),
+            x_writes=tuple(sorted({i for j in judged for i in j.into_x})),
+            weight_writes=tuple(sorted({i for j in judged for i in j.into_weight})),
+            broken=broken,
             refused_out=str(message.get("refused_out", "")),
             not_judged=not_judged,
-            variants=tuple((configs[k], arrays[3 * k]) for k in range(1, len(configs))),
+            variants=tuple((configs[k], arrays[4 * k]) for k in range(1, len(configs))),
             config=configs[0],
             oob_reads=_read_list(message.get("oob_reads")),
         )
@@ -498,54 +502,3 @@ def _fault_list(value: Any) -> list[dict[str, Any]]:
                 }
             )
     return faults
-
-
-def compile_ttir(
-    path: Path,
-    launches: list[dict[str, Any]],
-    *,
-    expect: list[str] | None = None,
-    texts: bool = True,
-    pythonpath_first: str = "",
-    timeout_s: float,
-) -> list[dict[str, str]]:
-    """TTIR of each recorded launch of the kernel file ``path``
-    (:mod:`kernels.instruments.launches`),
-        compiled for sm_90 in a child process (``TRITON_INTERPRET=0``: the file is imported there,
-        never here). One ``{"digest", "text"}`` or ``{"error": why}`` per launch; with ``expect``
-        (a digest per launch) only the digests, up to the first that differs or fails; without
-    ``texts``, every digest and no text.
-
-        Raises:
-            RuntimeError: the child died, hung past ``timeout_s`` or answered nonsense.
-    """
-    env = dict(os.environ)
-    env["TRITON_INTERPRET"] = "0"
-    root = str(SOURCE_ROOT)
-    first = [pythonpath_first] if pythonpath_first else []
-    env["PYTHONPATH"] = os.pathsep.join([*first, root, env.get("PYTHONPATH", "")])
-    request = json.dumps(
-        {"path": str(path), "launches": launches, "expect": expect, "texts": texts}
-    )
-    from kernels.sandbox.bounded import run_bounded
-
-    try:
-        # Bounded output: the kernel file is imported there, and its prints land on stderr.
-        done = run_bounded(
-            [sys.executable, "-m", "kernels.instruments.launches"],
-            input=request.encode("utf-8"),
-            env=env,
-            cwd=pythonpath_first or root,
-            timeout_s=timeout_s,
-            preloaded=True,
-        )
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"the TTIR compile took over {timeout_s:g} s") from None
-    try:
-        results = json.loads(done.stdout)["ttir"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        tail = done.stderr[-STDERR_TAIL:].strip()
-        raise RuntimeError(f"the TTIR compile ended (status {done.returncode}): {tail}") from None
-    if not isinstance(results, list) or not 0 < len(results) <= len(launches):
-        raise RuntimeError("the TTIR compile answered a different number of launches")
-    return [r if isinstance(r, dict) else {"error": "no result"} for r in results]

@@ -1,5 +1,6 @@
 """The child process that runs a user's kernel for :mod:`kernels.sandbox.usercode` (never imported
-by the inspector's own process): ``python -m kernels.sandbox.usercode_child PATH FUNCTION``. The
+by the inspector's own process): ``python -m kernels.sandbox.usercode_child PATH FUNCTION
+MEMORY_LIMIT_BYTES``. The
 sanitizer's child (:mod:`inspector.check.sanitize_child`, a process of its own) runs the kernel the
 same way through :func:`load_launcher` and :func:`run_guarded`.
 
@@ -68,34 +69,30 @@ def load_launcher(path: str, function: str) -> Any:
 
 def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:
     """One run in poison-filled guarded buffers (``header``: dtype, eps, strides, guard,
-    poison): ``(y, output guard stores, input stores, why out= was refused, reads out of
-    bounds)``; the reads (under the interpreter: :mod:`kernels.instruments.guarded_reads`) are
-    ``{"x" | "weight" | "out": [count, first element indices into that buffer]}``."""
+    poison): ``(y, (output, x, weight buffers as raw bits), what it returned, why out= was
+    refused, reads out of bounds)``. Judging the buffers is the inspector's
+    (:mod:`kernels.sandbox.judge`), never this process's. What it returned is
+    ``{"dtype", "column_stride", "aliases"}``; the reads (under the interpreter:
+    :mod:`kernels.instruments.guarded_reads`) are ``{"x" | "weight" | "out": [count, first
+    element indices into that buffer]}``."""
     import torch
 
     import kernels
     from kernels.instruments import guarded_reads
     from kernels.instruments.guarded_reads import strided_valid
     from kernels.mode import COMPILED
+    from kernels.sandbox.judge import bits, guarded_buffers
 
-    dtype = getattr(torch, header["dtype"])
     device = torch.device("cuda" if kernels.MODE == COMPILED else "cpu")
     rows, width, x_stride, y_stride = x.shape[0], x.shape[1], header["x_stride"], header["y_stride"]
-    guard, poison = int(header["guard"]), float(header["poison"])
-
-    def buffer(stride: int) -> torch.Tensor:
-        return torch.full((2 * guard + rows * stride,), poison, dtype=dtype, device=device)
-
-    x_buffer, y_buffer = buffer(x_stride), buffer(y_stride)
+    guard = int(header["guard"])
+    x_buffer, w_buffer, y_buffer = guarded_buffers(
+        x, weight, dtype=header["dtype"], guard=guard, poison=float(header["poison"]),
+        x_stride=x_stride, y_stride=y_stride, device=device,
+    )  # fmt: skip
     x_view = x_buffer[guard:].as_strided((rows, width), (x_stride, 1))
     y_view = y_buffer[guard:].as_strided((rows, width), (y_stride, 1))
-    x_view.copy_(torch.from_numpy(x).to(dtype))
-    # The weight between guards too: a read past it lands on poison, not on other memory.
-    w_buffer = torch.full((2 * guard + width,), poison, dtype=dtype, device=device)
     w = w_buffer[guard : guard + width]
-    w.copy_(torch.from_numpy(weight).to(dtype))
-    x_before = x_buffer.clone()
-    y_before = y_buffer.clone()
     refused_out = ""
     watch = guarded_reads.Watch()
     if kernels.MODE != COMPILED:  # on a GPU, compute-sanitizer sees reads past allocations
@@ -115,19 +112,34 @@ def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np
         raise TypeError(f"the launcher returned {type(result).__name__}, not a tensor")
     if tuple(result.shape) != (rows, width):
         raise ValueError(f"the launcher returned shape {tuple(result.shape)}; x is {(rows, width)}")
-    y = result.detach().to("cpu", torch.float64).numpy()
-    data = torch.zeros_like(y_buffer, dtype=torch.bool)
-    data[guard:].as_strided((rows, width), (y_stride, 1)).fill_(True)
-    bits = {2: torch.int16, 4: torch.int32}[y_buffer.element_size()]
-    changed_y = (y_buffer.view(bits) != y_before.view(bits)) & ~data
     if not refused_out and result.data_ptr() != y_view.data_ptr():
         # The launcher took out= but wrote elsewhere: its output is what it returned.
         refused_out = "out= accepted, but the result is another tensor"
-    changed_x = x_buffer.view(bits) != x_before.view(bits)
-    oob = torch.nonzero(changed_y).flatten().cpu().numpy().astype(np.int64)
-    x_writes = torch.nonzero(changed_x).flatten().cpu().numpy().astype(np.int64)
+    returned = {
+        "dtype": str(result.dtype).removeprefix("torch."),
+        "column_stride": int(result.stride(1)),
+        "aliases": [name for name, buffer in (("x", x_buffer), ("the weight", w_buffer))
+                    if _overlaps(result, buffer)],
+    }  # fmt: skip
+    y = result.detach().to("cpu", torch.float64).numpy()
+    raw = (bits(y_buffer), bits(x_buffer), bits(w_buffer))
     reads = {name: [watch.counts[name], watch.found[name][:64]] for name in watch.counts}
-    return y, oob, x_writes, refused_out, reads
+    return y, raw, returned, refused_out, reads
+
+
+def _overlaps(tensor: Any, buffer: Any) -> bool:
+    """Whether any element ``tensor`` views lies in ``buffer``'s memory."""
+    if tensor.numel() == 0 or tensor.device != buffer.device:
+        return False
+    size = tensor.element_size()
+    low = tensor.data_ptr() + size * sum(
+        min(0, (n - 1) * s) for n, s in zip(tensor.shape, tensor.stride(), strict=True)
+    )
+    high = tensor.data_ptr() + size * (
+        1 + sum(max(0, (n - 1) * s) for n, s in zip(tensor.shape, tensor.stride(), strict=True))
+    )
+    start = buffer.data_ptr()
+    return low < start + buffer.numel() * buffer.element_size() and start < high  # fmt: skip
 
 
 def _record(launcher: Any, header: dict[str, Any]) -> list[dict]:
@@ -208,7 +220,11 @@ def run_variants(
 
 
 def main(argv: list[str]) -> int:
-    """Serve run requests for the kernel ``argv[0]:argv[1]`` until the input closes."""
+    """Serve run requests for the kernel ``argv[0]:argv[1]`` until the input closes, under a
+    reaper (:mod:`kernels.sandbox.reaper`) holding the tree to ``argv[2]`` bytes (0: no limit)."""
+    from kernels.sandbox import reaper
+
+    reaper.supervise(int(argv[2]) if len(argv) > 2 else 0)
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the user's prints (and C's) land on stderr
     sys.stdout = sys.stderr
@@ -266,9 +282,10 @@ def main(argv: list[str]) -> int:
                     "refused_out": refused_out,
                     "not_judged": hit,
                     "configs": [label for label, _ in results],
+                    "returned": [r[2] for _, r in results],
                     "oob_reads": reads,
                 },
-                tuple(array for _, r in results for array in r[:3]),
+                tuple(array for _, r in results for array in (r[0], *r[1])),
             )
         except Exception as err:  # the user's kernel raised: a finding (or the machine's)
             lines = traceback.format_exception_only(type(err), err)

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.sandbox.usercode import STDERR_TAIL, KernelSpecError, UserKernel, parse_kernel_spec
+from kernels.sandbox.process import STDERR_TAIL
+from kernels.sandbox.usercode import KernelSpecError, UserKernel, parse_kernel_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "resources" / "kernels" / "tutorial.py"

@@ -1,0 +1,76 @@
+"""The places a run writes to, as they stood before a kernel ran, and whether they still do.
+
+A user's kernel is arbitrary code running as the same user: nothing stops it from writing into
+``--out`` or at the session's path while it runs (a ``receipt.csv`` linked to another file would
+have the receipt written through the link, outside ``--out``). So the run takes a
+:func:`snapshot` of each folder and file it will write once its locks are held and before any
+kernel starts, and refuses to write (:func:`changes`) when any entry was added, removed,
+replaced, relinked or modified meanwhile: the receipts and the session are written only into
+what the run found there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: One entry as it stood: (device, inode, mode, size, modification time in ns, link target).
+Entry = tuple[int, int, int, int, int, str]
+#: Entries of a folder this many or more are compared by the first ones only (a folder of
+#: receipts holds a handful; a lock file among them is the run's own).
+MAX_ENTRIES = 10_000
+
+
+def _entry(path: Path) -> Entry | None:
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    target = ""
+    if os.path.islink(path):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+    return (stat.st_dev, stat.st_ino, stat.st_mode, stat.st_size, stat.st_mtime_ns, target)
+
+
+def snapshot(*places: Path | None) -> dict[str, Entry | None]:
+    """Every given folder's entries (by path) and every given file (None: not there)."""
+    found: dict[str, Entry | None] = {}
+    for place in places:
+        if place is None:
+            continue
+        found[str(place)] = _entry(place)
+        if place.is_dir() and not place.is_symlink():
+            try:
+                with os.scandir(place) as entries:
+                    for count, item in enumerate(entries):
+                        if count >= MAX_ENTRIES:
+                            break
+                        found[item.path] = _entry(Path(item.path))
+            except OSError:
+                continue
+    return found
+
+
+def changes(before: dict[str, Entry | None], *places: Path | None) -> list[str]:
+    """What differs now from ``before`` (taken of the same ``places``), in words: empty when
+    nothing was added, removed or changed."""
+    after = snapshot(*places)
+    said = []
+    for path in sorted(set(before) | set(after)):
+        was, now = before.get(path), after.get(path)
+        if was == now:
+            continue
+        name = ascii(os.path.basename(path) or path)[1:-1]  # a name can hold a newline
+        if was is None:
+            what = "a new symbolic link" if now is not None and now[5] else "new"
+        elif now is None:
+            what = "removed"
+        elif now[5] != was[5]:
+            what = "now a symbolic link" if now[5] else "relinked"
+        else:
+            what = "replaced or modified"
+        said.append(f"{name}: {what}")
+    return said
