@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bounded_json import JsonBounds, JsonRefused, loads
 from inspector.check.stages import COMPILE_STAGES
 from inspector.records.sessions.data import (
     KillTable,
@@ -33,7 +34,12 @@ from inspector.records.sessions.hdf5 import (
     write_text,
     write_values,
 )
-from inspector.records.sessions.scan import MAX_BENCH_BYTES, MAX_BENCH_DATASET_BYTES
+from inspector.records.sessions.scan import (
+    MAX_BENCH_BYTES,
+    MAX_BENCH_DATASET_BYTES,
+    MAX_DATASET_BYTES,
+    VERSIONS_BYTES,
+)
 from oracle.dtypes import DTYPES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -42,6 +48,18 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # Benchmark rows a session holds at most: ``kernels.bench.report.MAX_RESULTS``, the rows of
 # a record the window opens (one samples dataset each; a test holds the two equal).
 MAX_BENCH_ROWS = 8192
+# What a session's JSON texts hold at most: versions a flat object of a dozen names; the
+# compile facts ~25 fields and five IR texts; bench meta a record the window opened
+# (``kernels.bench.report.RECORD_BOUNDS``; a test holds them equal); failures a flat list.
+VERSIONS_JSON = JsonBounds(size=VERSIONS_BYTES, containers=16, values=1024, strings=2048)
+COMPILE_JSON = JsonBounds(size=MAX_DATASET_BYTES, containers=256, values=4096, strings=8192)
+BENCH_META_JSON = JsonBounds(
+    size=64 * 2**20,
+    containers=16 * MAX_BENCH_ROWS + 4096,
+    values=64 * 2**20 // 8,
+    strings=128 * MAX_BENCH_ROWS + 65_536,
+)
+FAILURES_JSON = JsonBounds(size=MAX_DATASET_BYTES, containers=1, values=100_001, strings=100_000)
 
 
 def bench_rows_problem(count: int) -> str | None:
@@ -216,17 +234,33 @@ def read_layout(root: Any) -> Session:
         kernel_mutants=toggles["kernel"],
         results=_read_results(root, rows, width),
         bench_samples=samples,
-        bench_meta=_bench_meta(json.loads(attr(bench, "meta"))),
+        bench_meta=_bench_meta(_parsed(attr(bench, "meta"), "/bench meta", BENCH_META_JSON)),
         compile_info=(
-            _compile_info(json.loads(read_text(root["compile"], "json")))
+            _compile_info(
+                _parsed(read_text(root["compile"], "json"), "/compile/json", COMPILE_JSON)
+            )
             if "compile" in root
             else None
         ),
-        versions=json.loads(read_text(node(root, "versions"), "json")),
+        versions=_parsed(
+            read_text(node(root, "versions"), "json"), "/versions/json", VERSIONS_JSON
+        ),
         receipt_json=read_text(receipts, "json") if "json" in receipts else None,
         receipt_csv=read_text(receipts, "csv") if "csv" in receipts else None,
         receipt_history=history,
     )
+
+
+def _parsed(text: Any, where: str, bounds: JsonBounds) -> Any:
+    """One of the session's JSON texts, parsed within ``bounds`` (counted before it is built).
+
+    Raises:
+        Damaged: past a bound or not JSON, named.
+    """
+    try:
+        return loads(str(text), where, bounds)
+    except JsonRefused as exc:
+        raise Damaged(str(exc)) from None
 
 
 def _bench_samples(dataset: Any, name: str) -> np.ndarray:
@@ -317,7 +351,7 @@ def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
     tiled = node(group, "tiled")
     matrices = node(group, "kill_matrix")
     kernel = group.get("kernel", None)
-    failures = json.loads(attr(group, "failures"))
+    failures = _parsed(attr(group, "failures"), "/results failures", FAILURES_JSON)
     if not isinstance(failures, list):
         raise Damaged("results failures is not a list")
     return SessionResults(

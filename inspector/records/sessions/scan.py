@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspector.records.receipts.format import MAX_CSV_BYTES, MAX_JSON_BYTES
 from inspector.records.sessions.hdf5 import Damaged
 from oracle.limits import LIMITS
 
@@ -28,6 +29,19 @@ MAX_BENCH_DATASET_BYTES = 100_000 * 8
 MAX_BENCH_BYTES = 64 * 2**20
 # HDF5 filter ids a session may use: deflate (gzip), and the shuffle h5py may pair with it.
 ALLOWED_FILTERS = {1: "deflate", 2: "shuffle"}
+# Bytes a chunk of a chunked dataset holds at least, unless it is the whole dataset: h5py's
+# automatic chunks (the writer's texts) never go below half its 8 KiB smallest target.
+MIN_CHUNK_BYTES = 4096
+# The texts the writer stores (UTF-8 bytes, deflated; a dataset's declared size is the text's
+# length): the most each holds. versions/json is a flat object of a dozen names (~200 bytes);
+# a receipt's texts are bounded like the files (MAX_JSON_BYTES is past the dataset bound).
+VERSIONS_BYTES = 64 * 1024
+TEXT_BYTES = {
+    "/versions/json": VERSIONS_BYTES,
+    "/compile/json": MAX_DATASET_BYTES,
+    "json": min(MAX_JSON_BYTES, MAX_DATASET_BYTES),
+    "csv": MAX_CSV_BYTES,
+}
 
 
 def scan_structure(root: Any) -> None:
@@ -89,6 +103,8 @@ def _check_dataset(dataset: Any, where: str, budget: dict[str, int]) -> None:
         )
     if declared and not dataset.id.get_storage_size():
         raise Damaged(f"{where} declares {declared} bytes and stores none (never written)")
+    _check_chunks(dataset, where, declared)
+    _check_text(dataset, where, declared)
     if where.startswith("/bench/"):
         budget["bench"] += declared
         if declared > MAX_BENCH_DATASET_BYTES or budget["bench"] > MAX_BENCH_BYTES:
@@ -99,3 +115,48 @@ def _check_dataset(dataset: Any, where: str, budget: dict[str, int]) -> None:
     budget["bytes"] += declared
     if budget["bytes"] > MAX_TOTAL_BYTES:
         raise Damaged(f"the datasets declare more than {MAX_TOTAL_BYTES} bytes in all")
+
+
+def _check_chunks(dataset: Any, where: str, declared: int) -> None:
+    """Refuse more chunks than a dataset of ``declared`` bytes has in h5py's chunking: each
+    chunk costs HDF5 an index entry and a read, so 10**6 chunks of one element cost GBs. The
+    count is the chunk grid of the header (an upper bound of the chunks stored)."""
+    if dataset.chunks is None:
+        return
+    grid = 1
+    for extent, chunk in zip(dataset.shape, dataset.chunks, strict=False):
+        grid *= -(-int(extent) // max(1, int(chunk)))
+    most = max(1, -(-declared // MIN_CHUNK_BYTES))
+    if grid > most:
+        raise Damaged(
+            f"{where} is stored in {grid} chunks ({dataset.chunks} of {dataset.shape}); a "
+            f"dataset of {declared} bytes has at most {most} (chunks of {MIN_CHUNK_BYTES} "
+            "bytes or more)"
+        )
+
+
+def text_bound(where: str) -> int | None:
+    """The most bytes the text at ``where`` holds (:data:`TEXT_BYTES`), None when ``where`` is
+    not one of the writer's texts."""
+    if where in TEXT_BYTES:
+        return TEXT_BYTES[where]
+    parts = where.strip("/").split("/")
+    receipt = len(parts) == 2 or (len(parts) == 4 and parts[1] == "history")
+    if parts[0] == "receipts" and parts[-1] in ("json", "csv") and receipt:
+        return TEXT_BYTES[parts[-1]]
+    return None
+
+
+def _check_text(dataset: Any, where: str, declared: int) -> None:
+    """Refuse a text stored as anything but UTF-8 bytes (a variable-length string's size is
+    not in its header) or longer than :func:`text_bound`: the bound is read from the header,
+    and the JSON parser holds the text to the same figure."""
+    most = text_bound(where)
+    if most is None:
+        return
+    if dataset.dtype != "uint8" or len(dataset.shape or ()) != 1:
+        raise Damaged(
+            f"{where} is {dataset.dtype} {dataset.shape}; sessions store texts as UTF-8 bytes"
+        )
+    if declared > most:
+        raise Damaged(f"{where} holds {declared} bytes of text, more than {most}")
