@@ -304,8 +304,7 @@ def run_verify_command(args: argparse.Namespace) -> int:
 
 def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A receipt dict (and bench samples, for a session) from a .json or .h5 path."""
-    import json
-
+    from inspector.records.receipts.format import parse_receipt_json
     from inspector.records.receipts.receipt import ReceiptError, read_receipt, schema_errors
     from inspector.records.sessions.session import SessionError, load_session
 
@@ -324,8 +323,8 @@ def _comparable(path_text: str, label: str) -> tuple[dict[str, Any], dict[str, A
             f"{label}: session {path} holds no receipt (save one with check --session or Export)"
         )
     try:
-        data = json.loads(session.receipt_json)
-    except (ValueError, RecursionError) as exc:
+        data = parse_receipt_json(session.receipt_json, "receipts/json")
+    except ValueError as exc:  # JsonRefused: past a bound, or not (strict) JSON
         raise UsageError(f"{label}: the receipt in {path} is not JSON ({one_line(exc)})") from None
     errors = schema_errors(data) if isinstance(data, dict) else ["not a JSON object"]
     if errors:

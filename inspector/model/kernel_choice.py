@@ -151,10 +151,12 @@ def receipt_kernel(receipt_json: str | None, loaded: KernelSpec | None) -> tuple
     kernel, the loaded one, no receipt). The file is never imported here: the caller asks the
     user, then loads it like any kernel (in a child process)."""
     import hashlib
-    import json
+
+    from inspector.records.receipts.format import parse_receipt_json
 
     try:
-        source = (json.loads(receipt_json or "null") or {}).get("kernel", {}).get("source") or {}
+        receipt = parse_receipt_json(receipt_json or "null", "the session's receipt")
+        source = (receipt or {}).get("kernel", {}).get("source") or {}
     except (ValueError, AttributeError, RecursionError):
         return "", ""
     if not isinstance(source, dict) or source.get("kind") != "user":

@@ -13,10 +13,10 @@ import ast
 import dataclasses
 import hashlib
 import importlib.util
-import json
 from pathlib import Path
 from typing import Any
 
+from bounded_json import JsonBounds, loads
 from inspector.coverage import parsing
 from inspector.mutate.sites import BUNDLED_FILES
 
@@ -24,6 +24,15 @@ from inspector.mutate.sites import BUNDLED_FILES
 MAX_REPORT_BYTES = 16 << 20
 MAX_SOURCE_BYTES = 2 << 20
 MAX_MUTANTS = 100_000
+# What a report's JSON holds at most: per mutant an object of nine fields and its killed_by
+# list (a name per killing fixture, a few dozen), and the coverage map beside them (the
+# bundled kernel's report: 950 containers and 4,900 values).
+REPORT_BOUNDS = JsonBounds(
+    size=MAX_REPORT_BYTES,
+    containers=4 * MAX_MUTANTS + 4096,
+    values=64 * MAX_MUTANTS + 65_536,
+    strings=64 * MAX_MUTANTS + 65_536,
+)
 OUTCOME_ORDER = ("survived", "timeout", "crashed", "killed", "equivalent", "stillborn")
 CONTEXT_LINES = 3
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,7 +167,8 @@ def parse_report(data: Any) -> MutationReport:
 
 
 def read_report(path: str | Path) -> MutationReport:
-    """:func:`parse_report` of the file at ``path`` (at most MAX_REPORT_BYTES).
+    """:func:`parse_report` of the file at ``path`` (at most MAX_REPORT_BYTES, and within
+    :data:`REPORT_BOUNDS`, counted before it is parsed).
 
     Raises:
         ReportError: unreadable, too large, not JSON, or not a mutation report (named).
@@ -170,11 +180,11 @@ def read_report(path: str | Path) -> MutationReport:
             raise ReportError(
                 f"{path.name}: {size} bytes; a mutation report is at most {MAX_REPORT_BYTES} bytes"
             )
-        text = path.read_bytes()[: MAX_REPORT_BYTES + 1].decode("utf-8")
-        data = json.loads(text)
+        with path.open("rb") as stream:
+            data = loads(stream.read(MAX_REPORT_BYTES + 1), path.name, REPORT_BOUNDS)
     except ReportError:
         raise
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+    except (OSError, ValueError) as err:  # JsonRefused (a ValueError) names the bound
         raise ReportError(f"{path.name}: not a readable JSON file ({err})"[:300]) from None
     try:
         return parse_report(data)

@@ -10,10 +10,11 @@ the window shows "kernel changed since this receipt" instead of the green verdic
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from inspector.records.receipts.format import parse_receipt_json
 
 # Largest kernel file hashed for the comparison (a kernel source, not a data file).
 MAX_KERNEL_FILE_BYTES = 16 * 2**20
@@ -75,7 +76,7 @@ def kernel_provenance(
     if not receipt_json:
         return KernelProvenance("unknown", "no receipt saved: the kernel it proved is not known")
     try:
-        kernel: Any = json.loads(receipt_json)["kernel"]
+        kernel: Any = parse_receipt_json(receipt_json, "the saved receipt")["kernel"]
         ran = bool(kernel["ran"])
         recorded = kernel.get("source_sha256")
         source = kernel.get("source") or {"kind": "bundled"}

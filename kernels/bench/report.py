@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bounded_json import JsonBounds, loads
 from kernels.bench.impls import DISPLAY_ORDER
 from kernels.bench.parity import TOLERANCES
 from kernels.bench.shapes import BYTES_FORMULA, MAX_ELEMENTS, MAX_ROWS
@@ -277,6 +278,15 @@ MAX_REPORT_BYTES = 64 * 2**20
 # Result rows a report may hold (a record of every shape set, three dtypes and six
 # implementations is under 1000): a session keeps one dataset per row's samples.
 MAX_RESULTS = 8192
+# What a record's JSON holds at most: per row ~60 fields and keys, a parity object and four
+# sample lists, and the environment besides (the full H200 record: 882 rows, 123,000 values);
+# write_json puts each value on a line of its own, 8 bytes or more, so MAX_REPORT_BYTES / 8.
+RECORD_BOUNDS = JsonBounds(
+    size=MAX_REPORT_BYTES,
+    containers=16 * MAX_RESULTS + 4096,
+    values=MAX_REPORT_BYTES // 8,
+    strings=128 * MAX_RESULTS + 65_536,
+)
 
 # Fields every result row carries, and their types.
 _ROW_FIELDS: dict[str, type] = {
@@ -310,8 +320,9 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a ``results.json`` back: schema version, and every result row's fields and numbers.
 
     Raises:
-        ValueError: not a benchmark report of this schema, larger than ``MAX_REPORT_BYTES``, or
-            a row with a missing or wrong field (the message names ``results[i].field``).
+        ValueError: not a benchmark report of this schema, larger than ``MAX_REPORT_BYTES`` or
+            :data:`RECORD_BOUNDS` (counted before it is parsed), or a row with a missing or
+            wrong field (the message names ``results[i].field``).
         OSError: the file cannot be read.
     """
     size = Path(path).stat().st_size
@@ -319,10 +330,8 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(
             f"{path}: {size} bytes; a benchmark report is at most {MAX_REPORT_BYTES} bytes"
         )
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text ({err.reason})") from None
+    with Path(path).open("rb") as stream:
+        data = loads(stream.read(MAX_REPORT_BYTES + 1), str(path), RECORD_BOUNDS)
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         raise ValueError(f"{path}: not a {SCHEMA_VERSION} report")
     if not isinstance(data.get("results"), list):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import torch
 
+from bounded_json import JsonBounds, JsonRefused, check
+
 SHAPES_SCHEMA = "rmsnorm-shapes/1"
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "resources" / "shapes"
@@ -37,6 +39,9 @@ BYTES_FORMULA = (
 
 MAX_ROWS = 2**31 - 1
 MAX_ELEMENTS = 2**33  # 8 Gi elements (32 GiB of fp32 per tensor): far past any product shape
+# What a shape-set file holds at most: its shapes become benchmark rows, of which a record
+# holds 8192 (``report.MAX_RESULTS``), each ``[rows, width]``; the product's sets are ~1 KB.
+SHAPE_SET_BOUNDS = JsonBounds(size=1 << 20, containers=8194, values=3 * 8192 + 16, strings=64)
 
 _SHAPE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -162,13 +167,21 @@ def load_shape_set(path: str | os.PathLike[str]) -> ShapeSet:
         The validated set.
 
     Raises:
-        BenchUsageError: unreadable file, invalid JSON, or an invalid set.
+        BenchUsageError: unreadable file, past :data:`SHAPE_SET_BOUNDS` (counted before it
+            is parsed), invalid JSON, or an invalid set.
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as stream:
+            raw = stream.read(SHAPE_SET_BOUNDS.size + 1)
+        check(raw, str(path), SHAPE_SET_BOUNDS)
+        data = json.loads(raw.decode("utf-8"))
     except OSError as err:
         raise BenchUsageError(f"{path}: cannot read shape set ({err.strerror})") from err
+    except JsonRefused as err:
+        raise BenchUsageError(str(err)) from None
+    except UnicodeDecodeError as err:
+        raise BenchUsageError(f"{path}: not UTF-8 text ({err.reason})") from None
     except json.JSONDecodeError as err:
         raise BenchUsageError(f"{path}: invalid JSON at line {err.lineno}: {err.msg}") from err
     shape_set = validate_shape_set(data, source=str(path))

@@ -5,7 +5,6 @@ says whether a committed record of this kernel proves it on a CPU (the interpret
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from PySide6.QtGui import QBrush, QColor
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
 from inspector.coverage.proof import DTYPE_COLUMNS, grid
 from inspector.qt.table_models import OUTSIDE_COLOR, WITHIN_COLOR
 from inspector.qt.widgets.layout import toolbar_over
+from inspector.records.receipts.format import parse_receipt_json
 
 #: Fill and text per cell state (see inspector.coverage.proof.CELL_STATES).
 STATE_STYLE = {
@@ -96,7 +96,7 @@ def saved_coverage(session: Any, provenance: Any) -> dict[str, Any] | None:
     if provenance is not None and provenance.stale:
         return {"absent": "the saved receipt is of another kernel; run the check again"}
     try:
-        section = json.loads(text).get("coverage")
+        section = parse_receipt_json(text, "the saved receipt").get("coverage")
     except (ValueError, AttributeError, RecursionError):
         return {"absent": "the saved receipt could not be read"}
     if not isinstance(section, dict):

@@ -4,7 +4,6 @@ comparison as ``python main.py diff A B``)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -16,6 +15,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from inspector.records.receipts.format import parse_receipt_json
 
 
 class HistoryView(QWidget):
@@ -84,8 +85,8 @@ class HistoryView(QWidget):
         """The differences between entries ``a`` and ``b`` (empty: equivalent)."""
         from inspector.records.diff import diff_receipts
 
-        left = json.loads(self.entries[a][1])
-        right = json.loads(self.entries[b][1])
+        left = parse_receipt_json(self.entries[a][1], f"receipt {a + 1}")
+        right = parse_receipt_json(self.entries[b][1], f"receipt {b + 1}")
         return [str(d) for d in diff_receipts(left, right)]
 
     def _compare_selected(self, *_: Any) -> None:
