@@ -115,7 +115,15 @@ def check_steps(
             if spec is not None:
                 from inspector.check.user_kernel import UserImplementation
 
-                user = UserImplementation(spec, poison=config.poison)
+                limits = {
+                    "memory_limit_bytes": config.kernel_memory_bytes,
+                    "time_budget_s": config.kernel_time_s,
+                }
+                user = UserImplementation(
+                    spec,
+                    poison=config.poison,
+                    **{name: value for name, value in limits.items() if value is not None},
+                )
                 mode = user.mode
                 kernel_note = f"user kernel {spec.describe()}, {mode} mode, in a child process"
             else:

@@ -29,6 +29,10 @@ class CheckConfig:
             bundled kernel's mutants, forced layouts or compiler output.
         timing: on a GPU, time the proven kernel on the input's shape after the proof
             (:mod:`inspector.check.timing_stage`); False leaves the receipt's timing absent.
+        kernel_memory_bytes: what a user's kernel's processes may hold together
+            (``--kernel-memory``; None: ``kernels.sandbox.usercode.MEMORY_LIMIT_BYTES``).
+        kernel_time_s: what all its runs may take together (``--kernel-time``; None:
+            ``kernels.sandbox.usercode.TIME_BUDGET_S``).
     """
 
     device: str = "auto"
@@ -37,6 +41,8 @@ class CheckConfig:
     compile_target: str = "sm_90"
     kernel_spec: Any = None
     timing: bool = True
+    kernel_memory_bytes: int | None = None
+    kernel_time_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,9 @@ import numpy as np
 from kernels.instruments.guarded_reads import describe
 from kernels.sandbox.domain import outside
 from kernels.sandbox.usercode import (
+    MEMORY_LIMIT_BYTES,
     RUN_TIMEOUT_S,
+    TIME_BUDGET_S,
     KernelSpec,
     UserKernel,
     UserRun,
@@ -79,11 +81,17 @@ class UserImplementation:
         poison: float,
         pythonpath_first: str = "",
         run_timeout_s: float = RUN_TIMEOUT_S,
+        memory_limit_bytes: int = MEMORY_LIMIT_BYTES,
+        time_budget_s: float = TIME_BUDGET_S,
     ) -> None:
         self.spec = spec
         self.poison = poison
         self.kernel = UserKernel(
-            spec, pythonpath_first=pythonpath_first, run_timeout_s=run_timeout_s
+            spec,
+            pythonpath_first=pythonpath_first,
+            run_timeout_s=run_timeout_s,
+            memory_limit_bytes=memory_limit_bytes,
+            time_budget_s=time_budget_s,
         ).__enter__()
         self.mode = self.kernel.mode
         # What the launcher declares it supports (kernels.sandbox.domain); None: everything.

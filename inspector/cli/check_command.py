@@ -149,8 +149,21 @@ def run_check_command(args: argparse.Namespace) -> int:
     if not args.model_only:
         _check_device(args.device)
     spec = None
+    args.kernel_memory_bytes = args.kernel_time_s = None
+    limits = {"--kernel-memory": args.kernel_memory, "--kernel-time": args.kernel_time}
+    for flag, given in limits.items():
+        if given is not None and args.kernel is None:
+            raise UsageError(f"{flag}: a limit of your kernel's; it goes with --kernel")
     if args.kernel is not None:
         from inspector.check.user_kernel import loadable_kernel_spec
+        from kernels.sandbox.usercode import kernel_limits
+
+        try:
+            args.kernel_memory_bytes, args.kernel_time_s = kernel_limits(
+                args.kernel_memory, args.kernel_time
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
         try:
             spec = loadable_kernel_spec(args.kernel)
@@ -176,6 +189,8 @@ def _run_check_locked(
         run_kernel=not args.model_only,
         kernel_spec=spec,
         timing=not args.no_timing,
+        kernel_memory_bytes=args.kernel_memory_bytes,
+        kernel_time_s=args.kernel_time_s,
     )
     before = untouched.snapshot(out_dir, session_path)
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))

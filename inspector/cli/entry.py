@@ -99,6 +99,18 @@ def _add_check_run_options(check: argparse.ArgumentParser) -> None:
         "out-of-bounds stores are findings)",
     )
     run.add_argument(
+        "--kernel-memory",
+        type=int,
+        metavar="MIB",
+        help="--kernel: memory its processes may hold together before they are ended (2048)",
+    )
+    run.add_argument(
+        "--kernel-time",
+        type=float,
+        metavar="SECONDS",
+        help="--kernel: seconds all its runs may take together; past them, the rest time out (600)",
+    )
+    run.add_argument(
         "--no-timing",
         action="store_true",
         help="on a GPU, do not time the proven "
@@ -291,7 +303,12 @@ def run_verify_command(args: argparse.Namespace) -> int:
     if args.rerun and not any(
         c.name in ("json parse", "json schema") and not c.ok for c in report.checks
     ):
-        report = with_rerun(report, args.device)
+        from kernels.sandbox.source_file import KernelFileError
+
+        try:
+            report = with_rerun(report, args.device)
+        except KernelFileError as exc:  # a kernel file no reader opens (a FIFO, /dev/zero, 3 GB)
+            raise UsageError(one_line(exc)) from None
     print("\n".join(printable(line) for line in report.lines()))
     if report.ok:
         csv = f" {report.csv_path}" if report.csv_path else ""

@@ -52,6 +52,9 @@ MAX_ARRAY_BYTES = 2**31
 # runs it on about fifty problems).
 MEMORY_LIMIT_BYTES = 2 * 2**30
 TIME_BUDGET_S = 600.0
+# What --kernel-memory (MiB) and --kernel-time (seconds) accept.
+MEMORY_LIMIT_MIB_RANGE = (256, 1 << 20)
+TIME_BUDGET_S_RANGE = (1.0, 86_400.0)
 # A Python identifier, optionally dotted (a function inside a class or namespace is not one).
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -62,6 +65,26 @@ class KernelCancelled(RuntimeError):
 
 class KernelSpecError(ValueError):
     """A ``FILE.py:FUNCTION`` that names no loadable kernel (the message names the part)."""
+
+
+def kernel_limits(memory_mib: int | None, time_s: float | None) -> tuple[int, float]:
+    """``--kernel-memory`` (MiB) and ``--kernel-time`` (seconds) checked against their ranges:
+    ``(memory limit in bytes, time budget in seconds)``; None is the default.
+
+    Raises:
+        ValueError: naming the option and its range.
+    """
+    memory_mib = MEMORY_LIMIT_BYTES // 2**20 if memory_mib is None else memory_mib
+    time_s = TIME_BUDGET_S if time_s is None else time_s
+    low, high = MEMORY_LIMIT_MIB_RANGE
+    if not low <= memory_mib <= high:
+        raise ValueError(f"--kernel-memory must be in [{low}, {high}] MiB; got {memory_mib}")
+    low_s, high_s = TIME_BUDGET_S_RANGE
+    if not low_s <= time_s <= high_s:
+        raise ValueError(
+            f"--kernel-time must be in [{low_s:g}, {high_s:g}] seconds; got {time_s:g}"
+        )
+    return memory_mib * 2**20, float(time_s)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,7 @@ buffers; a kernel that breaks the launcher's contract fails by name."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -390,3 +391,47 @@ def test_a_kernel_that_plants_a_link_in_out_gets_nothing_written_through_it(tmp_
     assert "receipt.csv: a new symbolic link" in done.stderr
     assert victim.read_text() == "precious"
     assert not (out / "receipt.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("memory", "seconds", "said"),
+    [
+        (256, 1.0, ""),
+        (1 << 20, 86_400.0, ""),
+        (None, None, ""),
+        (255, 1.0, "--kernel-memory must be in [256, 1048576] MiB; got 255"),
+        ((1 << 20) + 1, 1.0, "--kernel-memory must be in [256, 1048576] MiB; got 1048577"),
+        (256, 0.99, "--kernel-time must be in [1, 86400] seconds; got 0.99"),
+        (256, 86_401.0, "--kernel-time must be in [1, 86400] seconds; got 86401"),
+    ],
+)
+def test_the_kernel_limits_at_their_bounds_and_one_step_past(memory, seconds, said):
+    from kernels.sandbox.usercode import kernel_limits
+
+    if said:
+        with pytest.raises(ValueError, match=re.escape(said)):
+            kernel_limits(memory, seconds)
+    else:
+        limit, budget = kernel_limits(memory, seconds)
+        assert limit == (memory or 2048) * 2**20
+        assert budget == (seconds or 600.0)
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--kernel-memory", "4096"], "error: --kernel-memory: a limit of your kernel's; it goes "
+         "with --kernel"),
+        (["--kernel", f"{TUTORIAL}:rms_norm", "--kernel-time", "0"],
+         "error: --kernel-time must be in [1, 86400] seconds; got 0"),
+    ],
+)  # fmt: skip
+def test_a_bad_kernel_limit_on_the_command_line_is_one_line_exit_2(tmp_path, extra, said):
+    done = subprocess.run(
+        [sys.executable, "main.py", "check", "--x", "1,2", "--weight", "1,1", "--eps", "1e-6",
+         "--out", str(tmp_path / "out"), *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == said
+    assert not (tmp_path / "out").exists()
