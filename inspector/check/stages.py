@@ -153,6 +153,7 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
     """
     import kernels
     from kernels.sandbox.bounded import run_bounded
+    from kernels.sandbox.process import kernel_env
 
     if kernels.MODE != "compiled":
         return {
@@ -163,8 +164,13 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
     if tool is None:
         return {"absent": "compute-sanitizer is not installed (it comes with the CUDA toolkit)"}
     user = [] if kernel is None else [str(kernel.path), kernel.function]
-    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
     with tempfile.TemporaryDirectory(prefix="rmsnorm-sanitize-") as folder:
+        # A user's kernel gets the environment and folder of its every process
+        # (kernels.sandbox.process.kernel_env); the bundled one this process's.
+        env = dict(
+            os.environ if kernel is None else kernel_env(folder, compiled=True),
+            PYTORCH_NO_CUDA_MEMORY_CACHING="1",
+        )
         data = Path(folder) / "input.npz"
         np.savez(
             data,
@@ -189,7 +195,12 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
             *user,
         ]
         try:
-            done = run_bounded(command, timeout_s=SANITIZER_TIMEOUT_S, cwd=_ROOT, env=env)
+            done = run_bounded(
+                command,
+                timeout_s=SANITIZER_TIMEOUT_S,
+                cwd=_ROOT if kernel is None else folder,
+                env=env,
+            )
         except (subprocess.TimeoutExpired, OSError) as exc:
             why = (
                 f"did not finish within {SANITIZER_TIMEOUT_S} s"
