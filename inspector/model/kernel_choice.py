@@ -19,8 +19,6 @@ if TYPE_CHECKING:  # kernels imports torch: loaded only when a kernel file is re
 
 #: Characters of a sha256 the status bar shows.
 SHORT_SHA = 12
-#: Largest kernel file whose syntax tree is read for its function names.
-MAX_SOURCE_BYTES = 16 * 2**20
 
 
 def _is_jit(decorator: ast.expr) -> bool:
@@ -39,15 +37,14 @@ def launcher_names(path: str | Path) -> list[str]:
         KernelSpecError: the file cannot be read, is not valid Python (with the line), or
             defines no top-level function outside ``@triton.jit``.
     """
+    from kernels.sandbox.source_file import KernelFileError, read_kernel_source
     from kernels.sandbox.usercode import KernelSpecError
 
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise KernelSpecError(f"{path}: {err.strerror or err}") from None
-    if len(data) > MAX_SOURCE_BYTES:
-        raise KernelSpecError(f"{path}: over {MAX_SOURCE_BYTES} bytes: not a kernel source")
+        data = read_kernel_source(path, "kernel file")
+    except KernelFileError as err:
+        raise KernelSpecError(str(err)) from None
     try:
         tree = ast.parse(data, filename=str(path))
     except (SyntaxError, ValueError) as err:
@@ -153,6 +150,7 @@ def receipt_kernel(receipt_json: str | None, loaded: KernelSpec | None) -> tuple
     import hashlib
 
     from inspector.records.receipts.format import parse_receipt_json
+    from kernels.sandbox.source_file import KernelFileError, read_kernel_source
 
     try:
         receipt = parse_receipt_json(receipt_json or "null", "the session's receipt")
@@ -166,8 +164,10 @@ def receipt_kernel(receipt_json: str | None, loaded: KernelSpec | None) -> tuple
         return "", ""
     text = f"{path}:{function}"
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
-    except OSError:
+        digest = hashlib.sha256(
+            read_kernel_source(path, "the receipt's kernel.source.path")
+        ).hexdigest()
+    except KernelFileError:  # gone, not a regular file, or over the bound: not offered
         digest = ""
     if not digest:
         return "missing", f"its kernel {text} is not on this machine"
