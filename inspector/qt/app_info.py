@@ -44,6 +44,48 @@ def display_problem(environ: dict[str, str] | None = None) -> str | None:
             f"the X11 window needs system packages that are not installed: {' '.join(missing)} "
             f"(Debian/Ubuntu: apt install {' '.join(missing)})"
         )
+    return _unreachable(env["DISPLAY"])
+
+
+#: How long the display's server may take to accept a connection before it counts as gone.
+DISPLAY_TIMEOUT_S = 5.0
+
+
+def _unreachable(display: str) -> str | None:
+    """Why the X server of ``display`` cannot be reached (Qt would abort the process: "could not
+    connect to display"), tried with libxcb itself; None when it answers, or when libxcb cannot
+    be loaded to ask (Qt then says what is missing)."""
+    import threading
+
+    path = ctypes.util.find_library("xcb")
+    try:
+        xcb = ctypes.CDLL(path) if path else None
+    except OSError:
+        xcb = None
+    if xcb is None:
+        return None
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    answer: list[int] = []
+
+    def connect() -> None:
+        connection = xcb.xcb_connect(display.encode(errors="replace"), None)
+        answer.append(int(xcb.xcb_connection_has_error(connection)))
+        xcb.xcb_disconnect(connection)
+
+    probe = threading.Thread(target=connect, name="display-probe", daemon=True)
+    probe.start()
+    probe.join(DISPLAY_TIMEOUT_S)
+    shown = ascii(display)[1:-1][:80]
+    if not answer:
+        return f"the display {shown} (DISPLAY) did not answer within {DISPLAY_TIMEOUT_S:g} s"
+    if answer[0]:
+        return (
+            f"cannot connect to the display {shown} (DISPLAY): no X server answers there; "
+            "start one, or use --screenshot OUT.png, or the headless commands check, bench, verify"
+        )
     return None
 
 

@@ -64,7 +64,26 @@ def load_launcher(path: str, function: str) -> Any:
         raise LookupError(f"{path} defines no {function!r}")
     if not callable(launcher):
         raise TypeError(f"{path}:{function} is a {type(launcher).__name__}, not a function")
+    _check_signature(launcher, f"{path}:{function}")
     return launcher
+
+
+def _check_signature(launcher: Any, name: str) -> None:
+    """Refuse a launcher that cannot be called as ``FUNCTION(x, weight, eps)``: a kernel that
+    takes one argument fails here, once, not on every fixture. A launcher whose signature
+    Python cannot read (a builtin, a C extension) is let through."""
+    import inspect
+
+    try:
+        signature = inspect.signature(launcher)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(object(), object(), 1e-6)
+    except TypeError as err:
+        raise TypeError(
+            f"{name}{signature} cannot be called as FUNCTION(x, weight, eps, out=None): {err}"
+        ) from None
 
 
 def run_guarded(launcher: Any, header: dict[str, Any], x: np.ndarray, weight: np.ndarray) -> tuple:

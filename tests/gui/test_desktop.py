@@ -129,6 +129,19 @@ def test_no_display_is_one_line_and_a_missing_x11_library_names_its_package(
     assert app_info.display_problem({"DISPLAY": ":0"}) is None
 
 
+@pytest.mark.skipif(
+    any(ctypes.util.find_library(lib) is None for lib in ("xcb", *app_info.XCB_LIBRARIES)),
+    reason="needs libxcb to ask, and Qt's X11 libraries not to be refused first",
+)
+def test_a_display_no_server_answers_is_one_line_not_a_qt_abort() -> None:
+    free = next(n for n in range(77, 200) if not os.path.exists(f"/tmp/.X11-unix/X{n}"))
+    problem = app_info.display_problem({"DISPLAY": f":{free}"})
+    assert problem.startswith(f"cannot connect to the display :{free} (DISPLAY): no X server")
+    done = _main([], DISPLAY=f":{free}")
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {problem}"
+
+
 def _main(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     clean.pop("QT_QPA_PLATFORM", None)

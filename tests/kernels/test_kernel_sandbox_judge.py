@@ -435,3 +435,14 @@ def test_a_bad_kernel_limit_on_the_command_line_is_one_line_exit_2(tmp_path, ext
     assert done.returncode == 2
     assert done.stderr.strip() == said
     assert not (tmp_path / "out").exists()
+
+
+def test_a_launcher_that_cannot_take_x_weight_eps_is_refused_at_load(tmp_path):
+    from kernels.sandbox.usercode import KernelSpecError
+
+    path = tmp_path / "one.py"
+    path.write_text("def one(x):\n    return x\n\ndef any_args(*args, **kwargs):\n    return None\n")
+    with pytest.raises(KernelSpecError, match=r"one\(x\) cannot be called as FUNCTION\(x, weight"):
+        UserKernel(parse_kernel_spec(f"{path}:one")).__enter__()
+    with UserKernel(parse_kernel_spec(f"{path}:any_args")) as kernel:  # bindable: loads
+        assert kernel.mode
