@@ -23,11 +23,11 @@ from typing import Any
 #: Nesting the tool's files reach (a receipt 6, a benchmark record 4), with room to spare.
 DEPTH = 16
 
-# A JSON string literal (escapes included); DOTALL so an escaped newline (not JSON) is still
-# one literal and the count stays an upper bound.
+# A JSON string literal (escapes included). An unterminated one runs to the end of the text
+# (where json.loads stops), so every match that starts succeeds and the scan stays linear.
 _STRING = {
-    str: re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL),
-    bytes: re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL),
+    str: re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL),
+    bytes: re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL),
 }
 _NOT_BRACKET = {str: re.compile(r"[^\[\]{}]+"), bytes: re.compile(rb"[^\[\]{}]+")}
 _EMPTY_PAIR = {str: re.compile(r"\[\]|\{\}"), bytes: re.compile(rb"\[\]|\{\}")}
@@ -71,17 +71,33 @@ def count(text: str | bytes, bounds: JsonBounds | None = None) -> JsonCounts:
     """The containers, values, strings and depth of ``text``, without parsing it.
 
     Values are the commas plus one per container (a non-empty container holds one more value
-    than it has commas) plus one for a bare top-level value. With ``bounds``, the depth is
-    followed only to one past ``bounds.depth`` and the rest of the counts are exact.
+    than it has commas) plus one for a bare top-level value. With ``bounds``, nothing is
+    copied until the counts are within them: past the strings bound only that count is made
+    (from the quotes, at least it; the others read 0), and the depth is followed to one past
+    ``bounds.depth`` only when the containers are within theirs.
     """
     kind = bytes if isinstance(text, bytes) else str
-    empty, opening, comma = (b"", (b"{", b"["), b",") if kind is bytes else ("", ("{", "["), ",")
-    outside, strings = _STRING[kind].subn(empty, text)
-    opens = outside.count(opening[0]) + outside.count(opening[1])
-    values = outside.count(comma) + opens + 1
+    empty, marks, quote, escaped = (
+        (b"", (b"{", b"[", b","), b'"', b'\\"')
+        if kind is bytes
+        else ("", ("{", "[", ","), '"', '\\"')
+    )
+    if bounds is not None:
+        # Each string opens with a quote no backslash precedes, and closes with a quote.
+        unescaped = text.count(quote) - text.count(escaped)
+        if unescaped > 2 * bounds.strings:
+            return JsonCounts(len(text), 0, 0, (unescaped + 1) // 2, 0)
+    found = [text.count(mark) for mark in marks]
+    strings = 0
+    for match in _STRING[kind].finditer(text):  # what the strings hold is not structure
+        strings += 1
+        for index, mark in enumerate(marks):
+            found[index] -= text.count(mark, match.start(), match.end())
+    opens = found[0] + found[1]
     depth = 0
     if bounds is None or opens <= bounds.containers:
         limit = bounds.depth + 1 if bounds is not None else opens
+        outside = _STRING[kind].sub(empty, text) if strings else text
         brackets = _NOT_BRACKET[kind].sub(empty, outside)
         del outside
         while brackets and depth < limit:
@@ -89,7 +105,7 @@ def count(text: str | bytes, bounds: JsonBounds | None = None) -> JsonCounts:
             if not removed:
                 break  # unbalanced: not JSON, which json.loads names
             depth += 1
-    return JsonCounts(len(text), opens, values, strings, depth)
+    return JsonCounts(len(text), opens, found[2] + opens + 1, strings, depth)
 
 
 def check(text: str | bytes, name: str, bounds: JsonBounds) -> JsonCounts:

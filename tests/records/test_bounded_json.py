@@ -59,7 +59,7 @@ def test_brackets_commas_and_escaped_quotes_inside_strings_are_not_counted() -> 
     found = count(text)
     assert (found.containers, found.values, found.strings, found.depth) == (2, 5, 6, 2)
     assert count(text.encode()) == found
-    assert loads(text, "t", _bounds(containers=2, depth=2))["b\"["] == "\\"
+    assert loads(text, "t", _bounds(containers=2, depth=2))['b"['] == "\\"
 
 
 def test_the_depth_walk_stops_one_past_the_bound_and_leaves_unbalanced_text_to_json() -> None:
@@ -88,3 +88,19 @@ def test_bytes_must_be_utf8_and_are_counted_before_they_are_decoded() -> None:
         loads(b'["\xff"]', "t", ROOMY)
     with pytest.raises(JsonRefused, match="objects and arrays"):
         loads(b"[{}," * 200 + b"\xff", "t", ROOMY)
+
+
+def test_past_the_strings_bound_the_quotes_refuse_before_anything_is_copied() -> None:
+    text = "[" + ",".join(['"ab"'] * 300) + "]"
+    found = count(text, ROOMY)
+    assert (found.strings, found.containers) == (300, 0)  # the rest is not followed
+    with pytest.raises(JsonRefused, match=r"^t: 300 strings, more than 100$"):
+        loads(text, "t", ROOMY)
+    assert count(text).strings == 300
+
+
+def test_an_unterminated_string_runs_to_the_end_and_json_names_it() -> None:
+    text = '["a", "b' + "\\" + '"' + "[" * 50
+    assert count(text).strings == 2
+    with pytest.raises(JsonRefused, match="not valid JSON: Unterminated string"):
+        loads(text, "t", ROOMY)
