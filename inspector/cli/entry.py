@@ -229,11 +229,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     source.add_argument("--fixture", metavar="NAME", help="use one fixture's input")
     _add_check_run_options(check)
 
-    commands.add_parser(
-        "bench",
-        add_help=False,
-        help="device benchmark (needs CUDA); see 'bench --help'",
-    )
+    for name, said in (
+        ("bench", "device benchmark (needs CUDA); see 'bench --help'"),
+        ("mutate", "mutate the kernel's source, run every mutant on the fixtures; 'mutate --help'"),
+        ("coverage", "prove every launch configuration on the fixtures; see 'coverage --help'"),
+    ):
+        commands.add_parser(name, add_help=False, help=said)
 
     verify = _command(
         commands,

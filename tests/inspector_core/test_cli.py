@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -207,6 +208,9 @@ def test_help_texts(capsys):
     text = capsys.readouterr().out
     for word in ("check", "bench", "verify", "--screenshot", "--session", "exit codes"):
         assert word in text
+    listed = text.split("positional arguments:")[1].split("options:")[0]
+    for command in ("check", "bench", "mutate", "coverage", "verify", "diff"):  # each with a line
+        assert re.search(rf"^    {command}\s+\S", listed, re.MULTILINE), command
     assert entry.main(["check", "--help"]) == 0
     text = capsys.readouterr().out
     for word in ("--rows", "--x", "--fixture", "--device", "--out", "limits", "1e-12"):
