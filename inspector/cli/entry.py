@@ -37,6 +37,7 @@ from inspector.cli.guards import (
     session_input_keys,
     with_rerun,
 )
+from inspector.records.paths import shown
 
 SYNTHETIC = f"--rows {DEFAULT_ROWS} --width {DEFAULT_WIDTH} --seed {DEFAULT_SEED}"
 
@@ -289,6 +290,31 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 # ----------------------------------------------------------------------------- commands
 
 
+def _not_a_receipt(path: Path) -> str:
+    """Why the file at ``path`` is no receipt at all, from its first bytes ("" when it may be
+    one): a receipt is a JSON object, so its text starts with ``{``; a session (sealed, or a
+    plain HDF5 file) is named as one. A receipt that starts right
+    and is damaged later is a verification failure, not a usage error."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    from inspector.records.sessions.seal import SEAL_MAGIC
+
+    if head.startswith((b"\x89HDF\r\n\x1a\n", SEAL_MAGIC)):
+        return (
+            "is an HDF5 file (a session?), not a receipt: diff reads sessions, the window "
+            "opens them"
+        )
+    text = head.lstrip(b" \t\r\n")
+    if not text:
+        return "is empty, not a receipt"
+    if not text.startswith(b"{"):
+        return "is not a receipt: a receipt is a JSON object (its text starts with '{')"
+    return ""
+
+
 def run_verify_command(args: argparse.Namespace) -> int:
     """``verify``: independent reparse of receipts written earlier."""
     path_argument("RECEIPT.json", args.receipt_json, "read")
@@ -297,6 +323,9 @@ def run_verify_command(args: argparse.Namespace) -> int:
     from inspector.records.receipts.receipt import ReceiptError
     from inspector.records.receipts.verify import verify_receipts
 
+    why = _not_a_receipt(Path(args.receipt_json))
+    if why:
+        raise UsageError(f"RECEIPT.json: {shown(args.receipt_json)} {why}")
     try:
         report = verify_receipts(args.receipt_json, args.receipt_csv)
     except ReceiptError as exc:

@@ -126,6 +126,38 @@ def test_verify_on_unreadable_path_is_usage(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "is an HDF5 file (a session?), not a receipt"),
+        (b"\x89HDF\r\n\x1a\n" + bytes(64), "is an HDF5 file (a session?), not a receipt"),
+        (b"[1, 2]", "is not a receipt: a receipt is a JSON object"),
+        (b"\xff\xfe{", "is not a receipt: a receipt is a JSON object"),
+        (b" \n\t", "is empty, not a receipt"),
+    ],
+)
+def test_verify_of_a_file_that_is_no_receipt_is_usage(tmp_path, content, said):
+    path = ROOT / "resources" / "demo_session.h5"
+    if content is not None:
+        path = tmp_path / "given.json"
+        path.write_bytes(content)
+    assert entry.main(["verify", str(path)]) == 2
+
+
+def test_verify_of_a_no_receipt_says_why_in_one_line(tmp_path, capsys):
+    assert entry.main(["verify", str(ROOT / "resources" / "demo_session.h5")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "demo_session.h5 is an HDF5 file (a session?), not a receipt" in err
+
+
+def test_verify_of_a_receipt_damaged_after_its_start_is_not_verified(tmp_path, capsys):
+    path = tmp_path / "receipt.json"
+    path.write_text('{"schema_version": ')
+    assert entry.main(["verify", str(path)]) == 1
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
     ("args", "field"),
     [
         (["--eps", "1"], "eps"),
