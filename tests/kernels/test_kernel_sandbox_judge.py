@@ -441,7 +441,7 @@ def test_a_launcher_that_cannot_take_x_weight_eps_is_refused_at_load(tmp_path):
     from kernels.sandbox.usercode import KernelSpecError
 
     path = tmp_path / "one.py"
-    path.write_text("def one(x):\n    return x\n\ndef any_args(*args, **kwargs):\n    return None\n")
+    path.write_text("def one(x):\n    return x\n\n\ndef any_args(*args, **kwargs):\n    return 0\n")
     with pytest.raises(KernelSpecError, match=r"one\(x\) cannot be called as FUNCTION\(x, weight"):
         UserKernel(parse_kernel_spec(f"{path}:one")).__enter__()
     with UserKernel(parse_kernel_spec(f"{path}:any_args")) as kernel:  # bindable: loads
