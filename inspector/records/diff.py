@@ -50,7 +50,9 @@ def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     (exactly); headline errors and tolerance; fixture and mutant outcomes per target; kernel
     mode, source hash, block, num_warps; device; versions; the verdict; the timings, each
     implementation's device and eager-loop samples where their medians moved beyond their
-    spread.
+    spread; and every field, at any depth, of the error bound, the batch-invariance
+    certificate, the device evidence, the coverage, the tile, the model checks, the traffic and
+    the rows' sources (free text aside).
 
     Args:
         a: the first receipt (schema-valid).
@@ -106,7 +108,48 @@ def diff_receipts(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     )
     compare("verdict", a["verdict"], b["verdict"], ("passed", "outcome"))
     found += [Difference("timing", line) for line in _timing_differences(a, b)]
+    for section in _NESTED_SECTIONS:
+        changed = _leaf_differences(a.get(section), b.get(section))
+        if changed:
+            more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
+            found.append(Difference(section, ", ".join(changed[:6]) + more))
     return found
+
+
+#: Sections compared leaf by leaf (every field at any depth, free text aside): what the receipt
+#: proves beyond the rows, the fixtures and the headline errors.
+_NESTED_SECTIONS = ("error_bound", "batch_invariance", "device_evidence", "coverage", "tile",
+                    "model_checks", "traffic", "rows_source")  # fmt: skip
+#: Fields that say in words what the numbers beside them say (never compared).
+_FREE_TEXT = frozenset({"note", "why", "tolerance_why", "report", "checked_at"})
+
+
+def _leaves(value: Any, path: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _FREE_TEXT:
+                _leaves(item, f"{path}.{key}" if path else str(key), out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _leaves(item, f"{path}[{index}]", out)
+    else:
+        out[path] = value
+
+
+def _leaf_differences(a: Any, b: Any) -> list[str]:
+    """Each leaf (by path) that differs between two sections, ``path left -> right``; a section
+    only one receipt holds is one line."""
+    if a is None or b is None:
+        return [] if a is b else [f"{'absent' if a is None else 'present'} in the first only"]
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    _leaves(a, "", left)
+    _leaves(b, "", right)
+    said = []
+    for path in sorted(set(left) | set(right), key=str):
+        if path not in right or path not in left or not _same_value(left[path], right[path]):
+            said.append(f"{path or 'value'} {left.get(path)!r} -> {right.get(path)!r}")
+    return said
 
 
 def _timing_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

@@ -212,3 +212,20 @@ def test_names_from_a_file_are_printed_escaped_on_their_own_line(receipts, tmp_p
     assert entry.main(["verify", str(other)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert not any(line.startswith("verified") for line in lines)
+
+
+def test_every_section_of_the_proof_is_compared_leaf_by_leaf(receipts, tmp_path, capsys):
+    path, data = receipts
+    changed = json.loads(json.dumps(data))
+    changed["error_bound"]["adds"] = data["error_bound"]["adds"] + 1
+    changed["batch_invariance"] = {"absent": "another reason"}
+    changed["tile"]["block"] = data["tile"]["block"] * 2
+    changed["traffic"]["note"] = "free text is not a difference"
+    other = _write(tmp_path / "b" / "receipt.json", changed)
+    assert entry.main(["diff", str(path), str(other)]) == 1
+    out = capsys.readouterr().out
+    assert f"error_bound: adds {data['error_bound']['adds']} -> " in out
+    assert "batch_invariance: absent " in out
+    assert f"tile: block {data['tile']['block']} -> {data['tile']['block'] * 2}" in out
+    assert "traffic" not in out
+    assert "different: 3 difference(s)" in out
