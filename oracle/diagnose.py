@@ -194,12 +194,16 @@ def diagnose(
     eps: float,
     block: int,
     dtype: str = "float32",
+    rrms_agree: float = SIGNATURE_TOLERANCE / 10,
 ) -> list[str]:
     """Lines that say where ``y`` parts from the reference and what that looks like; empty when
     every element agrees exactly enough to leave nothing to say (the caller judges tolerance).
     The variants it tests the output against: the divisor (BLOCK, 1), eps left out or outside
     the root, squares summed in ``dtype``, the weight left out or applied as ``(1 + w)``, and the
-    cast to ``dtype`` before the weight."""
+    cast to ``dtype`` before the weight. Every row's rrms "agrees" (they part after it) when
+    its inferred rrms is within ``rrms_agree`` (relative) of the reference's: the output
+    tolerance's ``rtol`` judges it as the output is judged (an rrms that close moves no output
+    past that tolerance)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     reference_y = np.asarray(reference_y, dtype=np.float64)
@@ -224,7 +228,7 @@ def diagnose(
         f"{inferred.columns[worst_rrms]} columns) against the model's "
         f"{reference_rrms[worst_rrms]:.6g}: ratio {ratio[worst_rrms]:.6g}"
     )
-    if np.all(consistent) and np.nanmax(np.abs(ratio - 1.0)) <= SIGNATURE_TOLERANCE / 10:
+    if np.all(consistent) and np.nanmax(np.abs(ratio - 1.0)) <= rrms_agree:
         lines.append(
             "they part after the rrms: every row's rrms agrees, so the output step (the weight, "
             "the store, or the lanes written) differs"

@@ -6,6 +6,11 @@ reads each row's rrms (and the mean square that implies) from ``y / (x * w)``, l
 *inferred*. This module turns that into the row table's inferred columns, the reduction
 stepper's kernel lines (at the mean, the rsqrt and the output) and the **first divergence**: the
 worst row and lane, the step where kernel and model part, and ``oracle.diagnose``'s text.
+
+Kernel and model *part* only where the dtype's tolerance (``oracle.compare.TOLERANCES``) says
+so, the way the check judges the output: a float32 rounding difference inside it is no
+divergence, and the step where a row parts is the rrms only when the rrms alone takes its
+output past that tolerance. A stray store parts at the masked store whatever the output.
 """
 
 from __future__ import annotations
@@ -17,15 +22,15 @@ from typing import Protocol
 import numpy as np
 
 from inspector.check.results import StoresOutOfBounds
+from inspector.model import oob_view
 from inspector.model.viewdata import ReductionStep, RowColumn
 from oracle import compare as cmp
 from oracle import diagnose
 from oracle.scalar import ScalarResult
 from oracle.spec import Problem
 
-#: A row "parts at the rrms" when its inferred rrms is this far (relative) from the
-#: reference's and its columns agree on it (the spread below); ``oracle.diagnose`` uses the same.
-RRMS_PART = diagnose.SIGNATURE_TOLERANCE / 10
+#: A row's output is x · c · w with one c (the rrms) when its columns' ratios agree this well
+#: (``oracle.diagnose`` uses the same).
 SPREAD_AGREE = 1e-2
 
 
@@ -137,23 +142,100 @@ def with_inferred(
     return out
 
 
-def part_step(inferred: diagnose.Inferred, reference: ScalarResult, row: int) -> str:
-    """Where kernel and model part in ``row``: "rsqrt" when the row's output is x · c · w with
-    the wrong c, else "store" (the output step: the weight, the store or the lanes written)."""
+def tolerance_ratio(
+    actual: np.ndarray, expected: np.ndarray, tolerance: cmp.Tolerance
+) -> np.ndarray:
+    """Each element's ``|actual - expected| / (atol + rtol * |expected|)``: at most 1 exactly
+    where ``oracle.compare`` passes it; 0 where both hold the same infinity, inf for a NaN or an
+    infinity on one side only."""
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(a) & np.isfinite(e)
+        same_inf = np.isinf(a) & np.isinf(e) & (np.sign(a) == np.sign(e))
+        allowed = tolerance.atol + tolerance.rtol * np.abs(np.where(finite, e, 0.0))
+        ratio = np.abs(np.where(finite, a - e, 0.0)) / allowed
+    return np.where(finite, ratio, np.where(same_inf, 0.0, np.inf))
+
+
+def describe_lane(
+    y: np.ndarray, expected: np.ndarray, tolerance: cmp.Tolerance, row: int, lane: int
+) -> str:
+    """'row r, lane l: kernel v, expected e, |error| E = N× its tolerance T (dtype: atol + rtol ·
+    |expected|)'."""
+    got, want = float(y[row, lane]), float(expected[row, lane])
+    allowed = tolerance.atol + tolerance.rtol * abs(want)
+    error = abs(got - want) if np.isfinite(got - want) else float("inf")
+    return (
+        f"row {row}, lane {lane}: kernel {got:.9g}, expected {want:.9g}, |error| {error:.3g} = "
+        f"{error / allowed:.3g}× its tolerance {allowed:.3g} ({tolerance.dtype}: "
+        f"atol={tolerance.atol:g} + rtol={tolerance.rtol:g} · |expected|)"
+    )
+
+
+def part_step(
+    inferred: diagnose.Inferred, reference: ScalarResult, row: int, rrms_rtol: float
+) -> str:
+    """Where kernel and model part in ``row`` (whose output is outside the tolerance): "rsqrt"
+    when its output is x · c · w with a c further than ``rrms_rtol`` (relative) from the rrms
+    (that alone takes the output past the tolerance), else "store" (the output step: the weight,
+    the store or the lanes written)."""
     rrms, ref = float(inferred.rrms[row]), float(reference.rrms[row])
     spread = float(inferred.spread[row])
     if not np.isfinite(rrms) or not ref or not np.isfinite(spread):
         return "store"
-    if spread < SPREAD_AGREE and abs(rrms / ref - 1.0) > RRMS_PART:
+    if spread < SPREAD_AGREE and abs(rrms / ref - 1.0) > rrms_rtol:
         return "rsqrt"
     return "store"
 
 
-def _row_error(output: KernelOutput, reference: ScalarResult, row: int) -> tuple[int, float]:
-    error = np.abs(np.asarray(output.y[row], dtype=np.float64) - reference.y[row])
-    error[~np.isfinite(error)] = np.inf
-    lane = int(np.argmax(error)) if error.size else 0
-    return lane, float(error[lane]) if error.size else 0.0
+def row_part(
+    problem: Problem, reference: ScalarResult, y: np.ndarray, inferred: diagnose.Inferred, row: int
+) -> str:
+    """Where kernel and model part in ``row``, judged by the dtype's tolerance: "" when its
+    output is within it, else :func:`part_step`."""
+    tolerance = cmp.TOLERANCES[problem.dtype]
+    if np.all(tolerance_ratio(y[row], reference.y[row], tolerance) <= 1.0):
+        return ""
+    return part_step(inferred, reference, row, tolerance.rtol)
+
+
+def placed_stores(problem: Problem, stores: StoresOutOfBounds) -> oob_view.OobWrites:
+    """A run's out-of-bounds stores where the grid draws them, with the cross-row stores they
+    imply (:mod:`inspector.model.oob_view`)."""
+    return oob_view.place_run(
+        stores.output,
+        rows=problem.rows,
+        width=problem.width,
+        block=problem.block,
+        stride=stores.row_stride or problem.row_stride,
+    )
+
+
+def _lane_span(lanes: np.ndarray) -> str:
+    lanes = np.unique(lanes)
+    return f"lane {lanes[0]}" if lanes.size == 1 else f"lanes {lanes[0]}..{lanes[-1]}"
+
+
+def _row_store_note(placed: oob_view.OobWrites, row: int) -> str:
+    """What ``row``'s tail lanes stored out of bounds, for the stepper's store step ("")."""
+    seen = placed.lanes[placed.rows == row]
+    cross = placed.cross.target_rows[placed.cross.rows == row]
+    parts = []
+    if seen.size:
+        parts.append(f"{seen.size} into a guard ({_lane_span(seen)})")
+    if cross.size:
+        lanes = placed.cross.lanes[placed.cross.rows == row]
+        parts.append(
+            f"{cross.size} into row {int(cross.min())}'s data ({_lane_span(lanes)}; cross-row, "
+            "inferred)"
+        )
+    if not parts:
+        return ""
+    return (
+        f"; this row's tail stored out of bounds: {', '.join(parts)} — kernel and model part "
+        "HERE, at the masked store"
+    )
 
 
 def annotate_steps(
@@ -165,52 +247,74 @@ def annotate_steps(
     inferred: diagnose.Inferred | None,
 ) -> list[ReductionStep]:
     """The stepper's steps with the kernel's value beside the model's at the mean, the rsqrt
-    and the output steps ("not run yet" when there is no kernel output)."""
+    and the output steps ("not run yet" when there is no kernel output); "part HERE" only at
+    the step where the row leaves the tolerance, or at the store that stored out of bounds."""
     if reference is None:
         return steps
     if output is None or inferred is None:
         note = "kernel: not run yet (Run kernel, Ctrl+K, shows its inferred value here)"
         notes = dict.fromkeys(("mean", "rsqrt", "store"), note)
     else:
-        ref_rrms = float(reference.rrms[row])
-        rrms = float(inferred.rrms[row])
-        ratio = rrms / ref_rrms if ref_rrms else float("nan")
-        parts = part_step(inferred, reference, row)
-        lane, error = _row_error(output, reference, row)
-        where = f"kernel ({output.source})"
-        exact = exact_rstd(output, problem.rows)
-        own = (
-            ""
-            if exact is None
-            else f"; its own rrms (rstd output, exact) = {float(exact[row]):.9g}"
-        )
-        notes = {
-            "mean": f"{where}: mean² = {float(inferred.mean_square[row]):.9g} inferred; the "
-            f"reference's is {float(reference.mean_square[row]):.9g}",
-            "rsqrt": f"{where}: rrms = {rrms:.9g} inferred from y / (x · w) over "
-            f"{int(inferred.columns[row])} column(s): {ratio:.6g} × the scalar reference's "
-            f"{ref_rrms:.9g}{own}" + (" — kernel and model part HERE" if parts == "rsqrt" else ""),
-            "store": f"{where}: largest |kernel y − expected y| in row {row} is {error:.3g} at "
-            f"lane {lane} (kernel {float(output.y[row, lane]):.7g}, expected "
-            f"{float(reference.y[row, lane]):.7g})"
-            + (" — kernel and model part HERE" if parts == "store" and error > 0 else ""),
-        }
+        notes = _kernel_notes(problem, reference, row, output, inferred)
     return [
         dataclasses.replace(step, kernel=notes[step.key]) if step.key in notes else step
         for step in steps
     ]
 
 
+def _kernel_notes(
+    problem: Problem,
+    reference: ScalarResult,
+    row: int,
+    output: KernelOutput,
+    inferred: diagnose.Inferred,
+) -> dict[str, str]:
+    ref_rrms = float(reference.rrms[row])
+    rrms = float(inferred.rrms[row])
+    ratio = rrms / ref_rrms if ref_rrms else float("nan")
+    y = np.asarray(output.y, dtype=np.float64)
+    parts = row_part(problem, reference, y, inferred, row)
+    tolerance = cmp.TOLERANCES[problem.dtype]
+    lane = int(np.argmax(tolerance_ratio(y[row], reference.y[row], tolerance)))
+    where = f"kernel ({output.source})"
+    exact = exact_rstd(output, problem.rows)
+    own = "" if exact is None else f"; its own rrms (rstd output, exact) = {float(exact[row]):.9g}"
+    here = " — kernel and model part HERE"
+    judged = (
+        "; the row is within tolerance: nothing parts here"
+        if not parts
+        else (here if parts == "store" else "")
+    )
+    stores = (
+        _row_store_note(placed_stores(problem, output.stores), row) if output.stores.count else ""
+    )
+    return {
+        "mean": f"{where}: mean² = {float(inferred.mean_square[row]):.9g} inferred; the "
+        f"reference's is {float(reference.mean_square[row]):.9g}",
+        "rsqrt": f"{where}: rrms = {rrms:.9g} inferred from y / (x · w) over "
+        f"{int(inferred.columns[row])} column(s): {ratio:.6g} × the scalar reference's "
+        f"{ref_rrms:.9g}{own}" + (here if parts == "rsqrt" else ""),
+        "store": f"{where}: its worst lane in row {row} against the tolerance is "
+        + describe_lane(y, reference.y, tolerance, row, lane)
+        + judged
+        + stores,
+    }
+
+
 @dataclass(frozen=True)
 class Divergence:
-    """Where the kernel's output parts from the scalar reference.
+    """Where the kernel's output parts from the scalar reference, judged by the tolerance.
 
     Attributes:
-        row, lane: the worst element (the first out-of-bounds store when the output agrees).
-        step: the stepper's step where they part ("rsqrt" or "store"); "" when nothing differs.
+        row, lane: the lane to show: the worst against the tolerance, or the first stray
+            store (where the grid draws it; ``row`` is the margin row, ``problem.rows``, for a
+            store no tile reaches).
+        step: the stepper's step where they part ("rsqrt" or "store"); "" when nothing does.
         passed: whether the output is within the dtype's tolerance and stored nothing out of
             bounds.
         lines: what the window shows: a headline, then ``oracle.diagnose``'s lines.
+        kind: "none" (within tolerance everywhere, nothing stored astray), "stores" (the output
+            agrees, a store went astray) or "output" (the output is outside the tolerance).
     """
 
     row: int
@@ -218,20 +322,40 @@ class Divergence:
     step: str
     passed: bool
     lines: tuple[str, ...]
+    kind: str = "output"
 
 
 def first_divergence(problem: Problem, reference: ScalarResult, output: KernelOutput) -> Divergence:
-    """The worst row and lane of ``output``, the step where it parts from the model, and why."""
+    """The kernel's first divergence from the model, judged by the dtype's tolerance: none when
+    the output is within it and nothing stored out of bounds; the first stray store when only
+    the stores are wrong; else the worst lane outside the tolerance and the step where its row
+    parts (the rrms, or the output after it), with ``oracle.diagnose``'s account."""
     y = np.asarray(output.y, dtype=np.float64)
     tolerance = cmp.TOLERANCES[problem.dtype]
     comparison = cmp.compare(y, reference.y, tolerance)
-    stride = output.stores.row_stride or problem.row_stride
-    where = diagnose.describe_stores(output.stores.output, stride, problem.rows, problem.width)
-    oob_line = (
-        [f"kernel stored {output.stores.count} element(s) out of bounds{where}"]
-        if output.stores.count
-        else []
-    )
+    ratio = tolerance_ratio(y, reference.y, tolerance)
+    row, lane = (int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    worst = describe_lane(y, reference.y, tolerance, row, lane)
+    placed = placed_stores(problem, output.stores)
+    store_lines = _store_lines(problem, output.stores, placed)
+    if comparison.passed:
+        within = f"within tolerance everywhere (worst: {worst})"
+        if not output.stores.count:
+            return Divergence(row, lane, "", True, (f"no divergence: {within}",), kind="none")
+        store_row, store_lane = _first_store_cell(placed, problem.rows)
+        return Divergence(
+            store_row,
+            store_lane,
+            "store",
+            False,
+            (
+                f"kernel output {within}, but it stored out of bounds:",
+                *store_lines,
+                f"the stepper shows row {min(store_row, problem.rows - 1)} at the masked store, "
+                "where they part",
+            ),
+            kind="stores",
+        )
     lines = diagnose.diagnose(
         problem.x,
         problem.weight,
@@ -241,45 +365,68 @@ def first_divergence(problem: Problem, reference: ScalarResult, output: KernelOu
         problem.eps,
         problem.block,
         problem.dtype,
+        rrms_agree=tolerance.rtol,
     )
-    passed = comparison.passed and not output.stores.count
-    if not lines:
-        row, lane = _first_store(output.stores.output, stride, problem.rows)
-        head = (
-            "kernel output agrees bit for bit with the scalar reference"
-            if not oob_line
-            else "kernel output agrees with the scalar reference, but:"
-        )
-        return Divergence(row, lane, "store" if oob_line else "", passed, (head, *oob_line))
-    error = np.abs(y - reference.y)
-    error[~np.isfinite(error)] = np.inf
-    row, lane = (int(i) for i in np.unravel_index(int(np.argmax(error)), error.shape))
-    inferred = inferred_of(problem, output)
-    step = part_step(inferred, reference, row)
-    verdict = (
-        f"within tolerance ({comparison.describe()}); the largest difference:"
-        if comparison.passed
-        else f"kernel vs scalar reference: {comparison.describe()}"
-    )
+    step = part_step(inferred_of(problem, output), reference, row, tolerance.rtol)
+    outside = ratio > 1.0
+    first = np.argwhere(outside)[0]
     title = {"rsqrt": "rsqrt (the rrms)", "store": "the output (x · rrms · w, stored)"}[step]
     return Divergence(
         row,
         lane,
         step,
-        passed,
+        False,
         (
-            verdict,
-            *lines,
+            f"kernel vs scalar reference: {comparison.describe()}",
+            f"first divergence: worst lane outside tolerance: {worst}",
+            f"{int(outside.sum())} element(s) in {int(outside.any(axis=1).sum())} row(s) outside "
+            f"tolerance; the first at row {first[0]}, lane {first[1]}",
+            *lines[1:],
             f"the stepper shows row {row} at the step where they part: {title}",
-            *oob_line,
+            *store_lines,
         ),
     )
 
 
-def _first_store(addresses: tuple[int, ...], stride: int, rows: int) -> tuple[int, int]:
-    """Row and lane of the first out-of-bounds store inside the rows (0, 0 when none)."""
-    for address in addresses:
-        if 0 <= address < rows * stride:
-            row, lane = divmod(int(address), stride)
-            return row, lane
-    return 0, 0
+def _store_lines(
+    problem: Problem, stores: StoresOutOfBounds, placed: oob_view.OobWrites
+) -> list[str]:
+    """The stray stores in words: how many, where the first ones landed, the first one's lane
+    and the cross-row stores they imply."""
+    if not stores.count:
+        return []
+    stride = stores.row_stride or problem.row_stride
+    where = diagnose.describe_stores(stores.output, stride, problem.rows, problem.width)
+    lines = [f"kernel stored {stores.count} element(s) out of bounds{where}"]
+    first = min(stores.output)
+    row, lane = _first_store_cell(placed, problem.rows)
+    by = (
+        f"the margin row, lane {lane} (no tile reaches it)"
+        if row >= problem.rows
+        else f"row {row}'s tail lane {lane}"
+    )
+    place = oob_view.where_text(first, rows=problem.rows, width=problem.width, stride=stride)
+    lines.append(f"first stray store: address {first} ({place}), drawn on {by}")
+    if placed.cross.count:
+        rows = np.unique(placed.cross.rows)
+        lines.append(
+            f"and {placed.cross.count} cross-row store(s) (inferred, ▼ on the grid): rows "
+            f"{rows[0]}..{rows[-1]} store the same tail lanes into the next row's data, where "
+            "no guard sees them"
+        )
+    return lines
+
+
+def _first_store_cell(placed: oob_view.OobWrites, rows: int) -> tuple[int, int]:
+    """(row, lane) where the grid draws the lowest stray address (the margin row: ``rows``)."""
+    candidates = []
+    if placed.addresses.size:
+        at = int(np.argmin(placed.addresses))
+        candidates.append((int(placed.addresses[at]), int(placed.rows[at]), int(placed.lanes[at])))
+    if placed.margin.size:
+        at = int(np.argmin(placed.margin))
+        candidates.append((int(placed.margin[at]), rows, int(placed.margin_lanes[at])))
+    if not candidates:
+        return 0, 0
+    _, row, lane = min(candidates)
+    return row, lane

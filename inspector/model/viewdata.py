@@ -24,23 +24,26 @@ VALID = 0
 MASKED = 1
 POISON_IN = 2  # a masked lane whose poison entered the reduction (a bug)
 OOB_WRITE = 3  # a store outside the row's valid elements (a bug)
+CROSS_ROW = 4  # a tail lane's store into another row's data (inferred; a bug)
 
 STATE_NAMES = {
     VALID: "valid",
     MASKED: "masked tail",
     POISON_IN: "poison in reduction",
     OOB_WRITE: "out-of-bounds write",
+    CROSS_ROW: "cross-row store (inferred)",
 }
 
-# RGBA per non-value state; valid lanes take the colormap. Okabe and Ito's reddish purple and
-# orange (told apart with the common colour blindnesses); the grid also marks each with a glyph.
+# RGBA per non-value state; valid lanes take the colormap. Okabe and Ito's reddish purple, orange
+# and yellow (told apart with the common colour blindnesses); the grid also marks each with a glyph.
 STATE_COLORS = {
     MASKED: (70, 74, 84, 255),
     POISON_IN: (204, 121, 167, 255),
     OOB_WRITE: (230, 159, 0, 255),
+    CROSS_ROW: (240, 228, 66, 255),
 }
-#: The glyph drawn over a lane in each state (masked lanes are plain grey).
-STATE_GLYPHS = {POISON_IN: "o", OOB_WRITE: "x"}
+#: The pyqtgraph symbol drawn over a lane in each state (masked lanes are plain grey).
+STATE_GLYPHS = {POISON_IN: "o", OOB_WRITE: "x", CROSS_ROW: "t"}
 #: Most glyphs drawn (a bigger, downsampled grid shows colours only, and says so).
 MAX_GLYPHS = 20000
 
@@ -91,12 +94,12 @@ def oob_writes(
     tiled: TiledResult, extra_oob: tuple[int, ...] | list[int] = (), extra_stride: int = 0
 ) -> oob_view.OobWrites:
     """The lane model's gap writes and ``extra_oob`` (the kernel's stores, in the frame
-    ``extra_stride``; 0: the problem's row stride), each placed on the lane that wrote it
-    (:mod:`inspector.model.oob_view`)."""
+    ``extra_stride``; 0: the problem's row stride), each placed on the lane that wrote it, with
+    the kernel's stores into other rows' data they imply (:mod:`inspector.model.oob_view`)."""
     rows, block = tiled.lanes.shape
     grid = {"rows": rows, "width": tiled.width, "block": block}
     model = oob_view.place_writes(tiled.gap_writes, stride=tiled.row_stride, **grid)
-    kernel = oob_view.place_writes(extra_oob, stride=extra_stride or tiled.row_stride, **grid)
+    kernel = oob_view.place_run(extra_oob, stride=extra_stride or tiled.row_stride, **grid)
     return oob_view.merge(model, kernel)
 
 
@@ -117,6 +120,7 @@ def lane_states(
     leaked = (~tiled.mask[None, :]) & (tiled.squares != 0)
     states[leaked] = POISON_IN
     writes = oob_writes(tiled, extra_oob, extra_stride)
+    states[writes.cross.rows, writes.cross.lanes] = CROSS_ROW
     states[writes.rows, writes.lanes] = OOB_WRITE
     return states, writes
 
@@ -233,23 +237,13 @@ def lane_image(
     return LaneImage(rgba, states, row_step, lane_step, float(limits.max()), writes, per_row)
 
 
-def _write_lines(problem: Problem, stored: list[tuple[int, int]]) -> list[str]:
-    """ "stored out of bounds at ..." lines for the writes drawn on one cell."""
-    lines = []
-    for address, frame in stored[:4]:
-        where = oob_view.where_text(address, rows=problem.rows, width=problem.width, stride=frame)
-        lines.append(f"out-of-bounds WRITE: stored to address {address} ({where})")
-    if len(stored) > 4:
-        lines.append(f"... and {len(stored) - 4} more write(s) on this cell")
-    return lines
-
-
 def margin_hover_text(problem: Problem, writes: oob_view.OobWrites, lanes: range) -> str:
     """The tooltip of the margin row's cell over ``lanes``: the writes no tile reaches."""
     stored = [write for lane in lanes for write in writes.in_margin(lane)]
     if not stored:
         return f"margin: out-of-bounds writes no tile reaches ({writes.margin.size} in all)"
-    return "\n".join(["margin: a write no program's tile reaches", *_write_lines(problem, stored)])
+    lines = oob_view.write_lines(stored, rows=problem.rows, width=problem.width)
+    return "\n".join(["margin: a write no program's tile reaches", *lines])
 
 
 def hover_text(
@@ -275,7 +269,12 @@ def hover_text(
     value = float(tiled.lanes[row, lane])
     square = float(tiled.squares[row, lane])
     state = STATE_NAMES[int(states[row, lane])]
-    stored = _write_lines(problem, writes.at(row, lane)) if writes is not None else []
+    stored = (
+        oob_view.write_lines(writes.at(row, lane), rows=problem.rows, width=problem.width)
+        + writes.cross.lines(row, lane)
+        if writes is not None
+        else []
+    )
     if lane >= tiled.width:
         return "\n".join(
             [
@@ -284,7 +283,9 @@ def hover_text(
                 f"holds poison {tiled.poison:g}",
                 f"square in tree = {square:.7g}",
                 *stored,
-                state if not stored else "masked tail lane that STORED: out-of-bounds write",
+                "masked tail lane that STORED: out-of-bounds write"
+                if states[row, lane] == OOB_WRITE
+                else state,
             ]
         )
     lines = [

@@ -1,6 +1,8 @@
-"""First divergence (View → First divergence, Ctrl+D, and the panel's button): the worst row
-and lane of the kernel's output, the reduction step where it parts from the model, and why; the
-kernel is run first when there is no output of it yet."""
+"""First divergence (Run → First divergence, Ctrl+D, and the panel's button), judged by the
+dtype's tolerance: none when the kernel's output is within it everywhere; the first stray store
+when only its stores are wrong; else the worst lane outside the tolerance and the reduction step
+where its row parts from the model, and why. The kernel is run first when there is no output of
+it yet."""
 
 from __future__ import annotations
 
@@ -63,8 +65,8 @@ class DivergenceActions(QObject):
         self._surfaces.grid.mark_lane(None)
 
     def first_divergence(self) -> bool:
-        """Jump to the worst row and lane of the kernel's output, the step where it parts from
-        the model, and show why; runs the kernel first when there is no output yet."""
+        """Jump to where the kernel parts from the model (:func:`kernel_view.first_divergence`)
+        and show why; runs the kernel first when there is no output yet."""
         surfaces, state = self._surfaces, self.state
         if not state.analysis_current or state.reference is None:
             self._surfaces.status("First divergence: the analysis of this input is still running")
@@ -80,8 +82,10 @@ class DivergenceActions(QObject):
             )
             return False
         found = kernel_view.first_divergence(state.problem, state.reference, output)
-        surfaces.select_row(found.row)
-        surfaces.grid.mark_lane((found.row, found.lane))
+        # The margin row (a store no tile reaches) selects the last row; its cell is marked.
+        surfaces.select_row(min(found.row, state.problem.rows - 1))
+        # Within tolerance everywhere: the worst row is selected, no lane marked as parting.
+        surfaces.grid.mark_lane(None if found.kind == "none" else (found.row, found.lane))
         if found.step:
             surfaces.stepper.go_to_key(found.step)
             surfaces.tabs.setCurrentWidget(surfaces.stepper)
@@ -92,8 +96,11 @@ class DivergenceActions(QObject):
         QTimer.singleShot(0, lambda: surfaces.left_scroll.ensureWidgetVisible(panel_text))
         surfaces.log("\n".join(lines))
         self._surfaces.status(
-            f"First divergence: row {found.row}, lane {found.lane}"
-            + (f", they part at {found.step}" if found.step else ": nothing differs")
+            f"First divergence: none, within tolerance everywhere (worst: row {found.row}, "
+            f"lane {found.lane})"
+            if found.kind == "none"
+            else f"First divergence: row {found.row}, lane {found.lane}, they part at "
+            + ("the masked store" if found.kind == "stores" else found.step)
         )
         return True
 

@@ -208,9 +208,13 @@ def test_the_mean_over_block_bug_fails_and_first_divergence_explains_it(
     np.testing.assert_allclose(
         model.column_values("rrms inferred / scalar"), np.sqrt(128 / 70), rtol=1e-4
     )
-    # First divergence: the worst row and lane, the rsqrt step, the signature.
-    error = np.abs(result.kernel.y - result.scalar.y)
-    row, lane = np.unravel_index(int(np.argmax(error)), error.shape)
+    # First divergence: the worst row and lane against the tolerance, the rsqrt step, the
+    # signature.
+    from inspector.model.kernel_view import tolerance_ratio
+    from oracle.compare import TOLERANCES
+
+    ratio = tolerance_ratio(result.kernel.y, result.scalar.y, TOLERANCES["float32"])
+    row, lane = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     window.menus.divergence.trigger()
     assert window.grid.selected_row == row
     assert window.grid.marked == (row, lane)
@@ -219,7 +223,7 @@ def test_the_mean_over_block_bug_fails_and_first_divergence_explains_it(
     assert window.stepper.current.key == "rsqrt"
     assert window.tabs.currentWidget() is window.stepper
     text = "\n".join(window.divergence.lines)
-    assert f"worst at row {row}, lane {lane}" in text
+    assert f"worst lane outside tolerance: row {row}, lane {lane}:" in text
     assert "behaves like a divisor of BLOCK (128) instead of width (70)" in text
     assert "bug_mean_over_block.py:rms_norm" in text
     kernel_line = window.stepper.kernel_line.text()
@@ -251,8 +255,11 @@ def test_run_kernel_shows_a_user_kernels_out_of_bounds_stores_on_the_grid(
     # Each row's tail lanes 70..127 are stored into (the guard after the row).
     assert (states[:, 70:] == viewdata.OOB_WRITE).all()
     assert (states[:, :70] != viewdata.OOB_WRITE).all()
+    # Its output agrees: First divergence takes it to its first stray store.
     window.divergence_actions.first_divergence()
-    assert "out of bounds" in "\n".join(window.divergence.lines)
+    assert "but it stored out of bounds:" in window.divergence.lines[1]
+    assert window.grid.marked == (0, 70)
+    assert window.stepper.current.key == "store"
 
 
 def test_first_divergence_runs_the_bundled_kernel_when_it_has_not_run(qtbot, window) -> None:
@@ -263,8 +270,8 @@ def test_first_divergence_runs_the_bundled_kernel_when_it_has_not_run(qtbot, win
     _wait_idle(qtbot, window)
     lines = window.divergence.lines
     assert lines[0].startswith("First divergence (the bundled kernel, Run kernel")
-    assert any("agrees" in line or "within tolerance" in line for line in lines)
-    assert window.grid.marked is not None
+    assert lines[1].startswith("no divergence: within tolerance everywhere (worst: row ")
+    assert window.grid.marked is None  # nothing parts: no lane outlined as parting
 
 
 def test_the_screenshot_loads_the_kernel_first_and_refuses_one_that_is_not(

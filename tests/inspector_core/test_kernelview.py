@@ -11,6 +11,7 @@ from inspector.check.results import StoresOutOfBounds
 from inspector.model import kernel_view, viewdata
 from inspector.model.analysis import analyse
 from inspector.model.kernel_view import KernelOutput
+from oracle import compare as cmp
 from oracle.spec import synthetic_problem
 
 
@@ -31,13 +32,16 @@ def test_the_mean_over_block_fault_parts_at_the_rsqrt_with_its_signature(analyse
     reference = analysis.reference
     y = _mean_over_block(problem, reference)
     found = kernel_view.first_divergence(problem, reference, KernelOutput(y, "test"))
-    error = np.abs(y - reference.y)
-    assert (found.row, found.lane) == np.unravel_index(int(np.argmax(error)), error.shape)
+    # The worst lane against the tolerance (|error| / (atol + rtol * |expected|)).
+    ratio = kernel_view.tolerance_ratio(y, reference.y, cmp.TOLERANCES["float32"])
+    assert (found.row, found.lane) == np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     assert found.step == "rsqrt"
+    assert found.kind == "output"
     assert not found.passed
     text = "\n".join(found.lines)
     assert found.lines[0].startswith("kernel vs scalar reference: FAIL")
-    assert f"worst at row {found.row}, lane {found.lane}" in text
+    assert f"worst lane outside tolerance: row {found.row}, lane {found.lane}:" in text
+    assert "280 element(s) in 4 row(s) outside tolerance; the first at row 0, lane 0" in text
     assert "behaves like a divisor of BLOCK (128) instead of width (70)" in text
 
 
@@ -56,16 +60,21 @@ def test_an_agreeing_output_says_so_and_an_out_of_bounds_store_is_found(analysed
     reference = analysis.reference
     same = kernel_view.first_divergence(problem, reference, KernelOutput(reference.y, "t"))
     assert same.passed
-    assert same.step == ""
-    assert same.lines == ("kernel output agrees bit for bit with the scalar reference",)
+    assert (same.step, same.kind) == ("", "none")
+    assert len(same.lines) == 1
+    assert same.lines[0].startswith("no divergence: within tolerance everywhere (worst: row ")
+    assert "|error| 0 = 0× its tolerance" in same.lines[0]
     # Stores past row 1's width in a frame of 70 + 128 (a user kernel's output buffer).
     stores = KernelOutput(
         reference.y, "t", stores=StoresOutOfBounds(output=(198 + 70, 198 + 71), row_stride=198)
     )
     found = kernel_view.first_divergence(problem, reference, stores)
     assert not found.passed
-    assert (found.row, found.lane, found.step) == (1, 70, "store")
+    assert (found.row, found.lane, found.step, found.kind) == (1, 70, "store", "stores")
+    assert found.lines[0].startswith("kernel output within tolerance everywhere (worst: ")
+    assert found.lines[0].endswith("but it stored out of bounds:")
     assert "kernel stored 2 element(s) out of bounds (row 1 lane 70 (padding)" in found.lines[1]
+    assert "first stray store: address 268 (row 1 lane 70 (padding))" in found.lines[2]
 
 
 def test_a_difference_within_tolerance_is_named_as_such(analysed) -> None:
@@ -75,8 +84,11 @@ def test_a_difference_within_tolerance_is_named_as_such(analysed) -> None:
     y[1, 4] = np.nextafter(np.float32(y[1, 4]), np.float32(np.inf))
     found = kernel_view.first_divergence(problem, reference, KernelOutput(y, "t"))
     assert found.passed
-    assert (found.row, found.lane) == (1, 4)
-    assert found.lines[0].startswith("within tolerance")
+    assert (found.row, found.lane, found.step, found.kind) == (1, 4, "", "none")
+    assert found.lines[0].startswith(
+        "no divergence: within tolerance everywhere (worst: row 1, lane 4: kernel "
+    )
+    assert "× its tolerance" in found.lines[0]
 
 
 def test_the_row_table_puts_the_inferred_values_beside_scalar_and_tiled(analysed) -> None:
