@@ -13,7 +13,9 @@ log env
 python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name())' 2>&1 | tee -a "$LOG"
 
 log "sandbox tests, compiled"
+# -W: the image has no pytest-qt, so pyproject's qt_api option is unknown there.
 timeout 300 python3 -m pytest -p no:cacheprovider -p no:randomly -o addopts=-ra -q \
+  -W ignore::pytest.PytestConfigWarning \
   tests/kernels/test_kernel_sandbox_judge.py tests/kernels/test_kernel_usercode.py \
   >"$OUT/sandbox_tests.txt" 2>&1
 echo "exit code: $?" >>"$OUT/sandbox_tests.txt"
@@ -21,7 +23,7 @@ tail -15 "$OUT/sandbox_tests.txt" | tee -a "$LOG"
 
 log "peak memory of a CUDA kernel's tree, 4096 x 1024 float32 and 64 x 65536 bfloat16"
 for shape in "4096 1024 float32" "64 65536 bfloat16"; do
-  timeout 120 python3 scripts/kernel_tree_memory.py resources/kernels/tutorial.py:rms_norm $shape \
+  PYTHONPATH=".:${PYTHONPATH:-}" timeout 120 python3 scripts/kernel_tree_memory.py resources/kernels/tutorial.py:rms_norm $shape \
     2>&1 | tail -3 | tee -a "$OUT/memory.txt"
 done
 
@@ -34,6 +36,7 @@ done
 
 log "gpu-marked tests"
 timeout 240 python3 -m pytest -p no:cacheprovider -p no:benchmark -o addopts=-ra -q \
+  -W ignore::pytest.PytestConfigWarning \
   tests/kernels tests/inspector_core/test_sanitizer_stage.py -m gpu >"$OUT/gpu_tests.txt" 2>&1
 echo "exit code: $?" >>"$OUT/gpu_tests.txt"
 grep -v '^SKIPPED' "$OUT/gpu_tests.txt" | tail -12 | tee -a "$LOG"
