@@ -59,9 +59,11 @@ def color_scheme(app: QApplication) -> str:
 def apply_style(app: QApplication) -> None:
     """Load ``resources/style.qss`` in the desktop's colour scheme (missing file: Qt's look)."""
     import pyqtgraph as pg
+    from PySide6.QtCore import QDir
 
     from inspector.qt.theme import plot_foreground, themed_qss
 
+    QDir.setSearchPaths("icons", [str(RESOURCES / "icons")])  # the sheet's url(icons:...)
     scheme = color_scheme(app)
     pg.setConfigOptions(antialias=True, foreground=plot_foreground(scheme))
     qss = RESOURCES / "style.qss"

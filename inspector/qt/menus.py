@@ -1,5 +1,6 @@
 """The main window's menus: File (sessions, kernels, receipts, benchmark records), Run, View
-(stepping the reduction, the grid's zoom and worst row) and Help (every shortcut, versions)."""
+(stepping the reduction, the grid's zoom and worst row) and Help (every shortcut in a table,
+versions)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QMainWindow,
+    QMenu,
+    QTableWidget,
+    QTableWidgetItem,
+)
 
 from inspector.qt.widgets import dialogs
 
@@ -119,9 +126,14 @@ def build_menus(window: QMainWindow) -> MenuActions:
     return actions
 
 
-def shortcut_lines(window: QMainWindow) -> list[str]:
-    """Every menu action that has a shortcut, "Shortcut  Menu → Action", menu by menu."""
-    lines = []
+#: Shortcuts of a view rather than a menu: (keys, where, what).
+VIEW_SHORTCUTS = (("Ctrl+C", "Row intermediates", "Copy the selected rows (or the table)"),)
+
+
+def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
+    """Every menu action that has a shortcut, (keys, menu, action), menu by menu, then the
+    views' own (:data:`VIEW_SHORTCUTS`)."""
+    rows = []
     bar = window.menuBar().actions()
     tops = [m for m in window.findChildren(QMenu) if m.menuAction() in bar]
     for menu in sorted(tops, key=lambda m: bar.index(m.menuAction())):
@@ -129,15 +141,35 @@ def shortcut_lines(window: QMainWindow) -> list[str]:
         for action in menu.actions():
             keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
             if keys:
-                lines.append(f"{keys:<16} {title} → {action.text().replace('&', '')}")
-    return lines
+                rows.append((keys, title, action.text().replace("&", "")))
+    return rows + list(VIEW_SHORTCUTS)
+
+
+def shortcut_table(rows: list[tuple[str, str, str]]) -> QTableWidget:
+    """The shortcuts as a read-only three-column table: keys, menu (or view), action."""
+    table = QTableWidget(len(rows), 3, objectName="shortcut_table")
+    table.setHorizontalHeaderLabels(["keys", "menu", "action"])
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    for row, cells in enumerate(rows):
+        for column, text in enumerate(cells):
+            table.setItem(row, column, QTableWidgetItem(text))
+    table.resizeColumnsToContents()
+    table.horizontalHeader().setStretchLastSection(True)
+    width = sum(table.columnWidth(c) for c in range(3)) + 2 * table.frameWidth() + 24
+    table.setMinimumWidth(width)
+    height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(len(rows)))
+    table.setMinimumHeight(min(height + 2 * table.frameWidth(), 560))
+    return table
 
 
 def show_shortcuts(window: QMainWindow) -> str:
-    """Help → Keyboard shortcuts: every menu shortcut, in a box; returns the text."""
-    text = "\n".join(shortcut_lines(window))
-    dialogs.show_info(window, "Keyboard shortcuts", text)
-    return text
+    """Help → Keyboard shortcuts: every shortcut in a table; returns it as text, one
+    tab-separated row a line."""
+    rows = shortcut_rows(window)
+    dialogs.show_widget(window, "Keyboard shortcuts", shortcut_table(rows))
+    return "\n".join("\t".join(row) for row in rows)
 
 
 def show_about(window: QMainWindow) -> str:

@@ -149,17 +149,49 @@ class RowTableModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
-            if role == Qt.ItemDataRole.DisplayRole:
+            if role == Qt.ItemDataRole.DisplayRole:  # two short lines: narrower columns
+                return two_line_title(self._columns[section].name)
+            if role == Qt.ItemDataRole.UserRole:  # the name itself (copies, exports)
                 return self._columns[section].name
             if role == Qt.ItemDataRole.ToolTipRole:
                 return self._columns[section].tooltip
         return None
 
 
+def two_line_title(name: str) -> str:
+    """``name`` on two lines, broken at the space nearest its middle (one word: as it is)."""
+    spaces = [i for i, char in enumerate(name) if char == " "]
+    if not spaces or len(name) < 9:
+        return name
+    middle = len(name) / 2
+    cut = min(spaces, key=lambda i: abs(i - middle))
+    return name[:cut] + "\n" + name[cut + 1 :]
+
+
+#: Row-table columns shown with the error columns, though not of the "error" kind.
+ERROR_LIKE_COLUMNS = ("batch Δulp",)
+
+
+def error_first_order(columns: list[RowColumn]) -> list[int]:
+    """The row table's view order of ``columns`` (model indices): the row index, then every
+    error column (what a user reads first: within or outside the tolerance), then the rest,
+    each group in the model's order. The model, its copies and the CSV keep the model's order.
+    """
+    errors = [
+        i
+        for i, column in enumerate(columns)
+        if column.kind == "error" or column.name in ERROR_LIKE_COLUMNS
+    ]
+    first = [i for i, column in enumerate(columns) if column.name == "row"][:1]
+    rest = [i for i in range(len(columns)) if i not in errors and i not in first]
+    return first + errors + rest
+
+
 def rows_as_tsv(model: QAbstractTableModel, rows: list[int], columns: list[int]) -> str:
-    """Header plus the given rows and columns as tab-separated text (exact values)."""
+    """Header (the column names: ``UserRole``) plus the given rows and columns as tab-separated
+    text (exact values)."""
     header = [
-        str(model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole))
+        str(model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.UserRole))
         for c in columns
     ]
     lines = ["\t".join(header)]

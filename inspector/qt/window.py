@@ -12,19 +12,9 @@ import contextlib
 import gc
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QGroupBox,
-    QLabel,
-    QMainWindow,
-    QPlainTextEdit,
-    QScrollArea,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow
 
 from inspector.check import report
 from inspector.jobs import tasks
@@ -45,6 +35,7 @@ from inspector.qt.presenter import EvidenceViews
 from inspector.qt.table_models import kill_matrix_from_table
 from inspector.qt.widgets.accessibility import name_controls
 from inspector.qt.widgets.bench_view import BenchView
+from inspector.qt.widgets.check_log import CheckLog
 from inspector.qt.widgets.compiler_view import CompilerView
 from inspector.qt.widgets.coverage_view import CoverageView, saved_coverage
 from inspector.qt.widgets.divergence import DivergencePanel
@@ -52,10 +43,11 @@ from inspector.qt.widgets.history_view import HistoryView
 from inspector.qt.widgets.input_panel import InputPanel
 from inspector.qt.widgets.kill_map import KillMatrixView
 from inspector.qt.widgets.lane_grid import LaneGrid
+from inspector.qt.widgets.main_layout import evidence_tabs, left_column, main_layout
 from inspector.qt.widgets.mutants import MutantPanel
 from inspector.qt.widgets.mutation_view import MutationView
 from inspector.qt.widgets.run_box import RunBox
-from inspector.qt.widgets.status_bar import environment_labels, shrinkable
+from inspector.qt.widgets.status_bar import ElidedLabel, environment_labels, shrinkable
 from inspector.qt.widgets.stepper import ReductionStepper
 from inspector.qt.widgets.tables import RowTable
 from inspector.qt.worker import JobRunner
@@ -136,7 +128,7 @@ class InspectorWindow(QMainWindow):
         self.history_view = HistoryView()
         self.mutation_view = MutationView()
         self.divergence = DivergencePanel()
-        self.summary = QPlainTextEdit(objectName="summary", readOnly=True)
+        self.summary = CheckLog()
         self.views = EvidenceViews(self.state, self.grid, self.stepper, self.row_table)
 
         self.run_box = run_box = RunBox(self.env)
@@ -145,50 +137,25 @@ class InspectorWindow(QMainWindow):
         self.kernel_in_check, self.progress = run_box.kernel_in_check, run_box.progress
         self.verdict = run_box.verdict
 
-        input_box = QGroupBox("Input")
-        QVBoxLayout(input_box).addWidget(self.input_panel)
-        inputs = QWidget()
-        inputs_layout = QVBoxLayout(inputs)
-        inputs_layout.addWidget(input_box)
-        inputs_layout.addWidget(self.mutant_panel)
-        inputs_layout.addWidget(self.divergence)
-        inputs_layout.addStretch(1)
-        self.left_scroll = QScrollArea()
-        self.left_scroll.setWidget(inputs)
-        self.left_scroll.setWidgetResizable(True)
-        self.left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # The Run box (buttons, verdict) sits under the scrolled inputs: always on screen.
-        left_column = QWidget(objectName="left_column")
-        left_column.setMinimumWidth(440)
-        left_layout = QVBoxLayout(left_column)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.left_scroll, 1)
-        left_layout.addWidget(run_box)
+        left, self.left_scroll = left_column(
+            self.input_panel, self.mutant_panel, run_box, self.divergence
+        )
+        self.tabs = evidence_tabs(
+            [
+                (self.stepper, "Reduction stepper"),
+                (self.row_table, "Row intermediates"),
+                (self.kill_view, "Kill matrix"),
+                (self.compiler_view, "Compiler"),
+                (self.coverage_view, "Coverage"),
+                (self.bench_view, "Benchmark"),
+                (self.summary, "Check log"),
+                (self.history_view, "History"),
+                (self.mutation_view, "Mutation"),
+            ]
+        )
+        self.setCentralWidget(main_layout(left, self.grid, self.tabs, self.width()).central)
 
-        self.tabs = QTabWidget(objectName="views")
-        self.tabs.addTab(self.stepper, "Reduction stepper")
-        self.tabs.addTab(self.row_table, "Row intermediates")
-        self.tabs.addTab(self.kill_view, "Kill matrix")
-        self.tabs.addTab(self.compiler_view, "Compiler")
-        self.tabs.addTab(self.coverage_view, "Coverage")
-        self.tabs.addTab(self.bench_view, "Benchmark")
-        self.tabs.addTab(self.summary, "Check log")
-        self.tabs.addTab(self.history_view, "History")
-        self.tabs.addTab(self.mutation_view, "Mutation")
-
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.grid)
-        right.addWidget(self.tabs)
-        right.setStretchFactor(0, 2)
-        right.setStretchFactor(1, 3)
-        main = QSplitter(Qt.Orientation.Horizontal)
-        main.addWidget(left_column)
-        main.addWidget(right)
-        main.setStretchFactor(1, 1)
-        main.setSizes([450, max(self.width() - 450, 600)])
-        self.setCentralWidget(main)
-
-        self.status_line = QLabel("Ready.", objectName="status_line")
+        self.status_line = ElidedLabel("Ready.", objectName="status_line")
         self.device_label, self.versions_label = environment_labels(self.env)
         shrinkable(self.status_line)
         self.statusBar().addWidget(self.status_line, 3)

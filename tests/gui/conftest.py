@@ -45,6 +45,7 @@ def _no_real_dialogs(monkeypatch: pytest.MonkeyPatch):
         "choose_directory",
         "choose_item",
         "show_info",
+        "show_widget",
         "ask_load_kernel",
         "ask_overwrite_changed",
     ):

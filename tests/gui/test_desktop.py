@@ -44,25 +44,47 @@ def test_the_window_fits_the_screen_and_the_verdict_is_on_it(qtbot, window, scre
     assert window.verdict.isVisible()
 
 
-def test_help_lists_every_shortcut_and_the_run_and_step_ones_exist(
+def test_help_lists_every_shortcut_in_a_table_and_the_run_and_step_ones_exist(
     window, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shown: list[tuple[str, str]] = []
+    from PySide6.QtWidgets import QTableWidget
+
+    shown: list[tuple[str, object]] = []
+    monkeypatch.setattr(
+        dialogs, "show_widget", lambda parent, title, body: shown.append((title, body))
+    )
     monkeypatch.setattr(
         dialogs, "show_info", lambda parent, title, text: shown.append((title, text))
     )
     window.menus.shortcuts.trigger()
-    assert shown[0][0] == "Keyboard shortcuts"
-    text = shown[0][1]
-    for keys, action in (
-        ("Ctrl+R", "Run → Run check"),
-        ("Ctrl+K", "Run → Run kernel"),
-        ("Esc", "Run → Cancel"),
-        ("Alt+Right", "View → Step forward"),
-        ("Alt+Left", "View → Step back"),
-        ("Ctrl+0", "View → Reset the grid's zoom"),
+    title, table = shown[0]
+    assert title == "Keyboard shortcuts"
+    assert isinstance(table, QTableWidget)
+    header = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert header == ["keys", "menu", "action"]
+    rows = {
+        tuple(table.item(r, c).text() for c in range(table.columnCount()))
+        for r in range(table.rowCount())
+    }
+    for row in (
+        ("Ctrl+R", "Run", "Run check"),
+        ("Ctrl+K", "Run", "Run kernel"),
+        ("Esc", "Run", "Cancel"),
+        ("Ctrl+D", "Run", "First divergence"),
+        ("Alt+Right", "View", "Step forward"),
+        ("Alt+Left", "View", "Step back"),
+        ("Ctrl+0", "View", "Reset the grid's zoom"),
+        ("Ctrl+C", "Row intermediates", "Copy the selected rows (or the table)"),
     ):
-        assert re.search(rf"^{re.escape(keys)}\s+{re.escape(action)}$", text, re.MULTILINE), keys
+        assert row in rows, row
+    # The rows are the real shortcuts: the table's Ctrl+C is the row table's copy.
+    from PySide6.QtGui import QKeySequence, QShortcut
+
+    copies = [
+        s.key().matches(QKeySequence("Ctrl+C")) == QKeySequence.SequenceMatch.ExactMatch
+        for s in window.row_table.findChildren(QShortcut)
+    ]
+    assert any(copies)
     window.menus.about.trigger()
     assert shown[1][0] == "About"
     assert "settings: " in shown[1][1]

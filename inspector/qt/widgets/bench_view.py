@@ -11,7 +11,8 @@ time per call and the eager-loop time per call (host included: what a user calli
 in a Python loop pays), the two times on a log axis. "auto" plots µs per call for the
 launch-bound set (there the time, not the bandwidth, is what a user weighs) and GB/s otherwise.
 The legend sits above the plot (never over a curve); hovering a point gives its numbers; the
-table beside the plot holds every shown row with both figures, device and eager loop. A record
+table beside the plot holds every shown row with both figures, device and eager loop (the
+timings first after the shape: never narrower than them). A record
 of ``bench --ncu`` also carries Nsight Compute's DRAM figures of ``ours`` (``dram``): their
 % of peak gets a table column (shown only when a shown row has ``dram``; an absent figure's
 reason is the cell's tooltip) and a line in the hover text.
@@ -56,6 +57,11 @@ TABLE_COLUMNS = (
     "% of copy",
     "DRAM % peak",
 )
+#: The table's view order: the timings right after the shape and implementation, so they are
+#: on screen however narrow the table (the model and copies keep :data:`TABLE_COLUMNS`' order).
+VIEW_ORDER = ("shape", "impl", "device µs", "loop µs", "GB/s", "% of copy", "status")
+#: The visible columns the table is never narrower than (up to and including this one).
+KEEP_VISIBLE = "loop µs"
 #: The table column of Nsight Compute's DRAM throughput (``bench --ncu``).
 DRAM_COLUMN = TABLE_COLUMNS.index("DRAM % peak")
 #: Hover picks the nearest point within this many pixels.
@@ -124,9 +130,13 @@ class BenchView(QWidget):
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.table.setAccessibleName("Benchmark rows: device and eager-loop time per call")
+        header = self.table.horizontalHeader()
+        for visual, name in enumerate(VIEW_ORDER):
+            header.moveSection(header.visualIndex(TABLE_COLUMNS.index(name)), visual)
         body = QSplitter(objectName="bench_body")
         body.addWidget(self.plot)
         body.addWidget(self.table)
+        body.setCollapsible(1, False)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 2)
         self.hover_text = ""
@@ -322,6 +332,10 @@ class BenchView(QWidget):
         header = table.horizontalHeader()
         table.sortItems(header.sortIndicatorSection(), header.sortIndicatorOrder())
         table.resizeColumnsToContents()
+        keep = header.visualIndex(TABLE_COLUMNS.index(KEEP_VISIBLE))
+        shown = sum(header.sectionSize(header.logicalIndex(v)) for v in range(keep + 1))
+        frame = 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
+        table.setMinimumWidth(shown + frame)
 
     def point_text(self, impl: str, shape_index: int) -> str:
         """The hover text of ``impl``'s point at shape ``shape_index`` ("" when none)."""

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QInputDialog,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 def choose_open_file(parent: QWidget | None, title: str, name_filter: str) -> str | None:
@@ -57,6 +65,19 @@ def show_error(parent: QWidget | None, title: str, message: str) -> None:
 
 def show_info(parent: QWidget | None, title: str, message: str) -> None:
     QMessageBox.information(parent, title, message)
+
+
+def show_widget(parent: QWidget | None, title: str, body: QWidget) -> None:
+    """Show ``body`` (a table, say) in a modal box with a Close button."""
+    dialog = QDialog(parent)
+    dialog.setWindowTitle(title)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(body)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+    dialog.resize(body.sizeHint().width() + 40, min(body.sizeHint().height() + 80, 640))
+    dialog.exec()
 
 
 def _ask_yes_no(parent: QWidget | None, title: str, text: str, *, default_yes: bool) -> bool:

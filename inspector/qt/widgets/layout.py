@@ -1,10 +1,21 @@
-"""The layout most views share: a row of tools over the view itself, without margins."""
+"""Layouts the views share: a row of tools over the view itself, without margins; a text box
+that grows to a bound and then scrolls."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 def toolbar_over(
@@ -37,3 +48,50 @@ def toolbar_over(
         layout.addWidget(widget)
     layout.addWidget(body, body_stretch)
     return layout
+
+
+class BoundedScroll(QScrollArea):
+    """A frameless vertical scroll area as tall as its widget's text, up to a bound: a text
+    that grows past it scrolls inside, and what sits under the area stays where it is."""
+
+    def __init__(self, widget: QWidget, max_lines: int, name: str) -> None:
+        super().__init__(objectName=name)
+        if isinstance(widget, QLabel):  # a short text starts at the top, not centred
+            widget.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setWidget(widget)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.max_height = max_lines * widget.fontMetrics().lineSpacing() + 6
+        # A new text or a shown line asks the viewport (its parent) for a new layout: then this
+        # area's own height hint changes with it.
+        self.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        widget = self.widget()
+        if widget is None or widget.isHidden():
+            return QSize(hint.width(), 0)
+        width = max(self.viewport().width(), 1)
+        height = widget.heightForWidth(width) if widget.hasHeightForWidth() else -1
+        if height < 0:
+            height = widget.sizeHint().height()
+        return QSize(hint.width(), min(height, self.max_height))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.updateGeometry()  # a new width wraps the text anew: a new height
+
+
+def bounded_scroll(widget: QWidget, max_lines: int, name: str) -> BoundedScroll:
+    """``widget`` in a :class:`BoundedScroll` at most ``max_lines`` text lines tall."""
+    return BoundedScroll(widget, max_lines, name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from inspector.model.state import KERNEL_ONLY_MUTANTS
 from oracle.mutants import DESCRIPTIONS, MODEL_MUTANTS
@@ -14,8 +14,13 @@ NOTE = (
 )
 
 
+#: The switches are laid out in this many columns (all nine fit a 768-pixel-high screen).
+SWITCH_COLUMNS = 2
+
+
 class MutantPanel(QGroupBox):
-    """One switch per named mutant. ``mutant_changed(name | None)``."""
+    """One switch per named mutant, in :data:`SWITCH_COLUMNS` columns. ``mutant_changed(name |
+    None)``."""
 
     mutant_changed = Signal(object)
 
@@ -23,13 +28,20 @@ class MutantPanel(QGroupBox):
         super().__init__("Mutants (one at a time)", parent)
         self.switches: dict[str, QCheckBox] = {}
         layout = QVBoxLayout(self)
-        for name in (*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS):
+        layout.setSpacing(2)
+        grid = QGridLayout()
+        grid.setVerticalSpacing(0)
+        layout.addLayout(grid)
+        for index, name in enumerate((*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS)):
             kernel_only = name in KERNEL_ONLY_MUTANTS
             box = QCheckBox(name + ("  (kernel only)" if kernel_only else ""))
             box.setObjectName(f"mutant_{name}")
             box.setToolTip(DESCRIPTIONS.get(name, name))
             box.toggled.connect(lambda on, n=name: self._on_toggled(n, on))
-            layout.addWidget(box)
+            if kernel_only:  # its longer label takes a whole row
+                grid.addWidget(box, grid.rowCount(), 0, 1, SWITCH_COLUMNS)
+            else:
+                grid.addWidget(box, index // SWITCH_COLUMNS, index % SWITCH_COLUMNS)
             self.switches[name] = box
         # What the switched-on mutant changes on this input, or why it cannot show here.
         self.effect = QLabel(objectName="mutant_effect")

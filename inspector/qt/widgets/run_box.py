@@ -18,7 +18,11 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.model.state import KERNEL_ONLY_MUTANTS
+from inspector.qt.widgets.layout import bounded_scroll
 from oracle.mutants import MODEL_MUTANTS
+
+#: Lines of the verdict shown before it scrolls.
+VERDICT_LINES = 5
 
 
 class RunBox(QGroupBox):
@@ -45,6 +49,7 @@ class RunBox(QGroupBox):
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
 
         layout = QVBoxLayout(self)
+        layout.setSpacing(4)
         buttons = QHBoxLayout()
         buttons.addWidget(self.check_button)
         buttons.addWidget(self.kernel_button)
@@ -53,7 +58,8 @@ class RunBox(QGroupBox):
         layout.addWidget(self.kernel_in_check)
         layout.addWidget(self.bench_button)
         layout.addWidget(self.progress)
-        layout.addWidget(self.verdict)
+        # A verdict of many lines scrolls inside its box: what sits under it stays on screen.
+        layout.addWidget(bounded_scroll(self.verdict, VERDICT_LINES, "verdict_area"))
 
     def name_kernel(self, name: str | None) -> None:
         """Say which kernel Run kernel and the check run: the bundled one (None) or ``name``, a

@@ -1,5 +1,7 @@
 """Row-intermediate table: a ``QTableView`` over :class:`~inspector.qt.table_models.RowTableModel`,
-sortable (numpy argsort behind a proxy), coloured against the tolerance, copyable as TSV."""
+sortable (numpy argsort behind a proxy), coloured against the tolerance, copyable as TSV. The
+error columns come first after the row index (:func:`~inspector.qt.table_models.error_first_order`)
+so they are on screen at any width; the model, copies and exports keep the model's order."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.qt.table_models import RowTableModel, rows_as_tsv
+from inspector.qt.table_models import RowTableModel, error_first_order, rows_as_tsv
 from inspector.qt.widgets.layout import toolbar_over
 
 Index = QModelIndex | QPersistentModelIndex
@@ -153,8 +155,15 @@ class RowTable(QWidget):
         first = self.model.columnCount() == 0
         self.model.set_columns(columns, flags)
         self.note.setText(note)
+        self._show_errors_first(columns)
         if first or self.model.rowCount() <= 64:
             self.view.resizeColumnsToContents()
+
+    def _show_errors_first(self, columns: list) -> None:
+        """Move the header's sections to :func:`error_first_order` (the view only)."""
+        header = self.view.horizontalHeader()
+        for visual, logical in enumerate(error_first_order(columns)):
+            header.moveSection(header.visualIndex(logical), visual)
 
     def selected_source_rows(self) -> list[int]:
         """The rows any selected cell is in (source order)."""
