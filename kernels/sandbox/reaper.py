@@ -63,6 +63,9 @@ def supervise(memory_limit_bytes: int) -> None:
     limit. Returns at once where :func:`available` is False."""
     if not available() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
         return
+    # No core files: a kernel that aborts ends at once (a dump of a process with CUDA and torch
+    # loaded takes seconds, and its end would be read as the reaper's kill), and leaves nothing.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -82,7 +85,6 @@ def _reap(child: int, parent: int, limit: int) -> int:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # the protocol's ends are the kernel's: EOF must follow its death
         os.dup2(null, fd)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     def stop(*_: object) -> None:
         raise _Stop
@@ -222,11 +224,16 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def end_tree(child: object, wait_s: float = END_WAIT_S) -> None:
+def end_tree(child: object, wait_s: float = END_WAIT_S, grace_s: float = 0.0) -> None:
     """End a kernel's process (``subprocess.Popen`` or a fork server's child) and all it started:
-    ``SIGTERM`` to its reaper, which kills the tree and exits; a process that is still there after
-    ``wait_s`` (no reaper, or a stuck one) has its process group killed."""
+    after ``grace_s`` for it to end by itself (one that closed its output is ending: its own end,
+    a signal, is then what its reaper reports), ``SIGTERM`` to its reaper, which kills the tree
+    and exits; a process that is still there after ``wait_s`` (no reaper, or a stuck one) has its
+    process group killed."""
     pid = int(child.pid)  # type: ignore[attr-defined]
+    if grace_s > 0:
+        with contextlib.suppress(Exception):
+            child.wait(grace_s)  # type: ignore[attr-defined]
     if child.poll() is None:  # type: ignore[attr-defined]
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)

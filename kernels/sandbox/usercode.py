@@ -52,6 +52,8 @@ MAX_ARRAY_BYTES = 2**31
 # runs it on about fifty problems).
 MEMORY_LIMIT_BYTES = 2 * 2**30
 TIME_BUDGET_S = 600.0
+# How long a child whose output ended may take to end by itself before it is ended.
+LAST_WORDS_GRACE_S = 2.0
 # What --kernel-memory (MiB) and --kernel-time (seconds) accept.
 MEMORY_LIMIT_MIB_RANGE = (256, 1 << 20)
 TIME_BUDGET_S_RANGE = (1.0, 86_400.0)
@@ -278,7 +280,7 @@ class UserKernel:
         child = self._child
         if child is None:
             return ""
-        reaper.end_tree(child)
+        reaper.end_tree(child, grace_s=LAST_WORDS_GRACE_S)
         code = child.returncode
         how = how_ended(code, self.memory_limit_bytes)
         tail = self._stderr.text() if self._stderr is not None else ""
