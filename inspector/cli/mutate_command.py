@@ -117,10 +117,12 @@ def run_mutate_command(arguments: list[str]) -> int:
 
         if not torch.cuda.is_available():
             os.environ["TRITON_INTERPRET"] = "1"
+    from inspector.records import untouched
     from inspector.records.atomic import atomic_write_text
     from kernels.sandbox.usercode import parse_kernel_spec
 
     kernel = None if args.kernel is None else parse_kernel_spec(args.kernel)
+    before = untouched.snapshot(out)
     with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
 
         def progress(done: int, total: int, label: str) -> None:
@@ -138,6 +140,14 @@ def run_mutate_command(arguments: list[str]) -> int:
             count=args.count,
             only=only,
         )
+    planted = untouched.changes(before, out)
+    if planted:
+        print(
+            f"error: --out changed while the mutants ran ({'; '.join(planted[:3])}); "
+            "nothing written",
+            file=sys.stderr,
+        )
+        return 1
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "mutation.csv", _csv_text(data["mutants"]))
     atomic_write_text(out / "mutation.json", json.dumps(data, indent=1) + "\n")

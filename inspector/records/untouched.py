@@ -41,7 +41,11 @@ def snapshot(*places: Path | None) -> dict[str, Entry | None]:
     for place in places:
         if place is None:
             continue
-        found[str(place)] = _entry(place)
+        entry = _entry(place)
+        if entry is not None and place.is_dir() and not place.is_symlink():
+            # A folder's own size and time change with its entries, which are compared below.
+            entry = (*entry[:3], 0, 0, entry[5])
+        found[str(place)] = entry
         if place.is_dir() and not place.is_symlink():
             try:
                 with os.scandir(place) as entries:
@@ -68,8 +72,10 @@ def changes(before: dict[str, Entry | None], *places: Path | None) -> list[str]:
             what = "a new symbolic link" if now is not None and now[5] else "new"
         elif now is None:
             what = "removed"
+        elif now[5] and was[5]:
+            what = "relinked" if now[5] != was[5] else "replaced or modified"
         elif now[5] != was[5]:
-            what = "now a symbolic link" if now[5] else "relinked"
+            what = "now a symbolic link" if now[5] else "no longer a symbolic link"
         else:
             what = "replaced or modified"
         said.append(f"{name}: {what}")

@@ -387,7 +387,10 @@ def test_a_kernel_that_plants_a_link_in_out_gets_nothing_written_through_it(tmp_
         cwd=ROOT, capture_output=True, text=True, timeout=280, check=False,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "error: --out/--session changed while the kernel ran (" in done.stderr
+    assert (
+        "error: --out/--session changed while the kernel ran (receipt.csv: a new symbolic link);"
+        in done.stderr
+    )
     assert "receipt.csv: a new symbolic link" in done.stderr
     assert victim.read_text() == "precious"
     assert not (out / "receipt.json").exists()
@@ -446,3 +449,32 @@ def test_a_launcher_that_cannot_take_x_weight_eps_is_refused_at_load(tmp_path):
         UserKernel(parse_kernel_spec(f"{path}:one")).__enter__()
     with UserKernel(parse_kernel_spec(f"{path}:any_args")) as kernel:  # bindable: loads
         assert kernel.mode
+
+
+@pytest.mark.timeout(300)
+def test_mutate_writes_nothing_into_an_out_its_kernel_planted_a_link_in(tmp_path):
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    out.mkdir()
+    victim.write_text("precious")
+    path = _kernel_file(
+        tmp_path,
+        f"""
+        import os
+
+        def plants(x, weight, eps, out=None):
+            link = {str(out / "mutation.json")!r}
+            if not os.path.lexists(link):
+                os.symlink({str(victim)!r}, link)
+            return good(x, weight, eps, out=out)
+        """,
+    )
+    done = subprocess.run(
+        [sys.executable, "main.py", "mutate", "--kernel", f"{path}:plants", "--out", str(out),
+         "--count", "1", "--jobs", "1", "--no-ttir", "--no-coverage"],
+        cwd=ROOT, capture_output=True, text=True, timeout=280, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error: --out changed while the mutants ran (mutation.json: a new symbolic link);" in (
+        done.stderr
+    )
+    assert victim.read_text() == "precious"
