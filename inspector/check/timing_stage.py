@@ -89,6 +89,7 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
     """
     import kernels
     from kernels.sandbox.bounded import run_bounded
+    from kernels.sandbox.process import kernel_env
 
     if kernels.MODE != "compiled":
         return {
@@ -102,7 +103,15 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
         command = [sys.executable, "-m", "inspector", *arguments]
         try:
             # A cancelled window job kills the check; the benchmark must not outlive it.
-            done = run_bounded(command, timeout_s=TIMING_TIMEOUT_S, cwd=_ROOT, die_with_parent=True)
+            # A user's kernel is imported there: the environment and folder of its every
+            # process (kernels.sandbox.process.kernel_env).
+            done = run_bounded(
+                command,
+                timeout_s=TIMING_TIMEOUT_S,
+                cwd=_ROOT if kernel is None else folder,
+                env=None if kernel is None else kernel_env(folder, compiled=True),
+                die_with_parent=True,
+            )
         except subprocess.TimeoutExpired:
             return {
                 "absent": f"the benchmark did not finish within {TIMING_TIMEOUT_S} s "
