@@ -262,9 +262,7 @@ def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str
     )
     if getattr(result, "kernel", None) is None and getattr(result, "input_not_judged", ""):
         text += " (the lane model's: the kernel's run on this input was not judged)"
-    evidence = _evidence_words(result)
-    if evidence:
-        text += "<br>" + " · ".join(evidence)
+    text += evidence_html(*_evidence_words(result))
     if result.failures:
         text += f"<br>{len(result.failures)} failure(s): see the check log"
     unjudged = getattr(result, "not_judged", ())
@@ -276,28 +274,55 @@ def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str
     return text
 
 
-def _evidence_words(result: Any) -> list[str]:
-    """The verdict's second line: the bound's worst ratio and the batch certificate."""
-    words = []
+def _evidence_words(result: Any) -> tuple[list[str], list[str]]:
+    """The verdict's evidence: (what the verdict requires: the bound's worst ratio, the
+    layouts proven; what it does not: the batch certificate)."""
     kernel = result.kernel
     ratio = findings.bound_ratio(kernel) if kernel is not None else None
-    if ratio is not None and ratio.size:
-        words.append(f"err/bound ≤ {float(np.max(ratio)):.2f}")
-    section = getattr(result, "batch_invariance", None)
-    if section is not None and "error" not in section:
-        if section["bit_identical"]:
-            words.append(f"batch-invariant over {len(section['batch_sizes'])} layouts")
-        else:
-            worst = max(row["max_ulp"] for row in section["differing_rows"])
-            words.append(
-                f"NOT batch-invariant: {len(section['differing_rows'])} row(s), ≤ {worst} ulp"
-            )
-    coverage = getattr(result, "coverage", None)
-    if coverage is not None and "error" not in coverage:
+    worst = float(np.max(ratio)) if ratio is not None and ratio.size else None
+    return section_words(
+        worst, getattr(result, "batch_invariance", None), getattr(result, "coverage", None)
+    )
+
+
+def section_words(
+    worst_ratio: float | None, invariance: Any, coverage: Any
+) -> tuple[list[str], list[str]]:
+    """:func:`_evidence_words` from the figures a check and its receipt both hold: the worst
+    err/bound (None: no bound), the ``batch_invariance`` and ``coverage`` sections (None, or
+    with ``error`` / ``absent``: not made)."""
+    required: list[str] = []
+    optional: list[str] = []
+    if worst_ratio is not None:
+        required.append(f"err/bound ≤ {worst_ratio:.2f}")
+    if isinstance(coverage, dict) and "configurations" in coverage:
         total = len(coverage["configurations"])
         proven = total - len(coverage["unproven"])
-        words.append(f"layouts proven {proven}/{total}")
-    return words
+        required.append(f"layouts proven {proven}/{total}")
+    if isinstance(invariance, dict) and "bit_identical" in invariance:
+        if invariance["bit_identical"]:
+            optional.append(f"batch-invariant over {len(invariance['batch_sizes'])} layouts")
+        else:
+            worst = max(row["max_ulp"] for row in invariance["differing_rows"])
+            optional.append(
+                f"NOT batch-invariant: {len(invariance['differing_rows'])} row(s), ≤ {worst} ulp"
+            )
+    return required, optional
+
+
+def evidence_html(required: list[str], optional: list[str]) -> str:
+    """The verdict's evidence lines: what the verdict requires, then, greyed and said to be
+    so, what it does not (a kernel passes whether or not it is batch-invariant)."""
+    text = ""
+    if required:
+        text += "<br>required: " + " · ".join(required)
+    if optional:
+        text += (
+            f"<br><span style='color:{GREY_COLOR}'>not required to pass: "
+            + " · ".join(optional)
+            + "</span>"
+        )
+    return text
 
 
 def saved_check_lines(results: Any, matrices: list[Any], provenance: Any = None) -> list[str]:

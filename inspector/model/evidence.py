@@ -22,7 +22,7 @@ def kernel_caption(state: InspectionState) -> str:
         return "kernel: not run on this input"
     if state.kernel_run is not None:
         when = state.stamps.get("kernel_run", "")
-    elif state.check_result is not None and state.check_result.kernel is not None:
+    elif state.check_current and state.check_result.kernel is not None:  # type: ignore[union-attr]
         when = state.stamps.get("check_result", "")
     else:
         when = "saved"
@@ -30,24 +30,29 @@ def kernel_caption(state: InspectionState) -> str:
 
 
 def views_caption(state: InspectionState) -> str:
-    """One line for the grid, stepper and row table: the lane model's mutant and the kernel's
-    run."""
+    """One line for the grid, stepper and row table: the input they show (its identity), the
+    lane model's mutant and the kernel's run."""
     model = state.tiled
     mutant = getattr(model, "mutant", None)
     lane_model = f"lane model with mutant {mutant}" if mutant else "faithful lane model"
-    return f"showing: {lane_model} · {kernel_caption(state)}"
+    return f"showing: input {state.input_id} · {lane_model} · {kernel_caption(state)}"
 
 
 def check_caption(state: InspectionState) -> str:
-    """Where the kill matrix and the verdict come from ("" when there is none)."""
-    if state.check_current:
-        result = state.check_result
-        assert result is not None
-        where = "with the kernel" if result.kernel_matrix is not None else "model only"
-        return f"from the check at {state.stamps.get('check_result', '?')} ({where}, {result.mode})"
-    if state.session_results is not None:
-        return "from the check saved in the session file"
-    return ""
+    """Where the kill matrix and the verdict come from: the shown record's identity, marked
+    stale when it does not hold for what is loaded ("" when there is none)."""
+    record = state.record()
+    if record is None:
+        return ""
+    text = f"from {record.caption()}"
+    if record.of_other_kernel:
+        text += "; its kernel rows are withdrawn (the model rows hold for any kernel)"
+    return text
+
+
+def stale_caption(reason: str, caption: str) -> str:
+    """A view's caption marked stale in place: ``STALE (reason)`` before what it shows."""
+    return f"STALE ({reason}) — {caption.removeprefix('showing: ')}"
 
 
 #: Largest input (values) whose receipt History keeps on its own when a check ends: a receipt

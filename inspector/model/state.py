@@ -19,6 +19,7 @@ import numpy as np
 
 from inspector.check import findings
 from inspector.model import kernel_choice, kernel_view
+from inspector.model import record as shown
 from inspector.model.analysis import Analysis
 from inspector.model.events import StateEvents
 from inspector.model.kernel_view import KernelOutput
@@ -85,6 +86,10 @@ class InspectionState:
         #: When each result was taken (HH:MM:SS, local): the views' provenance lines.
         self.stamps: dict[str, str] = {}
         self.recorded_check: CheckResult | None = None  # the check whose receipts History holds
+        self._input_ids: dict[int, tuple[Problem, str]] = {}
+        self.saved_input_id = ""  # record.input_id of the input the session's check ran on
+        self.compile_shape: tuple[str, int] | None = None  # (dtype, width) compiled for
+        self.exported: tuple[Any, tuple[str, str]] | None = None  # (check, its written pair)
 
     def _hold(self, name: str, value: Any, fresh: bool) -> bool:
         """Hold ``value`` as the state ``name`` and emit its event, unless it is stale."""
@@ -112,13 +117,13 @@ class InspectionState:
     def set_kernel(self, spec: KernelSpec | None) -> None:
         """Prove ``spec`` from now on (None: the bundled kernel).
 
-        The kernel run and the check of the other kernel are dropped (they are not evidence
-        about this one); a check saved in the session stays, and :meth:`kernel_columns` shows
-        its kernel output only when it ran this kernel.
+        The kernel run of the other kernel is dropped; its check stays as the record, stale
+        ("of another kernel": the views say so and show none of its kernel output) and saved
+        with the session tagged with the kernel it proved. A check saved in the session stays
+        too: :meth:`kernel_columns` shows its kernel output only when it ran this kernel.
         """
         self._kernel = spec
         self._kernel_run = None
-        self._check_result = None
         self.events.kernel.emit(spec)
 
     def saved_results_current(self) -> bool:
@@ -225,9 +230,48 @@ class InspectionState:
         return self._check_result
 
     @property
-    def check_current(self) -> bool:
-        """Whether there is a check of the current problem (receipts can be exported)."""
+    def check_of_input(self) -> bool:
+        """Whether there is a check of the current problem (of any kernel: it is saved with
+        the session, tagged with the kernel it proved)."""
         return self._check_result is not None and self._check_result.problem is self._problem
+
+    @property
+    def check_current(self) -> bool:
+        """Whether there is a check of the current problem and the loaded kernel."""
+        return self.check_of_input and not self.record().stale  # type: ignore[union-attr]
+
+    def input_id_of(self, problem: Problem) -> str:
+        """``record.input_id`` of ``problem``, hashed once per problem."""
+        held = self._input_ids.get(id(problem))
+        if held is not None and held[0] is problem:
+            return held[1]
+        digest = shown.input_id(problem)
+        if len(self._input_ids) > 8:
+            self._input_ids.clear()
+        self._input_ids[id(problem)] = (problem, digest)
+        return digest
+
+    @property
+    def input_id(self) -> str:
+        """The current input's identity ("" while it is invalid)."""
+        return self.input_id_of(self._problem) if self._problem is not None else ""
+
+    def check_receipt(self, result: Any) -> tuple[str, str] | None:
+        """The (JSON, CSV) receipt of ``result``: the pair Export receipts wrote of it, else
+        the one the check job built, else None."""
+        if self.exported is not None and self.exported[0] is result:
+            return self.exported[1]
+        texts = getattr(result, "receipt_texts", None)
+        return (texts[0], texts[1]) if texts else None
+
+    def record(self) -> Any:
+        """The one record the views draw their evidence from (``inspector.model.record``): the
+        check of this inspection, else the session file's; None before either."""
+        if self._check_result is not None:
+            return shown.check_record(self, self._check_result)
+        if self._session_results is not None:
+            return shown.saved_record(self, self._session_results, shown.saved_provenance(self))
+        return None
 
     def set_check_result(self, result: CheckResult) -> bool:
         """Hold a check (and its compiler output); False (ignored) for an older problem, or
@@ -242,10 +286,12 @@ class InspectionState:
         fresh = result.problem is self._problem and same_kernel
         if fresh:
             self._kernel_run = None  # the check is newer evidence than an earlier Run kernel
+            self._session_results = None  # and than the check the session file saved
         if not self._hold("check_result", result, fresh):
             return False
         if result.compile:
-            self.set_compile_info(result.compile, "from the check")
+            problem = result.problem
+            self.set_compile_info(result.compile, "from the check", (problem.dtype, problem.width))
         return True
 
     @property
@@ -254,15 +300,18 @@ class InspectionState:
         return self._session_results
 
     def set_session_results(self, results: Any) -> None:
-        """Hold the check an opened session file holds (None: it holds none)."""
+        """Hold the check an opened session file holds (None: it holds none), as of the
+        current input (the session's, which the input panel took)."""
         self._session_results = results
+        self.saved_input_id = self.input_id
         self.events.session_results.emit(results)
 
     def kernel_columns(self) -> KernelColumns:
         """The kernel's per-row errors for the row table: Run kernel's, else the check's, else
         the session file's when it ran the loaded kernel (recomputed against the held
         reference); the note names a user's kernel."""
-        run, check, saved = self._kernel_run, self._check_result, self._session_results
+        run, saved = self._kernel_run, self._session_results
+        check = self._check_result if self.check_current else None
         if not self.saved_results_current():
             saved = None
         row_abs = row_rel = ratio = None
@@ -305,7 +354,7 @@ class InspectionState:
         """The loaded kernel's output on this problem: Run kernel's, else the check's, else the
         session file's (when it ran this kernel); None when there is none."""
         run = self._kernel_run
-        if run is None and self._check_result is not None:
+        if run is None and self._check_result is not None and self.check_current:
             run = self._check_result.kernel
         if run is not None:
             tag = f" mutant {run.mutant}" if run.mutant else ""
@@ -319,7 +368,11 @@ class InspectionState:
             )
         saved = self._session_results
         if saved is not None and saved.kernel_y is not None and self.saved_results_current():
-            return KernelOutput(y=saved.kernel_y, source=f"the session file, {saved.mode}")
+            return KernelOutput(
+                y=saved.kernel_y,
+                source=f"the session file, {saved.mode}",
+                stores=shown.saved_stores(saved, self._problem),
+            )
         return None
 
     @property
@@ -342,23 +395,28 @@ class InspectionState:
         """Where the compiler output on show comes from ("from the check", "cached", ...)."""
         return self._compile_source
 
-    def set_compile_info(self, info: Any, source: str = "") -> None:
-        """Show compiler output (any shape ``viewdata.normalize_compile_info`` takes)."""
+    def set_compile_info(
+        self, info: Any, source: str = "", shape: tuple[str, int] | None = None
+    ) -> None:
+        """Show compiler output (any shape ``viewdata.normalize_compile_info`` takes) compiled
+        for ``shape`` (dtype, width; None: not known)."""
         self._compile_info = normalize_compile_info(info)
         self._compile_source = source
+        self.compile_shape = shape
         self.events.compile_info.emit(self._compile_info)
 
     def remember_compile(self, result: dict[str, Any]) -> None:
         """Cache a compile job's result under its ``key`` and show it."""
-        self.compile_cache[tuple(result.get("key", ()))] = result  # type: ignore[index]
-        self.set_compile_info(result)
+        key = tuple(result.get("key", ()))
+        self.compile_cache[key] = result  # type: ignore[index]
+        self.set_compile_info(result, "", (str(key[0]), int(key[1])) if len(key) >= 2 else None)
 
     def show_cached_compile(self, key: CompileKey) -> bool:
         """Show the cached compile of ``key``; False when there is none."""
         cached = self.compile_cache.get(key)
         if cached is None:
             return False
-        self.set_compile_info(cached, "cached")
+        self.set_compile_info(cached, "cached", (key[0], key[1]))
         return True
 
     # ------------------------------------------------------------------ file
@@ -423,13 +481,13 @@ class InspectionState:
         """
         from inspector.records.sessions.session import Session
 
-        check = self._check_result if self.check_current else None
+        check = self._check_result if self.check_of_input else None
         if check is None and self._problem is None:
             raise ValueError("the input is invalid: nothing to save")
         compile_info = None
         if self._compile_info:
             compile_info = {k: v for k, v in self._compile_info.items() if k != "key"}
-        return Session.compose(
+        session = Session.compose(
             self._problem if check is None else check.problem,
             check,
             toggles=(self._mutant, (*MODEL_MUTANTS, *KERNEL_ONLY_MUTANTS)),
@@ -437,6 +495,20 @@ class InspectionState:
             bench=bench_for_session(self._bench) if self._bench is not None else None,
             previous=self._session,
         )
+        # The check's own receipt is the session's current pair (its proof), whichever kernel
+        # is loaded now; a reopened session's check is carried with its receipt unchanged.
+        receipt = self.check_receipt(check) if check is not None else None
+        if receipt is not None:
+            session.receipt_json, session.receipt_csv = receipt
+        saved = self._session_results
+        if check is None and saved is not None and self.saved_input_id == self.input_id:
+            session.results = saved
+            if self._session is not None:
+                session.versions = dict(self._session.versions)
+                session.kernel_mutants = {
+                    name: name == self._mutant for name in self._session.kernel_mutants
+                } or session.kernel_mutants
+        return session
 
     def restore_session(self, session: Any, path: str, *, as_template: bool = False) -> None:
         """After the input panel took an opened session's problem: the rest of the session.
@@ -454,7 +526,9 @@ class InspectionState:
         if on:
             self.set_mutant(on[0])
         if session.compile_info:
-            self.set_compile_info(session.compile_info, "from the session")
+            self.set_compile_info(
+                session.compile_info, "from the session", (session.dtype, session.width)
+            )
         # The session first: the saved verdict compares its receipt's kernel with the one here.
         self.set_session(session)
         self.set_session_results(session.results)

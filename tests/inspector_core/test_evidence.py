@@ -11,7 +11,7 @@ import pytest
 
 from inspector.check import pipeline
 from inspector.check.results import StoresOutOfBounds
-from inspector.model import evidence
+from inspector.model import evidence, record
 from inspector.model.analysis import analyse
 from inspector.model.state import InspectionState
 from oracle import fixtures
@@ -54,10 +54,11 @@ def test_a_check_supersedes_an_earlier_run_kernel(checked) -> None:
     assert state.kernel_run is None
     assert state.kernel_output() is None
     assert evidence.views_caption(state) == (
-        "showing: faithful lane model · kernel: not run on this input"
+        f"showing: input {state.input_id} · faithful lane model · kernel: not run on this input"
     )
     assert evidence.check_caption(state) == (
-        f"from the check at {state.stamps['check_result']} (model only, {result.mode})"
+        f"from input {state.input_id} · {record.MODEL_ONLY} · Run check (model only, "
+        f"{result.mode}) at {state.stamps['check_result']}"
     )
 
 

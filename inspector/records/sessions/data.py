@@ -111,6 +111,11 @@ class SessionResults:
     # "passed", "failed" or "not judged" (CheckResult.verdict); a file written before the
     # attribute reads it from passed and failures.
     verdict: str = ""
+    # The frame of kernel_oob_addresses: the output buffer's leading guard (output address =
+    # buffer index - guard) and its row stride (0: the problem's; a user kernel's output has a
+    # tile of guard between rows). None / 0 in a file written before the attributes.
+    kernel_oob_guard: int | None = None
+    kernel_oob_row_stride: int = 0
 
     def __post_init__(self) -> None:
         if not self.verdict:
@@ -156,6 +161,12 @@ class SessionResults:
             kernel_block=int(kernel.block) if kernel is not None else None,
             kernel_num_warps=int(kernel.num_warps) if kernel is not None else None,
             verdict=result.verdict,
+            kernel_oob_guard=(
+                kernel.stores.buffer[0] - kernel.stores.output[0]
+                if kernel is not None and kernel.stores.buffer
+                else None
+            ),
+            kernel_oob_row_stride=int(kernel.stores.row_stride) if kernel is not None else 0,
         )
 
 

@@ -164,6 +164,9 @@ def _write_results(root: h5py.File, results: SessionResults, dtype: str) -> None
             kernel.attrs["block"] = int(results.kernel_block)
         if results.kernel_num_warps is not None:
             kernel.attrs["num_warps"] = int(results.kernel_num_warps)
+        if results.kernel_oob_guard is not None:
+            kernel.attrs["oob_guard"] = int(results.kernel_oob_guard)
+            kernel.attrs["oob_row_stride"] = int(results.kernel_oob_row_stride)
     matrices = group.create_group("kill_matrix")
     _write_kill_table(matrices, results.model_matrix)
     if results.kernel_matrix is not None:
@@ -387,6 +390,16 @@ def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
             int(attr(kernel, "num_warps"))
             if kernel is not None and "num_warps" in kernel.attrs
             else None
+        ),
+        kernel_oob_guard=(
+            int(attr(kernel, "oob_guard"))
+            if kernel is not None and "oob_guard" in kernel.attrs
+            else None
+        ),
+        kernel_oob_row_stride=(
+            int(attr(kernel, "oob_row_stride"))
+            if kernel is not None and "oob_row_stride" in kernel.attrs
+            else 0
         ),
     )
 

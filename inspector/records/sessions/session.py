@@ -12,7 +12,8 @@ Layout (``SCHEMA_VERSION`` 1)::
       scalar/             sum_squares, mean_square, rrms (float64), y
       tiled/              sum_squares, mean_square, rrms (float32), y; attrs block, poison
       kernel/             (optional) y, oob_addresses int64; attrs mode, device, block,
-                          num_warps
+                          num_warps, and with stores oob_guard, oob_row_stride (the
+                          addresses' frame; a file without them is read with the run's guard)
                           (every y is stored in the problem's dtype like x when that is exact,
                           else float64; its attr ``dtype`` says which)
       row_max_abs, row_max_rel          per row, the implementation under test vs scalar
