@@ -313,9 +313,15 @@ class SessionFiles(QObject):
     # ------------------------------------------------------------------ receipts
 
     def export_receipts(self) -> bool:
-        """Write receipt.json + receipt.csv for the last check and show the reparse result."""
+        """Write receipt.json + receipt.csv for the check on show and show the reparse result:
+        a check of this input (of whichever kernel: its receipt names it), or the saved receipt
+        of a reopened session's check, written byte for byte as the file holds it."""
         window, state = self._parent, self.state
-        if not state.check_current:
+        if not state.check_of_input:
+            record = state.record()
+            pair = record.receipt if record is not None and record.saved is not None else None
+            if pair is not None and not record.stale.startswith("the input"):
+                return self._export_saved(pair)
             dialogs.show_error(window, "Export receipts", "Run the check on this input first.")
             return False
         folder = dialogs.choose_directory(window, "Export receipts into folder")
@@ -339,6 +345,7 @@ class SessionFiles(QObject):
         try:
             json_text = (Path(folder) / receipt.JSON_NAME).read_text(encoding="utf-8")
             csv_text = (Path(folder) / receipt.CSV_NAME).read_text(encoding="utf-8")
+            state.exported = (state.check_result, (json_text, csv_text))
             session = state.session or state.to_session()
             if state.recorded_check is state.check_result:
                 # History kept this check's receipt when it ended: the written pair (with its
@@ -355,6 +362,29 @@ class SessionFiles(QObject):
         except Exception as exc:  # the files are written; keeping them in the session is a bonus
             self._surfaces.log(f"(receipts not kept in the session: {exc})")
         return ok
+
+    def _export_saved(self, pair: tuple[str, str]) -> bool:
+        """Write a saved check's receipt pair as the session holds it, then verify it."""
+        folder = dialogs.choose_directory(self._parent, "Export receipts into folder")
+        if not folder:
+            return False
+        from inspector.model.record import write_receipt_pair
+
+        try:
+            verified = write_receipt_pair(pair, folder)
+        except OSError as exc:
+            dialogs.show_error(self._parent, "Export receipts", f"{folder}: {exc}")
+            self._status(f"export failed: {exc}")
+            return False
+        text = (
+            f"saved receipts written to {folder} as the session holds them; independent "
+            f"verify {'passed' if verified.ok else 'FAILED'}"
+        )
+        problems = verified.problems
+        self._surfaces.log(text + (f": {'; '.join(problems[:3])}" if problems else ""))
+        self._surfaces.add_to_verdict(text)
+        self._status(text)
+        return verified.ok
 
     # ------------------------------------------------------------------ benchmark records
 

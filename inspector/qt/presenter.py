@@ -30,6 +30,7 @@ class EvidenceViews:
         row_table: RowTable,
     ) -> None:
         self.state, self.grid, self.stepper, self.row_table = state, grid, stepper, row_table
+        self._captions = ("", "")  # (grid and stepper, row table) as last drawn
 
     def refresh(self) -> None:
         """Grid, stepper and row table from the held analysis (when it is of this problem)."""
@@ -50,6 +51,7 @@ class EvidenceViews:
         caption = evidence.views_caption(state)
         self.grid.set_source(caption)
         self.stepper.set_source(caption)
+        self._captions = (caption, caption)
         row = min(self.grid.selected_row, problem.rows - 1)
         self.stepper.set_steps(self.steps(row), row)
         self.grid.set_span(self.stepper.active_lanes())
@@ -67,8 +69,19 @@ class EvidenceViews:
         inferred = kernel_view.kernel_columns(problem, reference, state)
         table = kernel_view.with_inferred(table, inferred)
         flags = row_verdicts.tolerance_flags(table, cmp.TOLERANCES[problem.dtype])
-        self.row_table.set_columns(table, columns.note, flags)
+        note = f"{columns.note} · input {state.input_id}"
+        self.row_table.set_columns(table, note, flags)
+        self._captions = (caption, note)
         self.row_table.select_row(row)
+
+    def mark_stale(self, reason: str) -> None:
+        """Mark the grid, stepper and row table stale in place (they keep the last input they
+        drew, which is no longer the input: ``reason`` says why)."""
+        views, table = self._captions
+        stale = evidence.stale_caption(reason, views)
+        self.grid.set_source(stale)
+        self.stepper.set_source(stale)
+        self.row_table.note.setText(evidence.stale_caption(reason, table))
 
     def steps(self, row: int) -> list[viewdata.ReductionStep]:
         """The stepper's steps of ``row``: the lane model's, the kernel's values beside."""

@@ -19,9 +19,8 @@ from PySide6.QtWidgets import QMainWindow
 from inspector.check import report
 from inspector.jobs import tasks
 from inspector.jobs.host import heavy, prewarm
-from inspector.model import evidence, kernel_choice
+from inspector.model import evidence
 from inspector.model.events import Event
-from inspector.model.kernel_choice import kernel_name
 from inspector.model.mutant_effect import mutant_effect
 from inspector.model.state import DEMO_FIXTURE, InspectionState
 from inspector.qt.analysis_runs import AnalysisRuns
@@ -32,12 +31,12 @@ from inspector.qt.kernel_scope import KernelScope, ScopeWidgets
 from inspector.qt.menus import build_menus, fit_to_screen, show_about, show_shortcuts
 from inspector.qt.mutation_actions import MutationActions
 from inspector.qt.presenter import EvidenceViews
-from inspector.qt.table_models import kill_matrix_from_table
+from inspector.qt.record_views import RecordSurfaces, RecordViews
 from inspector.qt.widgets.accessibility import name_controls
 from inspector.qt.widgets.bench_view import BenchView
 from inspector.qt.widgets.check_log import CheckLog
 from inspector.qt.widgets.compiler_view import CompilerView
-from inspector.qt.widgets.coverage_view import CoverageView, saved_coverage
+from inspector.qt.widgets.coverage_view import CoverageView
 from inspector.qt.widgets.divergence import DivergencePanel
 from inspector.qt.widgets.history_view import HistoryView
 from inspector.qt.widgets.input_panel import InputPanel
@@ -51,7 +50,6 @@ from inspector.qt.widgets.status_bar import ElidedLabel, environment_labels, shr
 from inspector.qt.widgets.stepper import ReductionStepper
 from inspector.qt.widgets.tables import RowTable
 from inspector.qt.worker import JobRunner
-from inspector.records.provenance import kernel_provenance
 
 
 class InspectorWindow(QMainWindow):
@@ -104,6 +102,19 @@ class InspectorWindow(QMainWindow):
             show_view=self._show_mutation_view,
         )
         self._wire()
+        self.records = RecordViews(
+            self.state,
+            RecordSurfaces(
+                verdict=self.verdict,
+                log=self.summary,
+                progress=self.progress,
+                kill_view=self.kill_view,
+                coverage_view=self.coverage_view,
+                compiler_view=self.compiler_view,
+                refresh_views=self.refresh_views,
+                mark_stale=self.views.mark_stale,
+            ),
+        )
         self.kernels, self.scope, self.divergence_actions = self._kernel_actions()
         name_controls(self)
         # Everything alive now leaves the cyclic collector's generations: a full collection in
@@ -210,10 +221,7 @@ class InspectorWindow(QMainWindow):
         events.mutant.connect(self._on_mutant)
         events.analysis.connect(self._on_analysis)
         events.kernel_run.connect(self._on_kernel_run)
-        events.check_result.connect(self._on_check_result)
-        events.session_results.connect(self._on_session_results)
         events.bench.connect(self._on_bench)
-        events.compile_info.connect(self._on_compile_info)
         events.session.connect(self.refresh_history)
         events.session_path.connect(self._show_title)
         events.dirty.connect(self._show_title)
@@ -284,23 +292,16 @@ class InspectorWindow(QMainWindow):
     def _show_title(self, *_: Any) -> None:
         self.setWindowTitle(self.state.title)
 
-    def _on_kernel(self, event: Event) -> None:
-        """Another kernel: the other one's run and check are gone (the state dropped them), a
-        check saved in the session is shown against this one."""
-        self.kill_view.set_matrices([])
-        self.verdict.setText(f"Kernel: {kernel_name(event.value)}. Run the check to prove it.")
-        if self.state.session_results is not None:
-            self.show_saved_results()
-        else:
-            self.refresh_views()
+    def _on_kernel(self, _event: Event) -> None:
+        """Another kernel: its run is gone (the state dropped it); the verdict, log and kill
+        matrix follow the record (:class:`RecordViews`)."""
+        self.refresh_views()
 
     def _on_problem(self, event: Event) -> None:
         self._update_run_enabled()
         if event.value is None:
             self.status_line.setText("Invalid input: " + str(self.input_panel.error or ""))
             return
-        self.verdict.setText("Input changed: run the check.")
-        self.kill_view.set_matrices([])
         self.analyze()
 
     def _on_mutant(self, event: Event) -> None:
@@ -336,50 +337,9 @@ class InspectorWindow(QMainWindow):
         self.status_line.setText(report.kernel_run_status(run))
         self.summary.appendPlainText(report.kernel_run_line(run))
 
-    def _on_check_result(self, event: Event) -> None:
-        result = event.value
-        matrices = [result.model_matrix]
-        if result.kernel_matrix is not None:
-            matrices.append(result.kernel_matrix)
-        self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
-        self.kill_view.highlight_mutant(self.state.mutant)
-        self.coverage_view.set_section(result.coverage)
-        self.refresh_views()
-        self.verdict.setText(report.check_verdict_html(result, self.state.stamps["check_result"]))
-        self.summary.setPlainText("\n".join(report.check_log_lines(result)))
-        if not evidence.record_check_receipts(self.state, result):
-            self.summary.appendPlainText(evidence.NOT_KEPT)
-
-    def _on_session_results(self, event: Event) -> None:
-        if event.value is not None:
-            self.show_saved_results()
-
-    def show_saved_results(self) -> None:
-        """Kill matrices, kernel errors and the verdict saved with a session (its kernel's only
-        when it ran the loaded kernel)."""
-        results = self.state.session_results
-        matrices = [kill_matrix_from_table(results.model_matrix)]
-        if results.kernel_matrix is not None and self.state.saved_results_current():
-            matrices.append(kill_matrix_from_table(results.kernel_matrix))
-        self.kill_view.set_matrices(matrices, evidence.check_caption(self.state))
-        self.refresh_views()
-        session = self.state.session
-        provenance = kernel_provenance(
-            session.receipt_json if session is not None else None,
-            kernel_choice.kernel_source(self.state.kernel),
-        )
-        self.verdict.setText(report.saved_verdict_html(results, provenance))
-        self.coverage_view.set_section(saved_coverage(session, provenance))
-        self.summary.setPlainText(
-            "\n".join(report.saved_check_lines(results, matrices, provenance))
-        )
-
     def _on_bench(self, event: Event) -> None:
         bench = event.value
         self.bench_view.set_records(list(bench["rows"]), bench.get("source"))
-
-    def _on_compile_info(self, event: Event) -> None:
-        self.compiler_view.set_info(event.value, self.state.compile_source)
 
     def refresh_history(self, *_: Any) -> None:
         """Show the held session's receipt history (first pass + counterexamples)."""

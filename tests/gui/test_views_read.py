@@ -112,7 +112,11 @@ def test_per_row_scale_redraws_the_grid_and_says_so(qtbot, window) -> None:
 
 
 def test_every_evidence_view_names_the_run_it_shows(qtbot, window) -> None:
-    assert window.grid.source.text().startswith("showing: faithful lane model · kernel: ")
+    input_id = window.state.input_id
+    assert window.grid.source.text().startswith(
+        f"showing: input {input_id} · faithful lane model · kernel: "
+    )
+    assert window.row_table.note.text().endswith(f"input {input_id}")
     assert window.stepper.source.text() == window.grid.source.text()
     window.mutant_panel.set_current("missing_weight")
     qtbot.waitUntil(lambda: "mutant missing_weight" in window.grid.source.text(), timeout=5000)
