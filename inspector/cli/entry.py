@@ -109,7 +109,7 @@ def _add_check_run_options(check: argparse.ArgumentParser) -> None:
         "--kernel-time",
         type=float,
         metavar="SECONDS",
-        help="--kernel: seconds all its runs may take together; past them, the rest time out (600)",
+        help="--kernel: seconds all its runs may take together; past them, the rest time out (300)",
     )
     run.add_argument(
         "--no-timing",

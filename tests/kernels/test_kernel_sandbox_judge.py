@@ -417,7 +417,7 @@ def test_the_kernel_limits_at_their_bounds_and_one_step_past(memory, seconds, sa
     else:
         limit, budget = kernel_limits(memory, seconds)
         assert limit == (memory or 2048) * 2**20
-        assert budget == (seconds or 600.0)
+        assert budget == (seconds or 300.0)
 
 
 @pytest.mark.parametrize(
