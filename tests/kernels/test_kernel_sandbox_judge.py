@@ -364,38 +364,6 @@ def test_the_time_budget_ends_the_runs_at_the_budget_and_names_it(tmp_path):
     assert budget in after.detail
 
 
-@pytest.mark.timeout(300)
-def test_a_kernel_that_plants_a_link_in_out_gets_nothing_written_through_it(tmp_path):
-    out, victim = tmp_path / "out", tmp_path / "victim.txt"
-    out.mkdir()
-    victim.write_text("precious")
-    path = _kernel_file(
-        tmp_path,
-        f"""
-        import os
-
-        def plants(x, weight, eps, out=None):
-            link = {str(out / "receipt.csv")!r}
-            if not os.path.lexists(link):
-                os.symlink({str(victim)!r}, link)
-            return good(x, weight, eps, out=out)
-        """,
-    )
-    done = subprocess.run(
-        [sys.executable, "main.py", "check", "--x", "1,2,3;4,5,6", "--weight", "1,1,1",
-         "--eps", "1e-6", "--kernel", f"{path}:plants", "--out", str(out), "--quiet"],
-        cwd=ROOT, capture_output=True, text=True, timeout=280, check=False,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert (
-        "error: --out/--session changed while the kernel ran (receipt.csv: a new symbolic link);"
-        in done.stderr
-    )
-    assert "receipt.csv: a new symbolic link" in done.stderr
-    assert victim.read_text() == "precious"
-    assert not (out / "receipt.json").exists()
-
-
 @pytest.mark.parametrize(
     ("memory", "seconds", "said"),
     [
@@ -451,8 +419,24 @@ def test_a_launcher_that_cannot_take_x_weight_eps_is_refused_at_load(tmp_path):
         assert kernel.mode
 
 
+PLANTERS = {
+    "check": (
+        "receipt.csv",
+        ["check", "--x", "1,2,3;4,5,6", "--weight", "1,1,1", "--eps", "1e-6", "--quiet"],
+        "error: --out/--session changed while the kernel ran (receipt.csv: a new symbolic link);",
+    ),
+    "mutate": (
+        "mutation.json",
+        ["mutate", "--count", "1", "--jobs", "1", "--no-ttir", "--no-coverage"],
+        "error: --out changed while the mutants ran (mutation.json: a new symbolic link);",
+    ),
+}
+
+
 @pytest.mark.timeout(300)
-def test_mutate_writes_nothing_into_an_out_its_kernel_planted_a_link_in(tmp_path):
+@pytest.mark.parametrize("command", sorted(PLANTERS))
+def test_a_kernel_that_plants_a_link_in_out_gets_nothing_written_through_it(tmp_path, command):
+    name, arguments, said = PLANTERS[command]
     out, victim = tmp_path / "out", tmp_path / "victim.txt"
     out.mkdir()
     victim.write_text("precious")
@@ -462,19 +446,18 @@ def test_mutate_writes_nothing_into_an_out_its_kernel_planted_a_link_in(tmp_path
         import os
 
         def plants(x, weight, eps, out=None):
-            link = {str(out / "mutation.json")!r}
+            link = {str(out / name)!r}
             if not os.path.lexists(link):
                 os.symlink({str(victim)!r}, link)
             return good(x, weight, eps, out=out)
         """,
     )
     done = subprocess.run(
-        [sys.executable, "main.py", "mutate", "--kernel", f"{path}:plants", "--out", str(out),
-         "--count", "1", "--jobs", "1", "--no-ttir", "--no-coverage"],
+        [sys.executable, "main.py", *arguments, "--kernel", f"{path}:plants", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=280, check=False,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "error: --out changed while the mutants ran (mutation.json: a new symbolic link);" in (
-        done.stderr
-    )
+    assert said in done.stderr
     assert victim.read_text() == "precious"
+    written = {p.name for p in out.iterdir()} - {".rmsnorm-inspector.lock", name}
+    assert written == set()  # the run's lock and the planted link only
