@@ -269,6 +269,7 @@ def _kernel_notes(
     output: KernelOutput,
     inferred: diagnose.Inferred,
 ) -> dict[str, str]:
+    """The kernel's lines at the mean, the rsqrt and the store step of ``row``."""
     ref_rrms = float(reference.rrms[row])
     rrms = float(inferred.rrms[row])
     ratio = rrms / ref_rrms if ref_rrms else float("nan")
@@ -280,21 +281,22 @@ def _kernel_notes(
     exact = exact_rstd(output, problem.rows)
     own = "" if exact is None else f"; its own rrms (rstd output, exact) = {float(exact[row]):.9g}"
     here = " — kernel and model part HERE"
-    judged = (
-        "; the row is within tolerance: nothing parts here"
-        if not parts
-        else (here if parts == "store" else "")
-    )
-    stores = (
-        _row_store_note(placed_stores(problem, output.stores), row) if output.stores.count else ""
-    )
+    stores = ""
+    if output.stores.count:
+        stores = _row_store_note(placed_stores(problem, output.stores), row)
+    if not parts:
+        judged = "; this row's output is within tolerance" + (
+            "" if stores else ": nothing parts here"
+        )
+    else:
+        judged = here if parts == "store" else ""
     return {
         "mean": f"{where}: mean² = {float(inferred.mean_square[row]):.9g} inferred; the "
         f"reference's is {float(reference.mean_square[row]):.9g}",
         "rsqrt": f"{where}: rrms = {rrms:.9g} inferred from y / (x · w) over "
         f"{int(inferred.columns[row])} column(s): {ratio:.6g} × the scalar reference's "
         f"{ref_rrms:.9g}{own}" + (here if parts == "rsqrt" else ""),
-        "store": f"{where}: its worst lane in row {row} against the tolerance is "
+        "store": f"{where}: worst lane of this row against the tolerance: "
         + describe_lane(y, reference.y, tolerance, row, lane)
         + judged
         + stores,

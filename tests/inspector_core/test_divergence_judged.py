@@ -62,7 +62,7 @@ def test_the_tutorial_kernel_within_tolerance_has_no_divergence() -> None:
     # The stepper never says "part HERE" on a row within tolerance.
     notes = _notes(problem, reference, found.row, KernelOutput(run.y, "test"))
     assert not any("part HERE" in note for note in notes.values())
-    assert "the row is within tolerance: nothing parts here" in notes["store"]
+    assert "this row's output is within tolerance: nothing parts here" in notes["store"]
 
 
 def test_the_mean_over_block_kernel_parts_at_the_rrms() -> None:

@@ -3,11 +3,14 @@
 Valid lanes sit on a diverging colormap (symmetric about zero; one scale for all rows, or each
 row its own); the masked tail, poison that leaked into the reduction, and out-of-bounds stores
 each have their own colour. An out-of-bounds store is drawn on the tile lane that made it, and
-one that no tile reaches on a margin row under the grid (:mod:`inspector.model.oob_view`). Hovering
-shows row, lane, address, x, x², w, the kernel's y, the expected y, the error and the writes;
-clicking selects a row; the mouse zooms and pans (Reset zoom undoes it); Worst row selects the
-row with the largest error. Lane c and row r are centred on the integer ticks c and r. First
-divergence outlines its lane in red. The image and the overlays are created once and updated
+one that no tile reaches on a margin row under the grid (:mod:`inspector.model.oob_view`); a
+tail lane's store into the next row's data, which no guard sees, is inferred and drawn with its
+own colour and mark. The details pane beside the grid (:class:`LaneDetails`) shows row, lane,
+address, x, x², w, the kernel's y, the expected y, the error and the stores of the lane under
+the mouse, and stays when the mouse rests; clicking selects the row and pins the lane in the
+pane; the mouse zooms and pans (Reset zoom undoes it); Worst row selects the row with the
+largest error. Lane c and row r are centred on the integer ticks c and r. First divergence
+outlines its lane in red (and pins it). The image and the overlays are created once and updated
 with ``setImage`` / ``setRect``.
 """
 
@@ -23,17 +26,20 @@ from PySide6.QtWidgets import (
     QGraphicsRectItem,
     QLabel,
     QPushButton,
-    QToolTip,
+    QSplitter,
     QWidget,
 )
 
 from inspector.model import viewdata
 from inspector.model.cell_summary import block_hover_text
+from inspector.qt.widgets.lane_details import LaneDetails
 from inspector.qt.widgets.layout import toolbar_over
 from oracle.spec import Problem
 from oracle.tiled import TiledResult
 
 COLORMAP = "CET-D1"
+#: How the legend writes each state's glyph (pyqtgraph's "t" is a triangle pointing down).
+GLYPH_TEXT = {"o": "o", "x": "x", "t": "▼"}
 
 
 def _swatch(color: tuple[int, int, int, int], text: str) -> str:
@@ -41,12 +47,16 @@ def _swatch(color: tuple[int, int, int, int], text: str) -> str:
     return f"<span style='color: rgb({r},{g},{b})'>■</span> {text}"
 
 
-def _outline(plot_item: pg.PlotItem, rgb: tuple[int, int, int], z: float) -> QGraphicsRectItem:
+def _outline(
+    plot_item: pg.PlotItem, rgb: tuple[int, int, int], z: float, dashed: bool = False
+) -> QGraphicsRectItem:
     """An unfilled rectangle over the image, its 2-pixel pen the same at every zoom."""
     box = QGraphicsRectItem()
     pen = QPen(QColor(*rgb))
     pen.setCosmetic(True)
     pen.setWidth(2)
+    if dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
     box.setPen(pen)
     box.setZValue(z)
     plot_item.addItem(box)
@@ -155,6 +165,9 @@ class LaneGrid(QWidget):
         self.span_box = _outline(item, (0, 229, 255), 11)
         self.lane_box = _outline(item, (255, 64, 64), 12)
         self.lane_box.setVisible(False)
+        self.pin_box = _outline(item, (20, 24, 32) if light else (255, 255, 255), 13, dashed=True)
+        self.pin_box.setVisible(False)
+        self.details = LaneDetails()
 
         self.legend = QLabel(objectName="lane_legend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -163,13 +176,23 @@ class LaneGrid(QWidget):
             "valid lanes: value on a blue–white–red map (0 is white) &nbsp; "
             + " &nbsp; ".join(
                 _swatch(viewdata.STATE_COLORS[state], viewdata.STATE_NAMES[state])
-                + (f" ({viewdata.STATE_GLYPHS[state]})" if state in viewdata.STATE_GLYPHS else "")
-                for state in (viewdata.MASKED, viewdata.POISON_IN, viewdata.OOB_WRITE)
+                + (
+                    f" ({GLYPH_TEXT[viewdata.STATE_GLYPHS[state]]})"
+                    if state in viewdata.STATE_GLYPHS
+                    else ""
+                )
+                for state in (
+                    viewdata.MASKED,
+                    viewdata.POISON_IN,
+                    viewdata.OOB_WRITE,
+                    viewdata.CROSS_ROW,
+                )
             )
             + " (on the lane that stored; the margin row: stores no tile reaches)"
             + f" &nbsp; <span style='color: {'black' if light else 'white'}'>□</span> selected row"
             + " &nbsp; <span style='color: rgb(0,229,255)'>□</span> lanes of the current step"
             + " &nbsp; <span style='color: rgb(255,64,64)'>□</span> first divergence"
+            + " &nbsp; ⬚ lane pinned in the details pane (click a lane)"
         )
         self.legend.setWordWrap(True)
 
@@ -177,12 +200,19 @@ class LaneGrid(QWidget):
         self.source = QLabel(objectName="lane_source")
         self.source.setWordWrap(True)
         self.source.setProperty("role", "provenance")
+        # The details pane beside the plot; the splitter lets it be narrowed or closed.
+        self.body = QSplitter(Qt.Orientation.Horizontal, objectName="lane_body")
+        self.body.addWidget(self.plot)
+        self.body.addWidget(self.details)
+        self.body.setStretchFactor(0, 1)
+        self.body.setStretchFactor(1, 0)
+        self.body.setSizes([700, 280])
         toolbar_over(
             self,
             [self.counts, self.per_row, self.worst_button, self.reset_button],
             self.legend,
             above_body=[self.source],
-        ).insertWidget(2, self.plot, 1)
+        ).insertWidget(2, self.body, 1)
         self.reset_button.clicked.connect(self.reset_zoom)
         self.worst_button.clicked.connect(self.worst_requested.emit)
         self.per_row.toggled.connect(self._rescale)
@@ -230,7 +260,10 @@ class LaneGrid(QWidget):
         self._image = image if image is not None else self._draw()
         if not same_shape:
             self.mark_lane(None)
+            self.pin_lane(None)
+            self.details.clear()
         self._show_image(fit=not same_shape)
+        self._refresh_details()
 
     def _draw(self) -> viewdata.LaneImage:
         assert self._tiled is not None
@@ -295,6 +328,11 @@ class LaneGrid(QWidget):
         )
         if leaked:
             text += f" · <span style='color: rgb(204,121,167)'>poison lanes reduced {leaked}</span>"
+        if image.writes.cross.count:
+            text += (
+                " · <span style='color: rgb(230,159,0)'>cross-row stores (inferred) "
+                f"<b>{image.writes.cross.count}</b></span>"
+            )
         if tiled.mutant:
             text += f" · mutant <b>{tiled.mutant}</b>"
         if image.per_row:
@@ -329,15 +367,33 @@ class LaneGrid(QWidget):
         """The scalar reference's output and the loaded kernel's (None: not run) for the hover."""
         self._expected_y = expected_y
         self._kernel_y = kernel_y
+        self._refresh_details()
+
+    def _refresh_details(self) -> None:
+        cell = self.details.cell
+        if cell is not None and self.cell_at(cell[1], cell[0]) == cell:
+            self.details.refresh(self.describe(*cell))
+
+    def pin_lane(self, cell: tuple[int, int] | None) -> None:
+        """Pin ``cell`` in the details pane (dashed outline); None unpins."""
+        if cell is None or self.cell_at(cell[1], cell[0]) != cell:
+            self.details.unpin()
+            self.pin_box.setVisible(False)
+            return
+        self.details.pin(cell, self.describe(*cell))
+        self.pin_box.setRect(QRectF(cell[1] - 0.5, cell[0] - 0.5, 1, 1))
+        self.pin_box.setVisible(True)
 
     def mark_lane(self, cell: tuple[int, int] | None) -> None:
-        """Outline one lane (First divergence) and bring it into view; None removes the mark."""
+        """Outline one lane (First divergence), pin it in the details pane and bring it into
+        view; None removes the outline."""
         self.marked = cell
         self.lane_box.setVisible(cell is not None and self._tiled is not None)
         if cell is None or self._tiled is None:
             return
         row, lane = cell
         self.lane_box.setRect(QRectF(lane - 0.5, row - 0.5, 1, 1))
+        self.pin_lane(cell)
         view = self.plot.getPlotItem().getViewBox()
         (left, right), (top, bottom) = view.viewRange()
         if not (left <= lane <= right and top <= row <= bottom):
@@ -417,12 +473,10 @@ class LaneGrid(QWidget):
         point = view.mapSceneToView(scene_pos)
         cell = self.cell_at(point.x(), point.y())
         if cell is None:
-            self.hover_text = ""
-            QToolTip.hideText()
+            self.hover_text = ""  # the pane keeps the last lane: readable once the mouse left
             return
         self.hover_text = self.describe(*cell)
-        global_pos = self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos))
-        QToolTip.showText(global_pos, self.hover_text, self.plot)
+        self.details.show_hover(cell, self.hover_text)
 
     def _on_mouse_clicked(self, event: object) -> None:
         scene_pos = event.scenePos()  # type: ignore[attr-defined]
@@ -431,3 +485,4 @@ class LaneGrid(QWidget):
         cell = self.cell_at(point.x(), point.y())
         if cell is not None:
             self.select_row(cell[0])
+            self.pin_lane(None if cell == self.details.pinned else cell)
