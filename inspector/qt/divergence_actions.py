@@ -84,8 +84,11 @@ class DivergenceActions(QObject):
         found = kernel_view.first_divergence(state.problem, state.reference, output)
         # The margin row (a store no tile reaches) selects the last row; its cell is marked.
         surfaces.select_row(min(found.row, state.problem.rows - 1))
-        # Within tolerance everywhere: the worst row is selected, no lane marked as parting.
+        # Within tolerance everywhere: the worst lane is pinned in the details pane, none is
+        # outlined as parting.
         surfaces.grid.mark_lane(None if found.kind == "none" else (found.row, found.lane))
+        if found.kind == "none":
+            surfaces.grid.pin_lane((found.row, found.lane))
         if found.step:
             surfaces.stepper.go_to_key(found.step)
             surfaces.tabs.setCurrentWidget(surfaces.stepper)

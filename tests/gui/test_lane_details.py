@@ -137,6 +137,12 @@ def test_the_tutorial_kernel_has_no_divergence_and_the_stepper_no_parting(
     assert lines[1].startswith("no divergence: within tolerance everywhere (worst: row ")
     assert window.grid.marked is None
     assert window.status_line.text().startswith("First divergence: none, within tolerance")
+    # The worst lane is pinned in the details pane, its error there beside x, w and y.
+    row, lane = window.grid.details.pinned
+    assert lines[1].startswith(
+        f"no divergence: within tolerance everywhere (worst: row {row}, lane {lane}: "
+    )
+    assert "error = " in window.grid.details.text.toPlainText()
     for index in range(len(window.stepper.steps)):
         window.stepper.go_to(index)
         assert "part HERE" not in window.stepper.kernel_line.text()
