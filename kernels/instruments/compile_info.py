@@ -363,11 +363,8 @@ def compile_fields(
     _device_resources(compiled, arch, found)
     metadata = compiled.metadata
     return {
-        "ttir": asm["ttir"],
-        "ttgir": asm["ttgir"],
-        "llir": asm["llir"],
-        "ptx": asm["ptx"],
-        "sass": found.sass,
+        **{name: _portable(asm[name]) for name in ("ttir", "ttgir", "llir", "ptx")},
+        "sass": _portable(found.sass),
         "num_warps": int(metadata.num_warps),
         "num_stages": int(metadata.num_stages),
         "shared_bytes": int(metadata.shared),
@@ -388,6 +385,13 @@ def compile_fields(
         "rows": rows,
         "rows_per_program": config.rows_per_program,
     }
+
+
+def _portable(text: str) -> str:
+    """Compiler output with the kernel files named from the source root (``kernels/jit/tile.py``,
+    not this machine's ``/home/.../kernels/jit/tile.py``): the same text on every machine, and no
+    path of the one that made a saved session."""
+    return text.replace(str(SOURCE_ROOT) + os.sep, "") if text else text
 
 
 def _device_resources(compiled: object, arch: int, found: _Resources) -> None:

@@ -40,6 +40,14 @@ def test_compiler_output_has_every_stage_for_sm90(bf16_4096) -> None:
     assert info.triton_version == triton.__version__
 
 
+def test_compiler_output_names_the_kernel_files_from_the_source_root(bf16_4096) -> None:
+    from kernels.env import SOURCE_ROOT
+
+    for text in (bf16_4096.ttir, bf16_4096.ttgir, bf16_4096.llir, bf16_4096.ptx):
+        assert str(SOURCE_ROOT) not in text
+    assert '"kernels/jit/tile.py"' in bf16_4096.ttir
+
+
 def test_sass_and_registers_when_the_tools_exist(bf16_4096) -> None:
     if compile_info._tool("cuobjdump") is None:
         pytest.skip("no cuobjdump in triton's package or on PATH")
