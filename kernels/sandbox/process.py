@@ -18,8 +18,8 @@ from kernels.sandbox import reaper
 
 # The variables a kernel's process gets from this one's environment (none else): Triton's,
 # CUDA's and torch's settings, the loader's library path, the thread pools', and where programs
-# and caches are found. Its TMPDIR and working folder are its own, and its PYTHONPATH starts
-# with this project.
+# and caches are found. Its working folder (and the kernel child's TMPDIR) is its own, and its
+# PYTHONPATH starts with this project.
 KERNEL_ENV_PREFIXES = ("TRITON_", "CUDA_", "NVIDIA_", "TORCH_", "PYTORCH_")
 KERNEL_ENV_NAMES = ("PATH", "HOME", "LD_LIBRARY_PATH", "OMP_NUM_THREADS")
 # Bytes of the user's stderr kept for a finding's detail.
@@ -63,10 +63,11 @@ class StderrTail:
             self._stream.close()
 
 
-def kernel_env(folder: str, pythonpath_first: str = "", *, compiled: bool) -> dict[str, str]:
+def kernel_env(pythonpath_first: str = "", *, compiled: bool) -> dict[str, str]:
     """The whole environment of a process that imports a user's kernel file: the variables
-    :data:`KERNEL_ENV_PREFIXES` and :data:`KERNEL_ENV_NAMES` name, the interpreter's mode, and
-    ``folder`` (a fresh one per process) as its temporary folder; ``PYTHONPATH`` is
+    :data:`KERNEL_ENV_PREFIXES` and :data:`KERNEL_ENV_NAMES` name and the interpreter's mode
+    (nothing that differs per process, such as its folder: the fork server keeps one server per
+    environment, :mod:`kernels.sandbox.forkserver`); ``PYTHONPATH`` is
     ``pythonpath_first`` (a mutated package copy, when given), this project's root, then this
     process's own ``PYTHONPATH`` (where the kernel's own packages may be)."""
     env = {
@@ -77,7 +78,6 @@ def kernel_env(folder: str, pythonpath_first: str = "", *, compiled: bool) -> di
     env["TRITON_INTERPRET"] = "0" if compiled else "1"
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONUTF8"] = "1"
-    env["TMPDIR"] = folder
     first = [pythonpath_first] if pythonpath_first else []
     inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
     env["PYTHONPATH"] = os.pathsep.join([*first, str(SOURCE_ROOT), *inherited])

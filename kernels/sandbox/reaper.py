@@ -11,7 +11,7 @@ below it; it runs none of the kernel's code. It ends the whole tree when
 - the kernel's process ends (what it left running is killed, then the reaper exits as it did),
 - it is asked to (``SIGTERM``, ``SIGHUP``, ``SIGINT``: :func:`end_tree` sends ``SIGTERM``),
 - its own parent is gone (the inspector killed: the reaper is re-parented, which it sees within
-  :data:`POLL_S`; a fork server's child gets ``SIGTERM`` at once from ``PR_SET_PDEATHSIG``),
+  :data:`POLL_S`, and ``PR_SET_PDEATHSIG`` sends it ``SIGTERM`` at once),
 - the tree's memory passes the limit: the proportional set size (``Pss`` of
   ``/proc/PID/smaps_rollup``, so pages shared with the fork server count once) of every process
   below it, summed; it then exits with :data:`MEMORY_EXIT` after saying so on stderr.
@@ -29,8 +29,8 @@ import signal
 import sys
 import time
 
-#: How often the reaper looks at its child, its parent and the tree's memory.
-POLL_S = 0.05
+#: How often the reaper looks at its parent and the tree's memory (a child's end wakes it at once).
+POLL_S = 0.25
 MEMORY_POLL_S = 0.25
 #: The reaper's exit status when it ended the tree for its memory.
 MEMORY_EXIT = 86
@@ -92,6 +92,9 @@ def _reap(child: int, parent: int, limit: int) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, stop)
     _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    # SIGCHLD held back and waited for: a child's end wakes the loop at once, and between ends
+    # it sleeps POLL_S at a time instead of spinning.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     status: int | None = None
     over = 0
     next_memory = 0.0
@@ -108,7 +111,7 @@ def _reap(child: int, parent: int, limit: int) -> int:
                 if used > limit:
                     over = used
                     break
-            time.sleep(POLL_S)
+            signal.sigtimedwait({signal.SIGCHLD}, POLL_S)
     except _Stop:
         pass
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):

@@ -44,7 +44,7 @@ def compile_ttir(
         done = run_bounded(
             [sys.executable, "-m", "kernels.instruments.launches"],
             input=request.encode("utf-8"),
-            env=kernel_env(folder, pythonpath_first, compiled=True),
+            env=kernel_env(pythonpath_first, compiled=True),
             cwd=folder,
             timeout_s=timeout_s,
             preloaded=True,

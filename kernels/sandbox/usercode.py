@@ -231,7 +231,7 @@ class UserKernel:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=kernel_env(self._folder, self.pythonpath_first, compiled=MODE != INTERPRETER),
+            env=kernel_env(self.pythonpath_first, compiled=MODE != INTERPRETER),
             cwd=self._folder,
         )  # fmt: skip
         self._stderr = StderrTail(self._child.stderr)

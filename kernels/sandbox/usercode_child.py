@@ -244,6 +244,7 @@ def main(argv: list[str]) -> int:
     from kernels.sandbox import reaper
 
     reaper.supervise(int(argv[2]) if len(argv) > 2 else 0)
+    os.environ["TMPDIR"] = os.getcwd()  # the fresh folder the inspector made for this process
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the user's prints (and C's) land on stderr
     sys.stdout = sys.stderr
