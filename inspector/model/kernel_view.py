@@ -23,7 +23,8 @@ import numpy as np
 
 from inspector.check.results import StoresOutOfBounds
 from inspector.model import oob_view
-from inspector.model.viewdata import ReductionStep, RowColumn
+from inspector.model.reduction_steps import ReductionStep
+from inspector.model.viewdata import RowColumn
 from oracle import compare as cmp
 from oracle import diagnose
 from oracle.scalar import ScalarResult

@@ -18,7 +18,8 @@ import numpy as np
 from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtWidgets import QMenu, QWidget
 
-from inspector.model.state import DEMO_FIXTURE, InspectionState, bench_from_record, recent_with
+from inspector.model.bench_rows import bench_from_record
+from inspector.model.state import DEMO_FIXTURE, InspectionState, recent_with
 from inspector.qt.widgets import dialogs
 
 AUTOSAVE_MS = 60_000

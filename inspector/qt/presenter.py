@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.model import evidence, kernel_view, row_verdicts, viewdata
+from inspector.model import evidence, kernel_view, reduction_steps, row_verdicts, viewdata
 from oracle import compare as cmp
 
 if TYPE_CHECKING:
@@ -83,10 +83,10 @@ class EvidenceViews:
         self.stepper.set_source(stale)
         self.row_table.note.setText(evidence.stale_caption(reason, table))
 
-    def steps(self, row: int) -> list[viewdata.ReductionStep]:
+    def steps(self, row: int) -> list[reduction_steps.ReductionStep]:
         """The stepper's steps of ``row``: the lane model's, the kernel's values beside."""
         state = self.state
-        steps = viewdata.reduction_steps(state.problem, state.tiled, row, state.reference)
+        steps = reduction_steps.reduction_steps(state.problem, state.tiled, row, state.reference)
         return kernel_view.annotate_steps(
             steps,
             state.problem,

@@ -12,7 +12,7 @@ import pytest
 
 from inspector.check.pipeline import run_and_judge_kernel, run_and_judge_user_kernel
 from inspector.check.user_kernel import UserImplementation
-from inspector.model import kernel_view, oob_view, viewdata
+from inspector.model import kernel_view, oob_view, reduction_steps, viewdata
 from inspector.model.analysis import analyse
 from inspector.model.kernel_view import KernelOutput
 from kernels.instruments.checked import POISON
@@ -40,7 +40,7 @@ def _divergence(problem, reference, run) -> kernel_view.Divergence:
 
 def _notes(problem, reference, row, output) -> dict[str, str]:
     analysis = analyse(problem, None)
-    steps = viewdata.reduction_steps(problem, analysis.model, row, reference)
+    steps = reduction_steps.reduction_steps(problem, analysis.model, row, reference)
     inferred = kernel_view.inferred_of(problem, output)
     annotated = kernel_view.annotate_steps(steps, problem, reference, row, output, inferred)
     return {step.key: step.kernel for step in annotated if step.kernel}

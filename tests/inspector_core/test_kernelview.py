@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from inspector.check.results import StoresOutOfBounds
-from inspector.model import kernel_view, viewdata
+from inspector.model import kernel_view, reduction_steps, viewdata
 from inspector.model.analysis import analyse
 from inspector.model.kernel_view import KernelOutput
 from oracle import compare as cmp
@@ -137,7 +137,7 @@ def test_the_bundled_kernels_rstd_output_is_shown_exact_in_table_and_stepper(ana
     at = names.index("rrms tiled")
     assert names[at + 1 : at + 3] == ["rrms kernel (inferred)", "rrms kernel (rstd, exact)"]
     np.testing.assert_array_equal(columns[at + 2].values, run.rstd)
-    steps = viewdata.reduction_steps(problem, model, 2, reference)
+    steps = reduction_steps.reduction_steps(problem, model, 2, reference)
     notes = {
         s.key: s.kernel
         for s in kernel_view.annotate_steps(steps, problem, reference, 2, output, inferred)
@@ -153,7 +153,7 @@ def test_the_bundled_kernels_rstd_output_is_shown_exact_in_table_and_stepper(ana
 def test_the_stepper_shows_the_kernels_value_at_the_mean_rsqrt_and_store(analysed) -> None:
     problem, analysis = analysed
     reference, model = analysis.reference, analysis.model
-    steps = viewdata.reduction_steps(problem, model, 1, reference)
+    steps = reduction_steps.reduction_steps(problem, model, 1, reference)
     empty = kernel_view.annotate_steps(steps, problem, reference, 1, None, None)
     assert {s.key for s in empty if s.kernel} == {"mean", "rsqrt", "store"}
     assert all("not run yet" in s.kernel for s in empty if s.kernel)

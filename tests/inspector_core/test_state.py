@@ -10,7 +10,7 @@ import pytest
 
 from inspector.check import pipeline
 from inspector.check.results import StoresOutOfBounds
-from inspector.model import state
+from inspector.model import bench_rows, state
 from inspector.model.analysis import analyse
 from inspector.model.events import Event, EventEmitter, StateEvents
 from inspector.model.state import InspectionState
@@ -248,15 +248,15 @@ def _bench_rows() -> list[dict]:
 
 def test_bench_rows_go_into_the_session_and_come_back() -> None:
     bench = {"shapes": "llm", "dtypes": ["float32"], "rows": _bench_rows(), "source": "H200"}
-    meta, samples = state.bench_for_session(bench)
+    meta, samples = bench_rows.bench_for_session(bench)
     assert [set(r) for r in meta["rows"]] == [set(r) - {"samples_us"} for r in bench["rows"]]
     assert meta["source"] == "H200"
     assert list(samples) == ["copy/8x64/float32"]
     np.testing.assert_array_equal(samples["copy/8x64/float32"], [1.0, 2.0])
-    back = state.bench_from_session(meta)
+    back = bench_rows.bench_from_session(meta)
     assert back == {**bench, "rows": meta["rows"]}
-    assert state.bench_from_session(None) is None
-    assert state.bench_from_session({"rows": []}) is None
+    assert bench_rows.bench_from_session(None) is None
+    assert bench_rows.bench_from_session({"rows": []}) is None
 
 
 def test_a_benchmark_record_names_its_device_time_and_file() -> None:
@@ -265,10 +265,10 @@ def test_a_benchmark_record_names_its_device_time_and_file() -> None:
         "started_utc": "2026-11-30T19:42:07+00:00",
         "results": _bench_rows(),
     }
-    bench = state.bench_from_record(report, "results.json")
+    bench = bench_rows.bench_from_record(report, "results.json")
     assert bench["source"] == "NVIDIA H200, 2026-11-30T19:42:07+00:00 (results.json)"
     assert (bench["shapes"], bench["dtypes"]) == ("record", ["float32"])
-    odd = state.bench_from_record({"environment": ["x"], "started_utc": 5, "results": []}, "o")
+    odd = bench_rows.bench_from_record({"environment": ["x"], "started_utc": 5, "results": []}, "o")
     assert odd["source"] == "an unnamed device, an unknown time (o)"
 
 

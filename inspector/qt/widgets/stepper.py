@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.model.viewdata import ReductionStep
+from inspector.model.reduction_steps import ReductionStep
 
 #: At most this many bars are drawn: an antialiased, filled step curve over 65,536 lanes costs
 #: ~0.8 s per repaint, and the window repaints it often.
