@@ -133,6 +133,20 @@ def test_demo_session_opens_with_a_real_kernel_run():
     assert len(set(np.abs(demo.weight))) > 1  # asymmetric weights
 
 
+def test_the_demo_session_holds_every_current_section_and_no_machines_path():
+    import json
+
+    from inspector.records.receipts import format as receipt_format
+
+    receipt = json.loads(load_session(DEMO).receipt_json)
+    assert receipt["schema_version"] == receipt_format.SCHEMA_VERSION
+    for section in ("error_bound", "batch_invariance", "device_evidence", "coverage", "timing"):
+        assert section in receipt, section
+    assert "configurations" in receipt["coverage"]
+    home = str(Path(__file__).resolve().parents[2])
+    assert home.encode() not in DEMO.read_bytes()
+
+
 def test_truncated_file_is_refused_untouched(model_results, tmp_path):
     path = tmp_path / "s.h5"
     save_session(path, _full_session(model_results["float32"], tmp_path))
