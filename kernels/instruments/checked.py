@@ -172,9 +172,13 @@ def _as_matrix(x: object) -> np.ndarray:
     return array
 
 
-def data_mask_for(rows: int, width: int, row_stride: int, guard: int) -> np.ndarray:
-    """Boolean mask over the buffer: True on data elements, False on guard/padding."""
-    total = 2 * guard + rows * row_stride
+def data_mask_for(
+    rows: int, width: int, row_stride: int, guard: int, phantom_rows: int = 0
+) -> np.ndarray:
+    """Boolean mask over the buffer: True on data elements, False on guard/padding. The
+    trailing guard also spans ``phantom_rows`` row strides: the rows a program of several rows
+    holds past the last (masked in the real kernel), so a store of one lands in a guard."""
+    total = 2 * guard + (rows + phantom_rows) * row_stride
     mask = np.zeros(total, dtype=bool)
     body = mask[guard : guard + rows * row_stride].reshape(rows, row_stride)
     body[:, :width] = True
@@ -269,8 +273,10 @@ def run_checked(
         else:
             config = forced_config(path, rows, width, itemsize)
     guard = max(block_for(width), config.lanes(width))
-    x_total = data_mask_for(rows, width, row_stride, guard).size
-    mask = data_mask_for(rows, width, out_row_stride, guard)
+    phantom = config.rows_per_program - 1
+    x_valid = data_mask_for(rows, width, row_stride, guard, phantom)
+    x_total = x_valid.size
+    mask = data_mask_for(rows, width, out_row_stride, guard, phantom)
     total = mask.size
 
     def body(buffer: torch.Tensor, stride: int) -> torch.Tensor:
@@ -291,7 +297,6 @@ def run_checked(
     rstd_out = None if rstd_buffer is None else rstd_buffer[rstd_guard : rstd_guard + rows]
     watch = guarded_reads.Watch()
     if MODE == INTERPRETER:  # every load checked (on a GPU: compute-sanitizer's memcheck)
-        x_valid = data_mask_for(rows, width, row_stride, guard)
         w_valid = guarded_reads.strided_valid(guard, 1, width, width)
         for name, buffer, valid in (("x", x_buffer, x_valid), ("weight", w_buffer, w_valid),
                                     ("out", y_buffer, mask)):  # fmt: skip
