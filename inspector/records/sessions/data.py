@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from oracle.compare import max_errors
+from oracle.matrix import NO_VERDICT
 from oracle.spec import Problem, make_problem
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -31,7 +32,8 @@ class KillTable:
         categories, expected, baseline_actual: per fixture.
         baseline_passed: (F,) bool, the faithful implementation behaved on that fixture.
         detected: (M, F) bool, the mutant failed that fixture (False on rejection fixtures,
-            which never run an implementation).
+            which never run an implementation, and where the mutant's run was not judged or out
+            of domain: neither is a failure).
     """
 
     target: str
@@ -51,7 +53,9 @@ class KillTable:
         detected = np.zeros((len(kill_matrix.mutants), len(fixture_names)), dtype=bool)
         for row, mutant in enumerate(kill_matrix.mutants):
             for outcome in kill_matrix.cells[mutant]:
-                detected[row, column[outcome.fixture]] = not outcome.passed
+                detected[row, column[outcome.fixture]] = (
+                    not outcome.passed and outcome.actual not in NO_VERDICT
+                )
         baseline = {o.fixture: o for o in kill_matrix.baseline}
         return cls(
             target=kill_matrix.target,
