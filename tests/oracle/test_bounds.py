@@ -99,3 +99,57 @@ def test_float16_values_at_most_its_largest_finite() -> None:
     # float32 and bfloat16 can hold more than 1e6, so there the 1e6 bound is the one.
     for dtype in ("float32", "bfloat16"):
         _refused("x", f"exceeds 1e+06 ({dtype})", [[_past(1e6, UP), 1.0]], dtype=dtype)
+
+
+# 4194305 = 5 * 397 * 2113: products exactly one element past the limit, each factor in range.
+ONE_PAST_PRODUCTS = [(5, 838861), (397, 10565), (2113, 1985)]
+
+
+@pytest.mark.parametrize(("rows", "stride"), ONE_PAST_PRODUCTS)
+def test_rows_times_a_padded_row_stride_one_element_past_is_refused(rows: int, stride: int):
+    product = rows * stride
+    assert product == 4194305
+    with pytest.raises(ValidationError) as info:
+        _problem(np.ones((rows, 1)), row_stride=stride)
+    assert info.value.field == "row_stride"
+    assert str(info.value) == f"row_stride: rows * row_stride = {product} exceeds 4194304"
+    # One element less of stride is inside (the product drops by ``rows``).
+    assert _problem(np.ones((rows, 1)), row_stride=stride - 1).row_stride == stride - 1
+
+
+@pytest.mark.parametrize(("rows", "width"), [(2113, 1985), (4096, 1025)])
+def test_packed_rows_one_past_the_element_limit_are_refused(rows: int, width: int) -> None:
+    """Without a row stride the stride is the width: rows * width is the product held."""
+    with pytest.raises(ValidationError) as info:
+        _problem(np.ones((rows, width)))
+    assert info.value.field == "row_stride"
+    assert f"rows * row_stride = {rows * width} exceeds 4194304" in str(info.value)
+
+
+def test_packed_rows_at_the_element_limit_are_accepted() -> None:
+    problem = _problem(np.ones((4096, 1024)))
+    assert (problem.rows, problem.width, problem.row_stride) == (4096, 1024, 1024)
+
+
+def test_one_row_of_stride_4194304_and_not_one_more() -> None:
+    assert _problem(np.ones((1, 3)), row_stride=4194304).row_stride == 4194304
+    _refused("row_stride", "[1, 4194304]", np.ones((1, 3)), row_stride=4194305)
+
+
+def test_weight_of_exactly_width_values() -> None:
+    assert _problem(np.ones((2, 5)), weight=np.ones(5)).weight.shape == (5,)
+    for count in (4, 6):
+        _refused("weight", "exactly width = 5", np.ones((2, 5)), weight=np.ones(count))
+
+
+def test_synthetic_rows_and_width_at_their_bounds_and_one_past() -> None:
+    from oracle.spec import synthetic_problem
+
+    assert synthetic_problem(4096, 1).rows == 4096
+    assert synthetic_problem(1, 65536).width == 65536
+    for rows, width, field in ((4097, 1, "rows"), (0, 1, "rows"), (1, 65537, "width"),
+                               (1, 0, "width")):  # fmt: skip
+        with pytest.raises(ValidationError) as info:
+            synthetic_problem(rows, width)
+        assert info.value.field == field, str(info.value)
+        assert "[1, 4096]" in str(info.value) or "[1, 65536]" in str(info.value)
