@@ -168,7 +168,7 @@ def sanitizer_stage(problem: Problem, kernel: KernelSpec | None = None) -> dict[
         # A user's kernel gets the environment and folder of its every process
         # (kernels.sandbox.process.kernel_env); the bundled one this process's.
         env = dict(
-            os.environ if kernel is None else kernel_env(compiled=True),
+            os.environ if kernel is None else kernel_env(compiled=None),
             PYTORCH_NO_CUDA_MEMORY_CACHING="1",
         )
         data = Path(folder) / "input.npz"

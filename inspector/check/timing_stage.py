@@ -109,7 +109,7 @@ def timing_stage(problem: Any, kernel: Any | None = None) -> dict[str, Any]:
                 command,
                 timeout_s=TIMING_TIMEOUT_S,
                 cwd=_ROOT if kernel is None else folder,
-                env=None if kernel is None else kernel_env(compiled=True),
+                env=None if kernel is None else kernel_env(compiled=None),
                 die_with_parent=True,
             )
         except subprocess.TimeoutExpired:

@@ -387,11 +387,23 @@ def compile_fields(
     }
 
 
+#: Quoted absolute paths in compiler output, and what is kept of each: the kernel family's files
+#: from ``kernels/jit`` on, an installed package's (Triton's own language files) from the package.
+_MACHINE_PATHS = (
+    (re.compile(r'"/[^"\n]*?/(kernels/jit(?:/|"))'), r'"\1'),
+    (re.compile(r'"/[^"\n]*?/(?:site|dist)-packages(?:/|(?="))'), '"'),
+)
+
+
 def _portable(text: str) -> str:
-    """Compiler output with the kernel files named from the source root (``kernels/jit/tile.py``,
-    not this machine's ``/home/.../kernels/jit/tile.py``): the same text on every machine, and no
-    path of the one that made a saved session."""
-    return text.replace(str(SOURCE_ROOT) + os.sep, "") if text else text
+    """Compiler output with files named from the source root or their package
+    (``kernels/jit/tile.py``, ``triton/language/standard.py``), not by this machine's absolute
+    paths: the same text on every machine, and no path of the one that made a saved session. Any
+    absolute path goes, not only this tree's: Triton's cache hands back the text of the tree
+    that compiled the same source first."""
+    for pattern, kept in _MACHINE_PATHS:
+        text = pattern.sub(kept, text) if text else text
+    return text
 
 
 def _device_resources(compiled: object, arch: int, found: _Resources) -> None:

@@ -63,7 +63,7 @@ class StderrTail:
             self._stream.close()
 
 
-def kernel_env(pythonpath_first: str = "", *, compiled: bool) -> dict[str, str]:
+def kernel_env(pythonpath_first: str = "", *, compiled: bool | None) -> dict[str, str]:
     """The whole environment of a process that imports a user's kernel file: the variables
     :data:`KERNEL_ENV_PREFIXES` and :data:`KERNEL_ENV_NAMES` name and the interpreter's mode
     (nothing that differs per process, such as its folder: the fork server keeps one server per
@@ -75,7 +75,8 @@ def kernel_env(pythonpath_first: str = "", *, compiled: bool) -> dict[str, str]:
         for key, value in os.environ.items()
         if key in KERNEL_ENV_NAMES or key.startswith(KERNEL_ENV_PREFIXES)
     }
-    env["TRITON_INTERPRET"] = "0" if compiled else "1"
+    if compiled is not None:  # None: this process's own TRITON_INTERPRET (kept above), if any
+        env["TRITON_INTERPRET"] = "0" if compiled else "1"
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONUTF8"] = "1"
     first = [pythonpath_first] if pythonpath_first else []

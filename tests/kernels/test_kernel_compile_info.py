@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import re
 import textwrap
 from pathlib import Path
 
@@ -45,6 +46,8 @@ def test_compiler_output_names_the_kernel_files_from_the_source_root(bf16_4096) 
 
     for text in (bf16_4096.ttir, bf16_4096.ttgir, bf16_4096.llir, bf16_4096.ptx):
         assert str(SOURCE_ROOT) not in text
+        assert not re.search(r'"/[^"\n]*kernels/jit', text)  # nor another tree's (Triton's cache)
+        assert not re.search(r'"/[^"\n]*-packages/', text)  # nor an installed package's
     assert '"kernels/jit/tile.py"' in bf16_4096.ttir
 
 
