@@ -2,8 +2,8 @@
 
 Beyond the export proof's comparisons
 (:func:`inspector.records.receipts.exports.compare_exports`), it recomputes the input hashes and
-the oracle's per-row intermediates from the values recorded in the JSON, checks the tile and
-traffic ledger, the mutant and fixture outcomes, every kernel launch layout and the recorded
+the oracle's per-row intermediates from the values recorded in the JSON, every figure of the tile
+and of the traffic ledger (each named where it differs), the mutant and fixture outcomes, every kernel launch layout and the recorded
 ``export_check``.
 """
 
@@ -114,33 +114,59 @@ def _recompute_checks(data: dict[str, Any]) -> tuple[list[Check], np.ndarray | N
     )
     checks.append(Check("input exact in dtype", exact, f"x and weight are {dtype} values"))
     tile = data["tile"]
-    tile_ok = (
-        tile["block"] == problem.block
-        and tile["valid_lanes"] == problem.width
-        and tile["masked_lanes"] == problem.block - problem.width
-    )
     checks.append(
-        Check(
+        _recomputed(
             "tile",
-            tile_ok,
+            tile,
+            {
+                "block": problem.block,
+                "valid_lanes": problem.width,
+                "masked_lanes": problem.block - problem.width,
+            },
             f"block {tile['block']}, valid {tile['valid_lanes']}, "
             f"masked {tile['masked_lanes']} for width {problem.width}",
         )
     )
-    item = ITEMSIZE[dtype]
-    elements = problem.rows * problem.width
-    traffic = data["traffic"]
-    traffic_ok = (
-        traffic["bytes_read_x"] == elements * item
-        and traffic["bytes_written"] == elements * item
-        and traffic["reductions"] == problem.rows
+    from oracle.traffic import ledger
+
+    modeled = ledger(problem)
+    recomputed = {
+        name: getattr(modeled, name)
+        for name in (
+            "bytes_read_x",
+            "bytes_read_weight",
+            "bytes_read_weight_unique",
+            "bytes_read",
+            "bytes_written",
+            "bytes_total",
+            "reductions",
+        )
+    }
+    recomputed["itemsize"] = ITEMSIZE[dtype]
+    checks.append(
+        _recomputed(
+            "traffic ledger",
+            data["traffic"],
+            recomputed,
+            f"{problem.rows * problem.width} elements x {ITEMSIZE[dtype]} bytes: every figure "
+            "recomputed",
+        )
     )
-    checks.append(Check("traffic ledger", traffic_ok, f"{elements} elements x {item} bytes"))
     from oracle import scalar
 
     reference = scalar.reference(problem)
     checks.append(_rows_check(data["rows"], problem, from_json_number(tile["poison"]), reference))
     return checks, reference.y
+
+
+def _recomputed(name: str, section: dict[str, Any], expected: dict[str, int], ok_detail: str):
+    """A check that each of ``expected``'s fields of ``section`` is the value recomputed."""
+    drift = [
+        f"{field_name}: recorded {section[field_name]!r}, recomputed {value}"
+        for field_name, value in expected.items()
+        if type(section[field_name]) is not int or section[field_name] != value
+    ]
+    return Check(name, not drift, joined(drift, 4) if drift else ok_detail)
 
 
 def _rows_check(
@@ -385,7 +411,7 @@ def verify_receipts(
     """Independently reparse receipts written earlier and check them for consistency.
 
     Checks: JSON syntax and schema; schema version; x/weight sha256 recomputed from the
-    recorded values; dimensions; tile and traffic ledger; per-row intermediates recomputed by
+    recorded values; dimensions; every tile and traffic ledger figure; per-row intermediates recomputed by
     the oracle from the recorded input; CSV header, row count and every CSV value equal to the
     JSON's exactly; headline max errors equal the maxima of the per-row values; every mutant
     killed; every fixture as expected; ``export_check`` present and passed.
