@@ -2,9 +2,9 @@
 
 Beyond the export proof's comparisons
 (:func:`inspector.records.receipts.exports.compare_exports`), it recomputes the input hashes and
-the oracle's per-row intermediates from the values recorded in the JSON, every figure of the tile
-and of the traffic ledger (each named where it differs), the mutant and fixture outcomes, every kernel launch layout and the recorded
-``export_check``.
+the oracle's per-row intermediates from the values recorded in the JSON and every figure of the
+tile and of the traffic ledger (each named where it differs), and checks the mutant and fixture
+outcomes, every kernel launch layout and the recorded ``export_check``.
 """
 
 from __future__ import annotations
@@ -411,10 +411,10 @@ def verify_receipts(
     """Independently reparse receipts written earlier and check them for consistency.
 
     Checks: JSON syntax and schema; schema version; x/weight sha256 recomputed from the
-    recorded values; dimensions; every tile and traffic ledger figure; per-row intermediates recomputed by
-    the oracle from the recorded input; CSV header, row count and every CSV value equal to the
-    JSON's exactly; headline max errors equal the maxima of the per-row values; every mutant
-    killed; every fixture as expected; ``export_check`` present and passed.
+    recorded values; dimensions; every tile and traffic ledger figure; per-row intermediates
+    recomputed by the oracle from the recorded input; CSV header, row count and every CSV value
+    equal to the JSON's exactly; headline max errors equal the maxima of the per-row values;
+    every mutant killed; every fixture as expected; ``export_check`` present and passed.
 
     Args:
         json_path: the receipt JSON.
