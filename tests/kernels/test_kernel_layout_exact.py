@@ -44,7 +44,8 @@ RULE_CASES: tuple[tuple[str, int, int], ...] = (
     ("bfloat16", 2501, 8193),  # odd 2-byte rows of one 4096-lane body, many rows: loop
     ("float16", 2501, 3),  # odd 2-byte rows of one 4096-lane body: peeled tile
     ("bfloat16", 2566, 3),  # even 2-byte rows of one 4096-lane body: unpeeled tile
-    ("bfloat16", 1027, 3),  # peeled 2-byte tile: split body (1024 + 16 lanes)
+    ("bfloat16", 1027, 3),  # peeled 2-byte tile: split body (1024 + 16 lanes), body <= 1024
+    ("float16", 1100, 3),  # split body (1024 + 128 lanes) whose second tile holds elements
     ("float32", 9000, 3),  # column loop, unpeeled
     ("float32", 9001, 3),  # column loop, peeled
     ("float32", 8192, 4096),  # column loop past LOOP_PROBLEM_BYTES: EVEN chunks
@@ -188,17 +189,21 @@ def test_the_cases_reach_every_rule_row_and_every_branch_of_both_kernels() -> No
 @pytest.mark.parametrize(("dtype", "width", "rule_rows"), RULE_CASES)
 def test_in_place_each_row_reads_its_own_input(dtype, width, rule_rows) -> None:
     # out is x itself, rows 16 elements apart: a row that reads another row's place (a lost or
-    # wrong row stride) reads a row already normalized, or padding.
+    # wrong row stride) reads a row already normalized, or padding. Room for the phantom rows
+    # of the last program follows the rows (and the rstd), and must stay as it was.
     config = _rule_config(dtype, width, rule_rows)
     rows = max(4, config.rows_per_program + 1)
     stride = width + 16
+    room = config.rows_per_program + 1  # rows of room past the last row
     x, w = _inputs(rows, width, dtype, seed=width + 7)
-    storage = torch.full((rows * stride,), -3072.0, dtype=TORCH[dtype])
+    storage = torch.full(((rows + room) * stride,), -3072.0, dtype=TORCH[dtype])
     x2d = storage.as_strided((rows, width), (stride, 1))
     x2d.copy_(torch.from_numpy(x))
-    padding = storage.view(rows, stride)[:, width:].clone()
+    untouched = storage.view(rows + room, stride).clone()
+    untouched[:rows, :width] = float("nan")
     weight = torch.from_numpy(w).to(TORCH[dtype])
-    rstd = torch.full((rows,), float("nan"))
+    rstd_room = torch.full((rows + room,), -3072.0)
+    rstd = rstd_room[:rows]
     launcher.launch_kernel(x2d, weight, x2d, EPS, config=config, rstd=rstd)
     launched, constexprs = launch_constexprs(config, rows, width, stride, stride, ITEMSIZE[dtype])
     want = kernel_order.row_rrms(x, stride, EPS, launched.loop, constexprs)
@@ -206,7 +211,11 @@ def test_in_place_each_row_reads_its_own_input(dtype, width, rule_rows) -> None:
     got = x2d.double().numpy()
     want_y = _rounded(kernel_order.output(x, w, want), dtype)
     assert np.array_equal(got, want_y), _differing(got, want_y)
-    assert torch.equal(storage.view(rows, stride)[:, width:], padding)
+    after = storage.view(rows + room, stride).clone()
+    after[:rows, :width] = float("nan")
+    assert torch.equal(after.isnan(), untouched.isnan())
+    assert torch.equal(after.nan_to_num(), untouched.nan_to_num()), "padding or room written"
+    assert torch.all(rstd_room[rows:] == -3072.0), "an rstd stored past the rows"
 
 
 def test_the_emulation_divides_by_the_width() -> None:
