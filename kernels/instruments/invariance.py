@@ -41,7 +41,9 @@ def candidate_batches(width: int, itemsize: int, sm_count: int) -> list[int]:
     row_bytes = width * itemsize
     points = {1, *(start - 1 for start in row_thresholds(sm_count))}
     points.update(2**k for k in range(31))
-    points.update(4 * sm_count * 2**k for k in range(12))
+    # The rows per program halve while the grid has fewer than four programs per SM: each
+    # rows-per-program 2**(k+1) starts past (4 * SM - 1) * 2**k rows.
+    points.update((4 * sm_count - 1) * 2**k for k in range(13))
     points.update(limit // row_bytes for limit in (STREAM_TILE_BYTES, LOOP_PROBLEM_BYTES))
     near = {p + d for p in points for d in (-1, 0, 1)}
     return sorted(p for p in near if 1 <= p <= MAX_ROWS)
