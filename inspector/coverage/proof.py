@@ -346,8 +346,22 @@ def read_record(path: Path) -> dict[str, Any]:
 
 
 def proven_set(data: dict[str, Any]) -> set[Any]:
-    """The configurations a (checked) record proves."""
-    return {config for config, passed in _entries(data) if passed}
+    """The configurations a (checked) record proves: each entry that passed, whose fixtures
+    (where it lists them) all passed and which the record's ``failed`` does not name. An entry
+    that contradicts its own evidence proves nothing."""
+    failed = data.get("failed")
+    named = (
+        {label for label in failed if isinstance(label, str)} if isinstance(failed, list) else set()
+    )
+    proven = set()
+    for (config, passed), entry in zip(_entries(data), data["proofs"], strict=True):
+        fixtures = entry.get("fixtures", [])
+        agrees = isinstance(fixtures, list) and all(
+            isinstance(f, dict) and f.get("passed") is True for f in fixtures
+        )
+        if passed and agrees and config.label not in named:
+            proven.add(config)
+    return proven
 
 
 def _entries(data: dict[str, Any]) -> list[tuple[Any, bool]]:
