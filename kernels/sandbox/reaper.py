@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import resource
 import signal
 import sys
 import time
@@ -63,6 +62,8 @@ def supervise(memory_limit_bytes: int) -> None:
     limit. Returns at once where :func:`available` is False."""
     if not available() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
         return
+    import resource  # Unix only, and only here
+
     # No core files: a kernel that aborts ends at once (a dump of a process with CUDA and torch
     # loaded takes seconds, and its end would be read as the reaper's kill), and leaves nothing.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
