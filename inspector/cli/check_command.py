@@ -192,9 +192,11 @@ def _run_check_locked(
         kernel_memory_bytes=args.kernel_memory_bytes,
         kernel_time_s=args.kernel_time_s,
     )
-    before = untouched.snapshot(out_dir, session_path)
+    # A user's kernel may write where the receipts go; the bundled one is this tool's own.
+    watched = (out_dir, session_path) if spec is not None else ()
+    before = untouched.snapshot(*watched, names=(JSON_NAME, CSV_NAME))
     result = pipeline.run_check(problem, config, progress=_Progress(args.quiet))
-    planted = untouched.changes(before, out_dir, session_path)
+    planted = untouched.changes(before, *watched, names=(JSON_NAME, CSV_NAME))
     if planted:
         print(
             f"error: --out/--session changed while the kernel ran ({'; '.join(planted[:3])}); "

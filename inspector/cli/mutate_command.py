@@ -122,7 +122,8 @@ def run_mutate_command(arguments: list[str]) -> int:
     from kernels.sandbox.usercode import parse_kernel_spec
 
     kernel = None if args.kernel is None else parse_kernel_spec(args.kernel)
-    before = untouched.snapshot(out)
+    written = ("mutation.json", "mutation.csv")
+    before = untouched.snapshot(out, names=written)
     with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
 
         def progress(done: int, total: int, label: str) -> None:
@@ -140,7 +141,7 @@ def run_mutate_command(arguments: list[str]) -> int:
             count=args.count,
             only=only,
         )
-    planted = untouched.changes(before, out)
+    planted = untouched.changes(before, out, names=written)
     if planted:
         print(
             f"error: --out changed while the mutants ran ({'; '.join(planted[:3])}); "

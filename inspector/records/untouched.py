@@ -4,9 +4,12 @@ A user's kernel is arbitrary code running as the same user: nothing stops it fro
 ``--out`` or at the session's path while it runs (a ``receipt.csv`` linked to another file would
 have the receipt written through the link, outside ``--out``). So the run takes a
 :func:`snapshot` of each folder and file it will write once its locks are held and before any
-kernel starts, and refuses to write (:func:`changes`) when any entry was added, removed,
+kernel starts, and refuses to write (:func:`changes`) when any of them was added, removed,
 replaced, relinked or modified meanwhile: the receipts and the session are written only into
-what the run found there.
+what the run found there. In a folder, the entries compared are the names the run writes, the
+files the atomic write and its journal make beside them (``.NAME...``) and the tool's own
+(``.rmsnorm...``): other files come and go in a shared folder (``--out /tmp``) and are none of
+the run's business.
 """
 
 from __future__ import annotations
@@ -16,8 +19,7 @@ from pathlib import Path
 
 #: One entry as it stood: (device, inode, mode, size, modification time in ns, link target).
 Entry = tuple[int, int, int, int, int, str]
-#: Entries of a folder this many or more are compared by the first ones only (a folder of
-#: receipts holds a handful; a lock file among them is the run's own).
+#: Entries of a folder looked at, at most (a folder of receipts holds a handful).
 MAX_ENTRIES = 10_000
 
 
@@ -35,8 +37,16 @@ def _entry(path: Path) -> Entry | None:
     return (stat.st_dev, stat.st_ino, stat.st_mode, stat.st_size, stat.st_mtime_ns, target)
 
 
-def snapshot(*places: Path | None) -> dict[str, Entry | None]:
-    """Every given folder's entries (by path) and every given file (None: not there)."""
+def _written(name: str, names: tuple[str, ...]) -> bool:
+    """Whether a folder's entry ``name`` is one the run writes, or writes beside one."""
+    return name.startswith(".rmsnorm") or any(
+        name == written or name.startswith(f".{written}") for written in names
+    )
+
+
+def snapshot(*places: Path | None, names: tuple[str, ...] = ()) -> dict[str, Entry | None]:
+    """Every given file and folder (None: not there) and, in each folder, its entries that
+    :func:`_written` says the run writes ``names`` through."""
     found: dict[str, Entry | None] = {}
     for place in places:
         if place is None:
@@ -52,16 +62,19 @@ def snapshot(*places: Path | None) -> dict[str, Entry | None]:
                     for count, item in enumerate(entries):
                         if count >= MAX_ENTRIES:
                             break
-                        found[item.path] = _entry(Path(item.path))
+                        if _written(item.name, names):
+                            found[item.path] = _entry(Path(item.path))
             except OSError:
                 continue
     return found
 
 
-def changes(before: dict[str, Entry | None], *places: Path | None) -> list[str]:
-    """What differs now from ``before`` (taken of the same ``places``), in words: empty when
-    nothing was added, removed or changed."""
-    after = snapshot(*places)
+def changes(
+    before: dict[str, Entry | None], *places: Path | None, names: tuple[str, ...] = ()
+) -> list[str]:
+    """What differs now from ``before`` (taken of the same ``places`` and ``names``), in words:
+    empty when nothing was added, removed or changed."""
+    after = snapshot(*places, names=names)
     said = []
     for path in sorted(set(before) | set(after)):
         was, now = before.get(path), after.get(path)
