@@ -123,7 +123,8 @@ def run_mutate_command(arguments: list[str]) -> int:
 
     kernel = None if args.kernel is None else parse_kernel_spec(args.kernel)
     written = ("mutation.json", "mutation.csv")
-    before = untouched.snapshot(out, names=written)
+    watched = (out,) if kernel is not None else ()  # a user's mutants may write where we will
+    before = untouched.snapshot(*watched, names=written)
     with tempfile.TemporaryDirectory(prefix="rmsnorm-mutate-") as scratch:
 
         def progress(done: int, total: int, label: str) -> None:
@@ -141,7 +142,7 @@ def run_mutate_command(arguments: list[str]) -> int:
             count=args.count,
             only=only,
         )
-    planted = untouched.changes(before, out, names=written)
+    planted = untouched.changes(before, *watched, names=written)
     if planted:
         print(
             f"error: --out changed while the mutants ran ({'; '.join(planted[:3])}); "
