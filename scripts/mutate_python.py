@@ -232,7 +232,7 @@ def main() -> int:
         files = [ROOT / args.package / name for name in args.files.split(",")]
     work = [(path, site) for path in files for site in python_sites(path.read_text())]
     planned = keyed([
-        {"id": f"p{index + 1:04d}", "file": f"{args.package}/{path.name}",
+        {"id": f"p{index + 1:04d}", "file": path.relative_to(ROOT).as_posix(),
          "function": site.function, "line": site.line, "operator": site.operator,
          "before": site.before, "after": site.after}
         for index, (path, site) in enumerate(work)
@@ -265,7 +265,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
             folder = Path(scratch)
             _copy(folder, args.package, tests)
-            target = folder / args.package / path.name
+            target = folder / path.relative_to(ROOT)  # a file of a subpackage stays in its folder
             target.write_text(apply_site(path.read_text(), site))
             killer = killed_before.get(key(planned[index]), "")
             outcome = ""
