@@ -23,9 +23,16 @@ hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REP
 ``--killed-in REPORT`` reruns only those it killed, each first against the test that killed it
 (then the whole suite if that test passes now): after a change to the tests, any of them that
 survives is a kill the change lost, listed, and the exit status is 1;
-``--merge A,B,...`` runs nothing and joins reports (of slices, or of the same mutants on other
-machines, e.g. the GPU tests): a mutant takes the first report's outcome unless a later report
-killed it, and each entry keeps its ``machine``.
+``--missing-in REPORT`` runs only the sites REPORT has no mutant for (sites an edit added);
+``--merge A,B,...`` runs nothing and joins reports (of slices, of the sites an edit added, or of
+the same mutants on other machines, e.g. the GPU tests): a mutant takes the first report's outcome
+unless a later report killed it, and each entry keeps its ``machine``; with ``--files`` the joined
+report holds exactly the sites the source has now, under their current ids and lines (a mutant of
+a site an edit removed is dropped, and counted).
+
+A report is stored compact: the files, killing tests and machines are listed once
+(``"files"``, ``"killers"``, ``"machines"``) and each mutant names them by index, with empty
+fields left out; :func:`load_report` gives the mutants back in full.
 """
 
 from __future__ import annotations
@@ -121,6 +128,62 @@ def key(entry: dict) -> tuple:
     return tuple(entry.get(f, 0) if f == "occurrence" else entry[f] for f in KEY_FIELDS)
 
 
+#: fields a mutant names by index into the report's list of that name
+INTERNED = {"file": "files", "killed_by": "killers", "machine": "machines"}
+FIELDS = ("id", "file", "function", "line", "operator", "before", "after", "occurrence",
+          "outcome", "killed_by", "explanation", "machine")  # fmt: skip
+
+
+def compact(report: dict) -> dict:
+    """``report`` with each interned field listed once and every mutant's empty fields left out."""
+    tables: dict[str, list[str]] = {name: [] for name in INTERNED.values()}
+    index: dict[tuple[str, str], int] = {}
+    mutants = []
+    for mutant in report["mutants"]:
+        entry = {}
+        for field in FIELDS:
+            value = mutant.get(field, "")
+            if field in INTERNED and value:
+                table = INTERNED[field]
+                if (table, value) not in index:
+                    index[table, value] = len(tables[table])
+                    tables[table].append(value)
+                value = index[table, value]
+            if value != "" and not (field == "occurrence" and value == 0):
+                entry[field] = value
+        mutants.append(entry)
+    return {**{k: v for k, v in report.items() if k != "mutants"}, **tables, "mutants": mutants}
+
+
+def load_report(path: Path) -> dict:
+    """A report as :func:`compact` stored it (or an older, full one), every mutant in full."""
+    report = json.loads(Path(path).read_text())
+    if not any(table in report for table in INTERNED.values()):
+        mutants = report["mutants"]  # a full report; one older than keys has no occurrences
+        report["mutants"] = mutants if not mutants or "occurrence" in mutants[0] else keyed(mutants)
+    tables = {table: report.pop(table, []) for table in INTERNED.values()}
+    full = []
+    for mutant in report["mutants"]:
+        entry = {field: mutant.get(field, 0 if field == "occurrence" else "") for field in FIELDS}
+        for field, table in INTERNED.items():
+            if isinstance(entry[field], int):
+                entry[field] = tables[table][entry[field]]
+        full.append(entry)
+    report["mutants"] = full
+    return report
+
+
+def current_sites(files: list[Path]) -> list[dict]:
+    """One planned mutant per site of ``files`` as they are now, keyed, ids in file order."""
+    work = [(path, site) for path in files for site in python_sites(path.read_text())]
+    return keyed([
+        {"id": f"p{index + 1:04d}", "file": path.relative_to(ROOT).as_posix(),
+         "function": site.function, "line": site.line, "operator": site.operator,
+         "before": site.before, "after": site.after}
+        for index, (path, site) in enumerate(work)
+    ])  # fmt: skip
+
+
 def _copy(folder: Path, package: str, tests: list[str]) -> None:
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / package, folder / package, ignore=ignore)
@@ -181,8 +244,9 @@ def _explanations(path: Path | None) -> dict[tuple, dict]:
     return {key(entry): entry for entry in entries}
 
 
-def merge(reports: list[dict]) -> list[dict]:
-    """One entry per mutant key: the first report's, unless a later report killed it."""
+def merge(reports: list[dict], planned: list[dict] | None = None) -> list[dict]:
+    """One entry per mutant key: the first report's, unless a later report killed it. With
+    ``planned`` (the current sites), only those keys, each under its current id and line."""
     joined: dict[tuple, dict] = {}
     for report in reports:
         for mutant in report["mutants"]:
@@ -194,6 +258,18 @@ def merge(reports: list[dict]) -> list[dict]:
                 or (earlier["outcome"] != "killed" and mutant["outcome"] == "killed")
             ):
                 joined[key(mutant)] = mutant
+    if planned is not None:
+        now = {key(m): m for m in planned}
+        gone = [k for k in joined if k not in now]
+        if gone:
+            print(f"{len(gone)} mutants of sites the source no longer has are dropped",
+                  file=sys.stderr)  # fmt: skip
+        joined = {k: dict(m, id=now[k]["id"], line=now[k]["line"])
+                  for k, m in joined.items() if k in now}  # fmt: skip
+        missing = [m["id"] for k, m in now.items() if k not in joined]
+        if missing:
+            raise SystemExit(f"the reports have no mutant of {len(missing)} current sites "
+                             f"(first {missing[0]}): run them with --missing-in")  # fmt: skip
     return sorted(joined.values(), key=lambda m: m["id"])
 
 
@@ -209,6 +285,7 @@ def main() -> int:
     parser.add_argument("--select", type=Path, help="rerun only the survivors of this report")
     parser.add_argument("--killed-in", type=Path, help="rerun only the mutants this report killed")
     parser.add_argument("--pytest-args", default="", help="more pytest arguments, e.g. --deselect")
+    parser.add_argument("--missing-in", type=Path, help="run only the sites this report lacks")
     parser.add_argument("--merge", help="comma-separated reports to join (runs nothing)")
     parser.add_argument("--machine", default="", help="where the mutants ran, for the report")
     parser.add_argument("--deadline", type=float, help="start no mutant after this many seconds")
@@ -216,10 +293,14 @@ def main() -> int:
     tests = args.tests.split(",")
     explained = _explanations(args.explained)
     start = time.perf_counter()
+    files = sorted((ROOT / args.package).glob("*.py"))
+    if args.files:
+        files = [ROOT / args.package / name for name in args.files.split(",")]
+    planned = current_sites(files)
     if args.merge:
-        reports = [json.loads(Path(path).read_text()) for path in args.merge.split(",")]
-        return _write(args, merge(reports), explained, start,
-                      sum(r.get("seconds", 0.0) for r in reports))  # fmt: skip
+        reports = [load_report(Path(path)) for path in args.merge.split(",")]
+        joined = merge(reports, planned if args.files else None)
+        return _write(args, joined, explained, start, sum(r.get("seconds", 0.0) for r in reports))
     with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
         base = Path(scratch) / "original"
         _copy(base, args.package, tests)
@@ -227,28 +308,18 @@ def main() -> int:
         if outcome != "survived":
             print(f"the original's tests do not pass: {outcome} {detail}", file=sys.stderr)
             return 1
-    files = sorted((ROOT / args.package).glob("*.py"))
-    if args.files:
-        files = [ROOT / args.package / name for name in args.files.split(",")]
     work = [(path, site) for path in files for site in python_sites(path.read_text())]
-    planned = keyed([
-        {"id": f"p{index + 1:04d}", "file": path.relative_to(ROOT).as_posix(),
-         "function": site.function, "line": site.line, "operator": site.operator,
-         "before": site.before, "after": site.after}
-        for index, (path, site) in enumerate(work)
-    ])  # fmt: skip
     chosen = list(range(len(work)))
+    if args.missing_in:
+        reported = {key(m) for m in load_report(args.missing_in)["mutants"]}
+        chosen = [i for i in chosen if key(planned[i]) not in reported]
     if args.select:
-        earlier = json.loads(args.select.read_text())["mutants"]
-        if earlier and "occurrence" not in earlier[0]:
-            earlier = keyed(earlier)
+        earlier = load_report(args.select)["mutants"]
         alive = {key(m) for m in earlier if m["outcome"] != "killed"}
         chosen = [i for i in chosen if key(planned[i]) in alive]
     killed_before: dict[tuple, str] = {}
     if args.killed_in:
-        earlier = json.loads(args.killed_in.read_text())["mutants"]
-        if earlier and "occurrence" not in earlier[0]:
-            earlier = keyed(earlier)
+        earlier = load_report(args.killed_in)["mutants"]
         killed_before = {key(m): m["killed_by"] for m in earlier if m["outcome"] == "killed"}
         chosen = [i for i in chosen if key(planned[i]) in killed_before]
         missing = len(killed_before) - len(chosen)
@@ -322,7 +393,7 @@ def _write(args, mutants: list[dict], explained: dict, start: float, earlier_s: 
         "seconds": round(time.perf_counter() - start + earlier_s, 1),
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    args.out.write_text(json.dumps(compact(report), separators=(",", ":")) + "\n")
     with args.out.with_suffix(".csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(mutants[0]) if mutants else ["id"])
         writer.writeheader()
