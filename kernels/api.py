@@ -15,10 +15,13 @@ from kernels.direct_launch import hooks_active
 from kernels.launcher import EPS_MAX, EPS_MIN, launch, rows_view, validate
 from kernels.op import traced_rms_norm
 from kernels.plans import (
+    INVARIANT_PLANS,
     PLANS,
     LaunchPlan,
+    check_batch_invariant,
     current_device,
     current_stream,
+    invariant_config,
     out_allowed,
     planned_rms_norm,
     refuse_direct,
@@ -29,6 +32,7 @@ _is_compiling = torch.compiler.is_compiling
 _empty_like = torch.empty_like
 _Tensor = torch.Tensor
 _PLANS = PLANS
+_INVARIANT_PLANS = INVARIANT_PLANS
 _current_device = current_device
 _current_stream = current_stream
 _hooks_active = hooks_active
@@ -40,13 +44,16 @@ def rms_norm(
     eps: float = 1e-6,
     *,
     out: torch.Tensor | None = None,
+    batch_invariant: bool = False,
 ) -> torch.Tensor:
     """RMSNorm forward over the last dimension with the fused Triton kernel.
 
     ``y = x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps) * weight``, accumulated in float32
     and rounded once to ``x.dtype`` (``torch.nn.functional.rms_norm`` semantics). The launch
     layout (rows per program, warps, column loop) is :func:`kernels.layout.choose_config`'s for
-    the shape.
+    the shape; with ``batch_invariant=True`` it is :func:`kernels.plans.invariant_config`'s for
+    the width and dtype alone, so a row gets the same bits in every batch and at every place
+    in it (the layout of batches of 64 MiB and more: those pay nothing for it).
 
     Args:
         x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
@@ -58,6 +65,7 @@ def rms_norm(
         out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
             stride and one row stride (at most ``2**31 - 1``). May be ``x`` itself (in place);
             no other overlap.
+        batch_invariant: True or False; True launches the batch-invariant layout.
 
     Returns:
         The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
@@ -67,20 +75,23 @@ def rms_norm(
         ``torch.ops.rmsnorm_inspector.rms_norm`` (:mod:`kernels.op`).
 
     Raises:
-        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a real.
+        TypeError: ``x``/``weight``/``out`` not tensors, unsupported dtypes, ``eps`` not a
+            real, ``batch_invariant`` not a bool.
         ValueError: wrong device, shape, stride, width outside ``[1, MAX_WIDTH]``, too many
             rows, ``eps`` out of range, or an unusable ``out``.
     """
     # The planned door, inline: every call of a signature that passed once comes here.
+    plans = _PLANS if batch_invariant is False else _INVARIANT_PLANS
     if (
-        type(eps) is float
+        (batch_invariant is False or batch_invariant is True)
+        and type(eps) is float
         and EPS_MIN <= eps <= EPS_MAX
         and isinstance(x, _Tensor)
         and isinstance(weight, _Tensor)
         and not _is_compiling()
     ):
         if out is None:
-            plan = _PLANS.get(
+            plan = plans.get(
                 (
                     x.shape, x.stride(), x.dtype, x.get_device(), weight.shape,
                     weight.stride(), weight.dtype, weight.get_device(),
@@ -95,7 +106,7 @@ def rms_norm(
                 if _launch_planned(plan, x, weight, y, eps):
                     return y
         elif isinstance(out, _Tensor):
-            plan = _PLANS.get(
+            plan = plans.get(
                 (
                     x.shape, x.stride(), x.dtype, x.get_device(), weight.shape,
                     weight.stride(), weight.dtype, weight.get_device(), out.shape,
@@ -109,7 +120,7 @@ def rms_norm(
                 and _launch_planned(plan, x, weight, out, eps)
             ):
                 return out
-    return _checked_rms_norm(x, weight, eps, out)
+    return _checked_rms_norm(x, weight, eps, out, batch_invariant)
 
 
 def _launch_planned(
@@ -142,11 +153,14 @@ def _launch_planned(
     return plan.dispatch(x, weight, y, eps)
 
 
-def _checked_rms_norm(x: object, weight: object, eps: object, out: object) -> torch.Tensor:
+def _checked_rms_norm(
+    x: object, weight: object, eps: object, out: object, batch_invariant: object
+) -> torch.Tensor:
     """Every call without a plan: torch.compile tracing, a new signature, an error."""
+    mode = check_batch_invariant(batch_invariant)
     if _is_compiling():
-        return traced_rms_norm(x, weight, eps, out)
-    planned = planned_rms_norm(x, weight, eps, out)
+        return traced_rms_norm(x, weight, eps, out, mode)
+    planned = planned_rms_norm(x, weight, eps, out, mode)
     if planned is not None:
         return planned
     checked = validate(x, weight, eps, out)
@@ -154,5 +168,6 @@ def _checked_rms_norm(x: object, weight: object, eps: object, out: object) -> to
         out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if checked.rows == 0:
         return out
-    launch(checked.x2d, weight, rows_view("out", out, checked.width), checked.eps)
+    config = invariant_config(checked.width, x.element_size()) if mode else None
+    launch(checked.x2d, weight, rows_view("out", out, checked.width), checked.eps, config=config)
     return out

@@ -6,7 +6,8 @@ Dynamo records one op call, no graph break, and Inductor sees the Triton kernel 
 (``wrap_triton``) and launches it from its own generated code, CUDA graphs included. The op
 runs every check of :func:`kernels.launcher.validate` (on fake tensors while tracing, so a bad
 argument fails at compile time with the same message) and the layout of
-:func:`kernels.layout.choose_config`; shapes are specialized (each shape its own graph).
+:func:`kernels.layout.choose_config` (:func:`kernels.plans.invariant_config` with
+``batch_invariant=True``); shapes are specialized (each shape its own graph).
 Under the Triton interpreter (no compiled Triton to hand Inductor) it is an opaque
 ``custom_op`` with a fake implementation instead: traced the same way, launched from Python.
 """
@@ -19,6 +20,7 @@ from torch.library import custom_op, triton_op, wrap_triton
 from kernels import launcher
 from kernels.layout import choose_config, sm_count_for
 from kernels.mode import INTERPRETER, MODE
+from kernels.plans import check_batch_invariant, invariant_config
 
 OP_NAME = "rmsnorm_inspector::rms_norm"
 
@@ -27,14 +29,20 @@ def _wrap(kernel: object) -> object:
     return kernel if MODE == INTERPRETER else wrap_triton(kernel)
 
 
-def rms_norm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """``kernels.rms_norm(x, weight, eps)`` as an op: a new contiguous output of x's shape."""
+def rms_norm_op(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, batch_invariant: bool = False
+) -> torch.Tensor:
+    """``kernels.rms_norm(x, weight, eps, batch_invariant=...)`` as an op: a new contiguous
+    output of x's shape."""
     checked = launcher.validate(x, weight, eps)
     out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     rows, width = int(checked.rows), int(checked.width)
     if rows == 0:
         return out
-    config = choose_config(rows, width, x.element_size(), sm_count_for(x.device))
+    if batch_invariant:
+        config = invariant_config(width, x.element_size())
+    else:
+        config = choose_config(rows, width, x.element_size(), sm_count_for(x.device))
     launcher.launch_kernel(
         checked.x2d, weight, out.view(rows, width), checked.eps, config=config, wrap=_wrap
     )
@@ -45,7 +53,9 @@ if MODE == INTERPRETER:
     _OP = custom_op(OP_NAME, rms_norm_op, mutates_args=())
 
     @_OP.register_fake
-    def _fake(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    def _fake(
+        x: torch.Tensor, weight: torch.Tensor, eps: float, batch_invariant: bool = False
+    ) -> torch.Tensor:
         launcher.validate(x, weight, eps)
         return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
@@ -54,10 +64,15 @@ else:
 
 
 def traced_rms_norm(
-    x: torch.Tensor, weight: torch.Tensor, eps: object, out: torch.Tensor | None
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    eps: object,
+    out: torch.Tensor | None,
+    batch_invariant: bool = False,
 ) -> torch.Tensor:
     """``kernels.rms_norm`` while torch.compile traces: the op, then a copy into ``out``."""
-    y = torch.ops.rmsnorm_inspector.rms_norm(x, weight, launcher.check_eps(eps))
+    mode = check_batch_invariant(batch_invariant)
+    y = torch.ops.rmsnorm_inspector.rms_norm(x, weight, launcher.check_eps(eps), mode)
     if out is None:
         return y
     launcher.check_out_shape(out, x)

@@ -23,6 +23,7 @@ pointer go through Triton's dispatch instead.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from typing import Any
 
@@ -36,7 +37,46 @@ from kernels.layout import LaunchConfig, choose_config, sm_count_for
 MAX_PLANS = 1024
 
 PLANS: dict[tuple[Any, ...], LaunchPlan] = {}
+# The plans of ``batch_invariant=True`` calls, by the same keys.
+INVARIANT_PLANS: dict[tuple[Any, ...], LaunchPlan] = {}
 _PLANS_LOCK = threading.Lock()
+
+# The batch-invariant mode's reference batch: its layout for a width is the one the rule gives
+# this many rows on INVARIANT_SMS SMs (an H100's and an H200's count).
+INVARIANT_ROWS = 1 << 24
+INVARIANT_SMS = 132
+
+
+@functools.lru_cache(maxsize=4096)
+def invariant_config(width: int, itemsize: int) -> LaunchConfig:
+    """The layout of ``batch_invariant=True``: a function of the width and the element size
+    alone, so each row is reduced in one order whatever the batch.
+
+    It is the rule's layout for a batch of INVARIANT_ROWS rows, which is the rule's layout for
+    every batch of at least 64 MiB too (its row thresholds lie below that; a test holds it for
+    every width), without the peel: large batches pay nothing for the mode but where rows do
+    not start on 16-byte boundaries, small ones run the large batch's layout. Inside a launch
+    a row's place does not move its order: every row of a multi-row tile is reduced by the
+    same lanes in the same tree, phantom rows are masked, and an unpeeled row's lanes hold the
+    same elements wherever it starts (a peeled row's head runs to the next 16-byte boundary,
+    so its length, and which lanes sum which elements, follows the row's place in the batch).
+    """
+    return dataclasses.replace(
+        choose_config(INVARIANT_ROWS, width, itemsize, INVARIANT_SMS), peel=False
+    )
+
+
+def check_batch_invariant(value: object) -> bool:
+    """``batch_invariant`` as given, if it is a bool.
+
+    Raises:
+        TypeError: anything but True or False (1, "yes", None...).
+    """
+    if value is not True and value is not False:
+        raise TypeError(f"batch_invariant must be a bool; got {type(value).__name__}")
+    return value
+
+
 # The current CUDA device's index; torch's private getter skips current_device()'s lazy-init
 # check (a plan with a direct launch exists only after CUDA is initialized).
 current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
@@ -49,7 +89,8 @@ class LaunchPlan:
 
     Attributes:
         rows, width: the problem.
-        config: the layout (:func:`kernels.layout.choose_config`).
+        config: the layout (:func:`kernels.layout.choose_config`, or :func:`invariant_config`
+            for a ``batch_invariant=True`` plan).
         contiguous: x is contiguous, so ``empty_like(x)`` is the output's layout.
         device: the device of x and weight.
         in_place: a plan of ``out=`` whose out has x's strides: out may be x itself.
@@ -89,7 +130,9 @@ class LaunchPlan:
         return True
 
 
-def _new_plan(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor | None) -> LaunchPlan | None:
+def _new_plan(
+    x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor | None, batch_invariant: bool
+) -> LaunchPlan | None:
     """A plan for arguments that pass every check; None if they do not (the caller reports)."""
     try:
         checked = launcher.validate(x, weight, 1e-6, out)
@@ -97,7 +140,12 @@ def _new_plan(x: torch.Tensor, weight: torch.Tensor, out: torch.Tensor | None) -
         return None
     if checked.rows == 0:
         return None
-    config = choose_config(checked.rows, checked.width, x.element_size(), sm_count_for(x.device))
+    if batch_invariant:
+        config = invariant_config(checked.width, x.element_size())
+    else:
+        config = choose_config(
+            checked.rows, checked.width, x.element_size(), sm_count_for(x.device)
+        )
     return LaunchPlan(
         rows=checked.rows,
         width=checked.width,
@@ -117,12 +165,13 @@ def out_allowed(plan: LaunchPlan, x: torch.Tensor, out: torch.Tensor) -> bool:
 
 
 def planned_rms_norm(
-    x: object, weight: object, eps: object, out: object = None
+    x: object, weight: object, eps: object, out: object = None, batch_invariant: bool = False
 ) -> torch.Tensor | None:
-    """``rms_norm(x, weight, eps, out=out)`` through a plan, made now if the signature has none;
-    None where the full checks must run (``eps`` not a float in range, ``x``, ``weight`` or a
-    given ``out`` not tensors, a signature that fails a check, an ``out`` sharing x's storage
-    but not x itself, or no rows).
+    """``rms_norm(x, weight, eps, out=out, batch_invariant=...)`` through a plan, made now if the
+    signature has none; None where the full checks must run (``eps`` not a float in range,
+    ``x``, ``weight`` or a given ``out`` not tensors, a signature that fails a check, an ``out``
+    sharing x's storage but not x itself, or no rows). ``batch_invariant`` (a bool, checked by
+    the caller) picks the plans of :func:`invariant_config`'s layouts.
 
     ``kernels.rms_norm`` runs the hit path of this inline; this is its miss path (and the
     door of callers that want a plan without the public function's other doors).
@@ -141,15 +190,16 @@ def planned_rms_norm(
     )  # fmt: skip
     if out is not None:
         key += (out.shape, out.stride(), out.dtype, out.get_device())
-    plan = PLANS.get(key)
+    plans = INVARIANT_PLANS if batch_invariant else PLANS
+    plan = plans.get(key)
     if plan is None:
-        plan = _new_plan(x, weight, out)
+        plan = _new_plan(x, weight, out, batch_invariant)
         if plan is None:
             return None
         with _PLANS_LOCK:
-            if len(PLANS) >= MAX_PLANS:
-                PLANS.clear()
-            PLANS[key] = plan
+            if len(plans) >= MAX_PLANS:
+                plans.clear()
+            plans[key] = plan
     if out is not None:
         if not out_allowed(plan, x, out):
             return None
@@ -172,20 +222,25 @@ def clear_plans() -> None:
     """Forget every plan (tests; a process that changes Triton's cache)."""
     with _PLANS_LOCK:
         PLANS.clear()
+        INVARIANT_PLANS.clear()
 
 
 def plan_count() -> int:
-    """Plans held now."""
-    return len(PLANS)
+    """Plans held now (both modes)."""
+    return len(PLANS) + len(INVARIANT_PLANS)
 
 
 __all__ = [
+    "INVARIANT_PLANS",
+    "INVARIANT_ROWS",
     "MAX_PLANS",
     "PLANS",
     "LaunchPlan",
+    "check_batch_invariant",
     "clear_plans",
     "current_device",
     "current_stream",
+    "invariant_config",
     "out_allowed",
     "plan_count",
     "planned_rms_norm",

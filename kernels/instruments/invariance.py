@@ -7,6 +7,12 @@ rows of one input under every layout the rule picks for some batch size of their
 (:func:`layouts_by_batch`), each at several positions inside a program of several rows, and on
 a GPU also from a CUDA graph, and compares every output's bits with the rows launched alone.
 
+With ``batch_invariant=True`` it certifies :func:`kernels.rms_norm`'s batch-invariant mode
+instead: one layout for every batch size (:func:`kernels.plans.invariant_config`), each row
+launched alone through the public call as the reference, the rows at every place of a program,
+and the public call on batches of every size at which the default rule changes layout (as many
+as :data:`MODE_BATCH_BYTES` and the caller's ``max_batch_rows`` allow).
+
 Qt-free: the check and the window's job call it; tests/kernels/test_kernel_invariance.py.
 """
 
@@ -27,6 +33,11 @@ from kernels.layout import (
     row_thresholds,
     sm_count_for,
 )
+from kernels.plans import invariant_config
+
+# Most bytes of x in one batch the batch-invariant mode's certificate launches: the batches
+# cover the default rule's row thresholds up to this size.
+MODE_BATCH_BYTES = 256 * 2**20
 
 _TORCH = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 _BITS = {torch.float32: (torch.int32, 32), torch.float16: (torch.int16, 16),
@@ -58,11 +69,18 @@ def layouts_by_batch(width: int, itemsize: int, sm_count: int) -> list[tuple[int
     return sorted(((rows, config) for config, rows in seen.items()), key=lambda item: item[0])
 
 
-def positions_for(config: LaunchConfig) -> tuple[int, ...]:
-    """Where the rows start inside a program of ``config.rows_per_program`` rows: first, second,
-    middle and last (one row per program: only the first)."""
+def positions_for(config: LaunchConfig, stride: int = 0, itemsize: int = 4) -> tuple[int, ...]:
+    """Where the rows start inside a batch under ``config``: first, second, middle and last
+    row of a program of ``config.rows_per_program`` rows (one row per program: only the
+    first), and, where rows ``stride`` elements apart do not all start on a 16-byte boundary,
+    every shift of a row's start against that boundary (a peeled row's head length follows
+    it, and with it which lanes sum which elements)."""
     per = config.rows_per_program
-    return tuple(sorted({0, min(1, per - 1), per // 2, per - 1}))
+    places = {0, min(1, per - 1), per // 2, per - 1}
+    vector = 16 // itemsize
+    if stride % vector:
+        places.update(range(vector))
+    return tuple(sorted(places))
 
 
 def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -91,6 +109,8 @@ class Certificate:
         differing_rows: ``{row, max_ulp}`` for every row that differed in some launch.
         cuda_graph: "same bits", "differs" or why it was not run.
         device: where it ran.
+        mode: "default" (the layouts the rule picks by batch size) or "batch_invariant"
+            (``kernels.rms_norm(..., batch_invariant=True)``).
     """
 
     bit_identical: bool
@@ -100,9 +120,11 @@ class Certificate:
     differing_rows: tuple[dict[str, int], ...]
     cuda_graph: str
     device: str
+    mode: str = "default"
 
     def to_receipt(self) -> dict[str, Any]:
         return {
+            "mode": self.mode,
             "bit_identical": self.bit_identical,
             "rows_checked": self.rows_checked,
             "batch_sizes": list(self.batch_sizes),
@@ -139,19 +161,23 @@ def _launch_at(
     return out[position : position + rows]
 
 
-def _graph_output(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """``kernels.rms_norm(x, weight, eps, out=...)`` replayed from a CUDA graph."""
+def _graph_output(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, batch_invariant: bool = False
+) -> torch.Tensor:
+    """``kernels.rms_norm(x, weight, eps, out=..., batch_invariant=...)`` replayed from a CUDA
+    graph."""
     from kernels.api import rms_norm
 
     out = torch.empty_like(x)
     stream = torch.cuda.Stream(x.device)
     stream.wait_stream(torch.cuda.current_stream(x.device))
     with torch.cuda.stream(stream):
-        rms_norm(x, weight, eps, out=out)  # plans and compiles outside the capture
+        # plans and compiles outside the capture
+        rms_norm(x, weight, eps, out=out, batch_invariant=batch_invariant)
     torch.cuda.current_stream(x.device).wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        rms_norm(x, weight, eps, out=out)
+        rms_norm(x, weight, eps, out=out, batch_invariant=batch_invariant)
     out.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize(x.device)
@@ -166,8 +192,13 @@ def certify(
     device: torch.device,
     row_stride: int | None = None,
     max_rows: int | None = None,
+    *,
+    batch_invariant: bool = False,
+    max_batch_rows: int | None = None,
 ) -> Certificate:
-    """Launch ``x``'s rows under every layout their width can get and compare the bits.
+    """Launch ``x``'s rows under every layout their width can get and compare the bits (with
+    ``batch_invariant``: under the mode's one layout, in batches of every size that changes
+    the default's).
 
     Args:
         x: ``(rows, width)`` values, exact in ``dtype``.
@@ -179,6 +210,9 @@ def certify(
             input's: the stride sets the vector width and the peel.
         max_rows: compare only the first this many rows (the interpreter runs each program in
             Python); None: all.
+        batch_invariant: certify ``kernels.rms_norm(..., batch_invariant=True)``.
+        max_batch_rows: the mode's largest batch (None: as many rows as fit
+            :data:`MODE_BATCH_BYTES`).
 
     Returns:
         The certificate; ``bit_identical`` is False as soon as one row differs anywhere.
@@ -191,12 +225,14 @@ def certify(
     wt = torch.from_numpy(np.array(weight, dtype=np.float64)).to(torch_dtype).to(device)
     rows, width = xt.shape
     stride = width if row_stride is None else int(row_stride)
+    if batch_invariant:
+        return _certify_mode(xt, wt, eps, stride, max_batch_rows)
     layouts = layouts_by_batch(width, xt.element_size(), sm_count_for(device))
     alone = _launch_at(xt, wt, eps, layouts[0][1], 0, stride)
     worst = torch.zeros(rows, dtype=torch.int64, device=device)
     launches = []
     for batch, config in layouts:
-        for position in positions_for(config):
+        for position in positions_for(config, stride, xt.element_size()):
             if config == layouts[0][1] and position == 0:
                 got = alone  # the batch of 1 itself
             else:
@@ -229,4 +265,68 @@ def certify(
         differing_rows=differing,
         cuda_graph=graph,
         device=str(device),
+    )
+
+
+def _certify_mode(
+    xt: torch.Tensor, wt: torch.Tensor, eps: float, stride: int, max_batch_rows: int | None
+) -> Certificate:
+    """:func:`certify` of the batch-invariant mode: each row launched alone through
+    ``kernels.rms_norm`` is the reference; the rows at every place of a program of the mode's
+    layout, and the public call on batches of each size at which the default rule changes
+    layout (the input's rows repeated), must give its bits."""
+    from kernels.api import rms_norm
+
+    rows, width = xt.shape
+    device = xt.device
+    config = invariant_config(width, xt.element_size())
+    strided = _strided(xt, stride)
+    alone = torch.cat(
+        [rms_norm(strided[i : i + 1], wt, eps, batch_invariant=True) for i in range(rows)]
+    )
+    worst = torch.zeros(rows, dtype=torch.int64, device=device)
+    launches = []
+
+    def compared(batch: int, position: int, per_row: torch.Tensor) -> None:
+        nonlocal worst
+        worst = torch.maximum(worst, per_row)
+        launches.append({
+            "batch_size": batch, "path": config.path, "block": config.block,
+            "num_warps": config.num_warps, "rows_per_program": config.rows_per_program,
+            "position": position, "rows_differing": int((per_row > 0).sum()),
+        })  # fmt: skip
+
+    for position in positions_for(config, stride, xt.element_size()):
+        got = _launch_at(xt, wt, eps, config, position, stride)
+        compared(position + rows, position, ulp_distance(got, alone).amax(dim=1))
+    most = max(1, MODE_BATCH_BYTES // (stride * xt.element_size()))
+    if max_batch_rows is not None:
+        most = min(most, max(1, int(max_batch_rows)))
+    sizes = [
+        b for b in candidate_batches(width, xt.element_size(), sm_count_for(device)) if b <= most
+    ]
+    for batch in sizes:
+        index = torch.arange(batch, device=device).remainder(rows)
+        got = rms_norm(_strided(xt[index], stride), wt, eps, batch_invariant=True)
+        each = ulp_distance(got, alone[index]).amax(dim=1)
+        per_row = torch.zeros(rows, dtype=torch.int64, device=device)
+        compared(batch, 0, per_row.scatter_reduce(0, index, each, "amax"))
+    graph = "not run: CUDA graphs need a CUDA device"
+    if device.type == "cuda":
+        graph_ulps = ulp_distance(_graph_output(strided, wt, eps, True), alone).amax(dim=1)
+        worst = torch.maximum(worst, graph_ulps)
+        graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
+    worst_host = worst.cpu().numpy()
+    differing = tuple(
+        {"row": int(r), "max_ulp": int(worst_host[r])} for r in np.flatnonzero(worst_host)
+    )
+    return Certificate(
+        bit_identical=not differing,
+        rows_checked=int(rows),
+        batch_sizes=tuple(sizes),
+        launches=tuple(launches),
+        differing_rows=differing,
+        cuda_graph=graph,
+        device=str(device),
+        mode="batch_invariant",
     )

@@ -137,9 +137,13 @@ def test_the_certificate_of_the_real_kernel_is_consistent(width: int, dtype: str
     section = cert.to_receipt()
     assert section["rows_checked"] == 6
     assert section["batch_sizes"][0] == 1
-    layouts = inv.layouts_by_batch(width, torch.empty((), dtype=torch_dtype).element_size(),
-                                   kernels.layout.sm_count_for(DEVICE))  # fmt: skip
-    assert len(section["launches"]) == sum(len(inv.positions_for(c)) for _, c in layouts)
+    itemsize = torch.empty((), dtype=torch_dtype).element_size()
+    layouts = inv.layouts_by_batch(width, itemsize, kernels.layout.sm_count_for(DEVICE))
+    # rows of 70 + 8 fp32 elements start at 8-byte shifts of a 16-byte vector: both shifts run
+    places = [len(inv.positions_for(c, width + 8, itemsize)) for _, c in layouts]
+    assert len(section["launches"]) == sum(places)
+    in_program = [len(inv.positions_for(c)) for _, c in layouts]
+    assert (places != in_program) == bool((width + 8) % (16 // itemsize))
     assert section["bit_identical"] == (not section["differing_rows"])
     assert all(launch["rows_differing"] == 0 for launch in section["launches"]) or (
         not section["bit_identical"]
