@@ -496,10 +496,16 @@ def finalize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row.pop("pct_of_copy", None)
     best = _fastest_alternatives(results, "median_us")
     best_loop = _fastest_alternatives(results, "loop_us")
+    ours = {_shape_key(r): r for r in results if r["impl"] == "ours" and r.get("status") == "ok"}
     for row in results:
-        if row["impl"] not in ("ours", "candidate") or row.get("status") != "ok":
+        if row["impl"] not in ("ours", "ours_invariant", "candidate") or row.get("status") != "ok":
             continue
         key = _shape_key(row)
+        if row["impl"] == "ours_invariant" and key in ours:
+            # what the batch-invariant mode costs: its time over the default's
+            row["cost_vs_ours"] = row["median_us"] / ours[key]["median_us"]
+            if "loop_us" in row and "loop_us" in ours[key]:
+                row["loop_cost_vs_ours"] = row["loop_us"] / ours[key]["loop_us"]
         if key in best:
             row["best_alternative"] = best[key][1]
             row["speedup_vs_best_alt"] = best[key][0] / row["median_us"]

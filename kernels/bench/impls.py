@@ -2,6 +2,7 @@
 
 ``copy`` (a device-to-device copy of the same bytes: the bandwidth ceiling), ``ours``
 (``kernels.rms_norm``, the product launcher, its per-shape layout in the row's note),
+``ours_invariant`` (``kernels.rms_norm(..., batch_invariant=True)``: what the mode costs),
 ``torch_eager`` (``F.rms_norm``), ``torch_compile`` (the same under
 ``torch.compile(dynamic=False)``, compiled once per shape, its compile time recorded apart),
 ``liger`` (Liger-Kernel, when it imports) and ``quack`` (QuACK's CuTe DSL RMSNorm, when it
@@ -27,10 +28,15 @@ from kernels.bench.shapes import Shape
 from kernels.bench.timing import first_call_seconds
 
 # The built-in implementations, in display order; "copy" is the ceiling, measured first.
-IMPLEMENTATIONS = ("copy", "ours", "torch_eager", "torch_compile", "liger", "quack")
+IMPLEMENTATIONS = (
+    "copy", "ours", "ours_invariant", "torch_eager", "torch_compile", "liger", "quack",
+)  # fmt: skip
 #: Every implementation a record can hold, in the order runs, tables and plots use: the
 #: built-in ones and, after ``ours``, the ``candidate`` of ``--kernel``.
-DISPLAY_ORDER = ("copy", "ours", "candidate", "torch_eager", "torch_compile", "liger", "quack")
+DISPLAY_ORDER = (
+    "copy", "ours", "ours_invariant", "candidate", "torch_eager", "torch_compile", "liger",
+    "quack",
+)  # fmt: skip
 #: The modules whose source a timing of ``ours`` measures (their sha256 goes into the record).
 OURS_MODULES = (
     "kernels.jit.parts",
@@ -80,18 +86,24 @@ def _prepare_copy(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
     return Prepared(call=call, needs_dst=True, note="device-to-device copy x -> y (ceiling)")
 
 
-def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.device) -> Prepared:
+def _prepare_ours(
+    shape: Shape, dtype: torch.dtype, eps: float, device: torch.device, invariant: bool = False
+) -> Prepared:
     try:
         from kernels import rms_norm
         from kernels.layout import choose_config, sm_count_for
+        from kernels.plans import invariant_config
     except ImportError as err:  # pragma: no cover - the package is ours
         raise ImplementationUnavailable(f"kernels.rms_norm does not import: {err}") from err
 
     def call(x: torch.Tensor, weight: torch.Tensor, dst: torch.Tensor | None) -> torch.Tensor:
-        return rms_norm(x, weight, eps)
+        return rms_norm(x, weight, eps, batch_invariant=invariant)
 
     itemsize = torch.empty((), dtype=dtype).element_size()
-    config = choose_config(shape.rows, shape.width, itemsize, sm_count_for(device))
+    if invariant:
+        config = invariant_config(shape.width, itemsize)
+    else:
+        config = choose_config(shape.rows, shape.width, itemsize, sm_count_for(device))
     layout = (
         f"{config.path}: block {config.block}, rows/program {config.rows_per_program}, "
         f"{config.num_warps} warps, {config.grid(shape.rows)} programs"
@@ -99,7 +111,14 @@ def _prepare_ours(shape: Shape, dtype: torch.dtype, eps: float, device: torch.de
         + (", streaming stores" if config.loop and config.stream_store else "")
         + (", streaming x and y" if not config.loop and config.stream_store else "")
     )
-    return Prepared(call=call, note=f"kernels.rms_norm ({layout})")
+    mode = ", batch_invariant=True" if invariant else ""
+    return Prepared(call=call, note=f"kernels.rms_norm{mode} ({layout})")
+
+
+def _prepare_ours_invariant(
+    shape: Shape, dtype: torch.dtype, eps: float, device: torch.device
+) -> Prepared:
+    return _prepare_ours(shape, dtype, eps, device, invariant=True)
 
 
 def _prepare_torch_eager(
@@ -203,6 +222,7 @@ def _prepare_quack(shape: Shape, dtype: torch.dtype, eps: float, device: torch.d
 PREPARERS: dict[str, Preparer] = {
     "copy": _prepare_copy,
     "ours": _prepare_ours,
+    "ours_invariant": _prepare_ours_invariant,
     "torch_eager": _prepare_torch_eager,
     "torch_compile": _prepare_torch_compile,
     "liger": _prepare_liger,
@@ -222,7 +242,7 @@ def implementation_info(name: str) -> dict[str, Any]:
     """
     info: dict[str, Any] = {"name": name}
     try:
-        if name == "ours":
+        if name in ("ours", "ours_invariant"):
             # The kernels, the layout rule that picks their launch, and the launcher: what a
             # timing of ``ours`` depends on, hashed in this order.
             digest = hashlib.sha256()

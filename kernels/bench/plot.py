@@ -21,6 +21,7 @@ LAUNCH_BOUND_BYTES = 32 * 2**20
 _COLORS = {
     "copy": "black",
     "ours": "tab:red",
+    "ours_invariant": "tab:pink",
     "candidate": "tab:brown",
     "torch_eager": "tab:blue",
     "torch_compile": "tab:green",

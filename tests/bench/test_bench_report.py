@@ -111,6 +111,26 @@ def test_finalize_percent_of_copy_and_best_alternative():
     assert "loop_speedup_vs_best_alt" not in results["torch_eager"]
 
 
+def test_finalize_prices_the_batch_invariant_mode_against_ours_and_never_as_a_peer():
+    rows = [
+        _fake_row("copy", 1.0),
+        _fake_row("ours", 1.1, loop=8.0),
+        _fake_row("ours_invariant", 1.21, loop=10.0),
+        _fake_row("torch_eager", 2.0),
+    ]
+    results = {r["impl"]: r for r in bench.finalize(rows)}
+    assert results["ours_invariant"]["cost_vs_ours"] == pytest.approx(1.1)
+    assert results["ours_invariant"]["loop_cost_vs_ours"] == pytest.approx(1.25)
+    assert results["ours_invariant"]["speedup_vs_best_alt"] == pytest.approx(2.0 / 1.21)
+    # the mode is ours, not a peer: ours' fastest alternative stays eager
+    assert results["ours"]["best_alternative"] == "torch_eager"
+    assert "cost_vs_ours" not in results["ours"]
+    wrong = bench.finalize(
+        [_fake_row("ours", 1.1, status="wrong"), _fake_row("ours_invariant", 1.2)]
+    )
+    assert "cost_vs_ours" not in {r["impl"]: r for r in wrong}["ours_invariant"]
+
+
 def test_finalize_without_loop_figures_gives_no_loop_speedup():
     rows = [_fake_row("copy", 1.0), _fake_row("ours", 1.1), _fake_row("torch_eager", 2.0)]
     for row in rows:
