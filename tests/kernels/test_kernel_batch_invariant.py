@@ -138,3 +138,35 @@ def test_torch_compile_keeps_the_mode() -> None:
 
     compiled = torch.compile(block, fullgraph=True)
     assert torch.equal(compiled(x), kernels.rms_norm(x, w, 1e-6, batch_invariant=True))
+
+
+def test_every_configuration_the_mode_reaches_is_proven_on_the_map() -> None:
+    """Every width, dtype, stride class and row mask the mode can launch lands on a
+    configuration that the committed coverage records (CPU and H200) prove: the mode adds no
+    layout the map has not proven."""
+    import json
+    from pathlib import Path
+
+    from kernels.instruments import coverage as cov
+
+    reached = set()
+    for dtype in kernels.SUPPORTED_DTYPES:
+        itemsize = cov.ITEMSIZES[dtype]
+        for width in range(1, kernels.MAX_WIDTH + 1):
+            config = plans.invariant_config(width, itemsize)
+            per = config.rows_per_program
+            for rows in {per, per + 1} if per > 1 else {1}:
+                for x_stride, y_stride in cov.stride_classes(width, itemsize):
+                    launched, constexprs = cov.launch_constexprs(
+                        config, rows, width, x_stride, y_stride, itemsize
+                    )
+                    reached.add(cov.configuration_of(dtype, launched.loop, constexprs))
+    folder = Path(__file__).resolve().parents[2] / "resources" / "coverage"
+    for name in ("cpu.json", "h200.json"):
+        record = json.loads((folder / name).read_text())
+        proven = {
+            cov.Configuration.from_json(p["configuration"]) for p in record["proofs"] if p["passed"]
+        }
+        assert len(proven) == record["configurations"] == record["proven"]
+        assert reached <= proven, (name, sorted(c.label for c in reached - proven)[:5])
+        assert len(reached) < len(proven)  # the mode takes fewer layouts than the rule
