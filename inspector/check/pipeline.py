@@ -45,13 +45,25 @@ def base_versions() -> dict[str, str]:
     }
 
 
-def kernel_implementation(device: str, path: str = "auto") -> matrix.Implementation:
-    """Wrap the kernel as an oracle implementation (problem, poison, mutant); see run_kernel_on."""
+def kernel_implementation(
+    device: str, path: str = "auto", batch_invariant: bool = False
+) -> matrix.Implementation:
+    """Wrap the kernel as an oracle implementation (problem, poison, mutant); see run_kernel_on
+    (``batch_invariant``: the mode's layout, for ``path`` "auto" only)."""
 
     from kernels.instruments.guarded_reads import checked_reads
 
+    invariant = batch_invariant and path == "auto"
+
     def run(problem: Problem, poison: float, mutant: str | None) -> matrix.RunOutput:
-        result = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, path=path)
+        result = run_kernel_on(
+            problem,
+            mutant=mutant,
+            poison=poison,
+            device=device,
+            path=path,
+            batch_invariant=invariant,
+        )
         count, where = checked_reads(result)
         return matrix.RunOutput(
             y=result.y, oob_writes=len(result.oob_writes), oob_reads=count, oob_read_detail=where
@@ -140,6 +152,8 @@ def check_steps(
                 else f"kernel unavailable: {type(exc).__name__}: {exc}"
             )
             failures.append(kernel_note)
+    if config.batch_invariant and spec is not None:
+        failures.append("batch-invariant mode: the bundled kernel's; a user's kernel has none")
     kernel_steps = (len(fixture_list) + len(kernel_mutants) * len(runnable)) if kernel_ready else 0
     total = 3 + model_steps + (2 + kernel_steps * (1 + len(kernel_paths)) if kernel_ready else 0)
     try:
@@ -234,6 +248,7 @@ def _steps(
                     poison=config.poison,
                     device=config.device,
                     y_exact=reference.y_exact,
+                    batch_invariant=config.batch_invariant,
                 )
             found, diagnosis = findings.kernel_run_findings(kernel_run, problem, reference)
             failures += found
@@ -244,7 +259,11 @@ def _steps(
         except Exception as exc:
             failures.append(f"kernel run failed: {type(exc).__name__}: {exc}")
         step += 1
-        implementation = user if user is not None else kernel_implementation(config.device)
+        implementation = (
+            user
+            if user is not None
+            else kernel_implementation(config.device, batch_invariant=config.batch_invariant)
+        )
         kernel_matrix = yield from _matrix_stage(
             implementation, kernel_mutants, "kernel", cache, step, total
         )
@@ -264,7 +283,11 @@ def _steps(
             failures += _matrix_failures(path_matrix)
         if user is None:
             yield (step, total, "batch invariance")
-            invariance = stages.invariance_stage(problem, config.device)
+            invariance = stages.invariance_stage(
+                problem, config.device, batch_invariant=config.batch_invariant
+            )
+            if config.batch_invariant:
+                failures += stages.invariance_failures(invariance)
         yield (step, total, "compute-sanitizer")
         sanitizer = stages.sanitizer_stage(problem, None if user is None else user.spec)
         failures += stages.sanitizer_failures(sanitizer)
@@ -300,6 +323,7 @@ def _steps(
         diagnosis=diagnosis,
         timing=timing,
         input_not_judged=input_not_judged,
+        batch_invariant=config.batch_invariant,
     )
 
 
@@ -351,6 +375,7 @@ def run_and_judge_kernel(
     device: str = "auto",
     rstd: bool = False,
     y_exact: np.ndarray | None = None,
+    batch_invariant: bool = False,
 ) -> KernelRun:
     """Run the kernel once (:func:`run_kernel_on`) and judge its output.
 
@@ -362,11 +387,19 @@ def run_and_judge_kernel(
         device: "auto" | "cpu" | "cuda".
         rstd: also take the kernel's own per-row rrms (``KernelRun.rstd``).
         y_exact: the exact output (``ScalarResult.y_exact``) for the bound; None computes it.
+        batch_invariant: launch the layout of the kernel's batch-invariant mode.
 
     Returns:
         The run with both comparisons, the per-row errors and every out-of-bounds store.
     """
-    run = run_kernel_on(problem, mutant=mutant, poison=poison, device=device, rstd=rstd)
+    run = run_kernel_on(
+        problem,
+        mutant=mutant,
+        poison=poison,
+        device=device,
+        rstd=rstd,
+        batch_invariant=batch_invariant,
+    )
     return KernelRun(
         **_judged(problem, run.y, reference_y),
         mutant=mutant,

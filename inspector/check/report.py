@@ -276,21 +276,27 @@ def check_verdict_html(result: Any, at: str = "", *, muted: bool = False) -> str
 
 def _evidence_words(result: Any) -> tuple[list[str], list[str]]:
     """The verdict's evidence: (what the verdict requires: the bound's worst ratio, the
-    layouts proven; what it does not: the batch certificate)."""
+    layouts proven, the batch certificate under ``--batch-invariant``; what it does not: the
+    batch certificate otherwise)."""
     kernel = result.kernel
     ratio = findings.bound_ratio(kernel) if kernel is not None else None
     worst = float(np.max(ratio)) if ratio is not None and ratio.size else None
     return section_words(
-        worst, getattr(result, "batch_invariance", None), getattr(result, "coverage", None)
+        worst,
+        getattr(result, "batch_invariance", None),
+        getattr(result, "coverage", None),
+        batch_invariant=bool(getattr(result, "batch_invariant", False)),
     )
 
 
 def section_words(
-    worst_ratio: float | None, invariance: Any, coverage: Any
+    worst_ratio: float | None, invariance: Any, coverage: Any, *, batch_invariant: bool = False
 ) -> tuple[list[str], list[str]]:
     """:func:`_evidence_words` from the figures a check and its receipt both hold: the worst
     err/bound (None: no bound), the ``batch_invariance`` and ``coverage`` sections (None, or
-    with ``error`` / ``absent``: not made)."""
+    with ``error`` / ``absent``: not made). The certificate is required where
+    ``batch_invariant`` says the check required it, and wherever it is of the batch-invariant
+    mode (only such a check certifies that mode)."""
     required: list[str] = []
     optional: list[str] = []
     if worst_ratio is not None:
@@ -299,14 +305,22 @@ def section_words(
         total = len(coverage["configurations"])
         proven = total - len(coverage["unproven"])
         required.append(f"layouts proven {proven}/{total}")
-    if isinstance(invariance, dict) and "bit_identical" in invariance:
-        if invariance["bit_identical"]:
-            optional.append(f"batch-invariant over {len(invariance['batch_sizes'])} layouts")
-        else:
-            worst = max(row["max_ulp"] for row in invariance["differing_rows"])
-            optional.append(
-                f"NOT batch-invariant: {len(invariance['differing_rows'])} row(s), ≤ {worst} ulp"
-            )
+    certified = isinstance(invariance, dict) and "bit_identical" in invariance
+    mode = invariance.get("mode", "default") if certified else None
+    words = required if batch_invariant or mode == "batch_invariant" else optional
+    if certified and invariance["bit_identical"]:
+        words.append(
+            f"batch-invariant at {len(invariance['batch_sizes'])} batch sizes"
+            if mode == "batch_invariant"
+            else f"batch-invariant over {len(invariance['batch_sizes'])} layouts"
+        )
+    elif certified:
+        worst = max(row["max_ulp"] for row in invariance["differing_rows"])
+        words.append(
+            f"NOT batch-invariant: {len(invariance['differing_rows'])} row(s), ≤ {worst} ulp"
+        )
+    elif batch_invariant:
+        required.append("batch-invariant: NOT certified")
     return required, optional
 
 

@@ -33,6 +33,9 @@ class CheckConfig:
             (``--kernel-memory``; None: ``kernels.sandbox.usercode.MEMORY_LIMIT_BYTES``).
         kernel_time_s: what all its runs may take together (``--kernel-time``; None:
             ``kernels.sandbox.usercode.TIME_BUDGET_S``).
+        batch_invariant: run the bundled kernel on the input (and its auto-layout fixtures) in
+            ``kernels.rms_norm``'s batch-invariant mode, certify that mode, and require the
+            certificate to be bit-identical (``--batch-invariant``; the bundled kernel only).
     """
 
     device: str = "auto"
@@ -43,6 +46,7 @@ class CheckConfig:
     timing: bool = True
     kernel_memory_bytes: int | None = None
     kernel_time_s: float | None = None
+    batch_invariant: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,9 @@ class CheckResult:
     receipt_texts: tuple[str, str] | None = None
     # The receipt's batch_invariance (stages.invariance_stage); None: not made.
     batch_invariance: dict[str, Any] | None = None
+    # The check ran the bundled kernel in its batch-invariant mode and required the certificate
+    # to be bit-identical (CheckConfig.batch_invariant).
+    batch_invariant: bool = False
     # The kernel's launches under compute-sanitizer (stages.sanitizer_stage).
     sanitizer: dict[str, Any] | None = None
     # The launch-layout coverage map and its proofs (stages.coverage_stage).

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from oracle.dtypes import ITEMSIZE
 from oracle.spec import Problem
 
 if TYPE_CHECKING:
@@ -68,14 +69,27 @@ def compile_stage(problem: Problem, compile_target: Any) -> dict[str, Any]:
     return compile_summary(info)
 
 
-def invariance_stage(problem: Problem, device: str) -> dict[str, Any]:
+def invariance_stage(
+    problem: Problem, device: str, *, batch_invariant: bool = False
+) -> dict[str, Any]:
     """The receipt's ``batch_invariance`` of the bundled kernel on the input's rows
-    (:func:`kernels.instruments.invariance.certify`), or ``{"error": ...}`` where it could not
-    run."""
+    (:func:`kernels.instruments.invariance.certify`; with ``batch_invariant``, of
+    ``kernels.rms_norm``'s batch-invariant mode), or ``{"error": ...}`` where it could not run.
+
+    Under the interpreter the mode's batches stop at three programs of its layout and a row
+    (at most :data:`INTERPRETER_INVARIANCE_ROWS`): each program runs in Python there.
+    """
     import kernels
     from kernels.instruments import invariance
     from kernels.instruments.checked import resolve_device
 
+    interpreted = kernels.MODE == "interpreter"
+    most_batch = None
+    if batch_invariant and interpreted:
+        from kernels.plans import invariant_config
+
+        per = invariant_config(problem.width, ITEMSIZE[problem.dtype]).rows_per_program
+        most_batch = min(3 * per + 1, INTERPRETER_INVARIANCE_ROWS)
     try:
         certificate = invariance.certify(
             problem.x,
@@ -84,25 +98,49 @@ def invariance_stage(problem: Problem, device: str) -> dict[str, Any]:
             problem.dtype,
             resolve_device(device),
             row_stride=problem.row_stride,
-            max_rows=INTERPRETER_INVARIANCE_ROWS if kernels.MODE == "interpreter" else None,
+            max_rows=INTERPRETER_INVARIANCE_ROWS if interpreted else None,
+            batch_invariant=batch_invariant,
+            max_batch_rows=most_batch,
         )
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     return certificate.to_receipt()
 
 
+def invariance_failures(section: dict[str, Any] | None) -> list[str]:
+    """The check's failures when its batch-invariant mode is required and ``section`` (the
+    mode's certificate) does not show it: missing, errored, of another mode, or not
+    bit-identical."""
+    required = "batch invariance required (--batch-invariant)"
+    if section is None or "error" in section:
+        why = "" if section is None else f": {section['error']}"
+        return [f"{required} but not certified{why}"]
+    mode = section.get("mode", "default")
+    if mode != "batch_invariant":
+        return [f"{required} but the certificate is of mode {mode!r}"]
+    if not section["bit_identical"]:
+        return [f"{required}: {invariance_line(section)}"]
+    return []
+
+
 def invariance_line(section: dict[str, Any] | None) -> str | None:
-    """One line about a ``batch_invariance`` section (None: the check made none)."""
+    """One line about a ``batch_invariance`` section (None: the check made none); a
+    certificate of the batch-invariant mode names it and its one layout."""
     if section is None:
         return None
     if "error" in section:
         return f"batch invariance: not certified: {section['error']}"
     sizes = ", ".join(str(size) for size in section["batch_sizes"])
+    head, checked = "batch invariance", "at the first, second, middle and last row of a program"
+    if section.get("mode") == "batch_invariant":
+        first = section["launches"][0] if section["launches"] else None
+        layout = f"{first['path']}, {first['rows_per_program']} rows per program" if first else ""
+        head = f"batch invariance of the batch-invariant mode (one layout: {layout})"
+        checked = "at every place of a program and through the public call, against each alone"
     if section["bit_identical"]:
         return (
-            f"batch invariance: bit-identical: {section['rows_checked']} row(s) at batch sizes "
-            f"{sizes}, each at the first, second, middle and last row of a program; "
-            f"CUDA graph: {section['cuda_graph']}"
+            f"{head}: bit-identical: {section['rows_checked']} row(s) at batch sizes "
+            f"{sizes}, each {checked}; CUDA graph: {section['cuda_graph']}"
         )
     differing = section["differing_rows"]
     worst = max(row["max_ulp"] for row in differing)
@@ -116,7 +154,7 @@ def invariance_line(section: dict[str, Any] | None) -> str | None:
         for (batch, path, per), count in where.items()
     )
     return (
-        f"batch invariance: NOT bit-identical: {len(differing)} of {section['rows_checked']} "
+        f"{head}: NOT bit-identical: {len(differing)} of {section['rows_checked']} "
         f"row(s) differ by up to {worst} ulp from the rows launched alone, in "
         f"{places or 'the CUDA graph'}; CUDA graph: {section['cuda_graph']}"
     )

@@ -146,6 +146,11 @@ def run_check_command(args: argparse.Namespace) -> int:
         check_session_target(session_path)  # refused before anything is created
     if args.kernel is not None and args.model_only:
         raise UsageError("--kernel: runs a kernel; it cannot go with --model-only")
+    if args.batch_invariant and (args.kernel is not None or args.model_only):
+        other = "--kernel" if args.kernel is not None else "--model-only"
+        raise UsageError(
+            f"--batch-invariant: a mode of the bundled kernel; it cannot go with {other}"
+        )
     if not args.model_only:
         _check_device(args.device)
     spec = None
@@ -191,6 +196,7 @@ def _run_check_locked(
         timing=not args.no_timing,
         kernel_memory_bytes=args.kernel_memory_bytes,
         kernel_time_s=args.kernel_time_s,
+        batch_invariant=args.batch_invariant,
     )
     # A user's kernel may write where the receipts go; the bundled one is this tool's own.
     watched = (out_dir, session_path) if spec is not None else ()

@@ -112,6 +112,12 @@ def _add_check_run_options(check: argparse.ArgumentParser) -> None:
         help="--kernel: seconds all its runs may take together; past them, the rest time out (300)",
     )
     run.add_argument(
+        "--batch-invariant",
+        action="store_true",
+        help="run the bundled kernel in its batch-invariant mode (one launch layout per width "
+        "and dtype) and require the batch certificate of that mode to be bit-identical",
+    )
+    run.add_argument(
         "--no-timing",
         action="store_true",
         help="on a GPU, do not time the proven "

@@ -2,15 +2,16 @@
 fixture.
 
 What a receipt file alone cannot show is that the named kernel produced its numbers. This reruns
-that kernel (the bundled one, or the user's file when it is still there with the recorded
-sha256, in its child process) and compares what it finds with what the receipt says: on the
-input, the verdict of the comparison against the scalar reference, the out-of-bounds stores and
-each row's errors (within the dtype's tolerance: another device or mode may round differently);
-on every fixture the receipt records (rebuilt from its name, as the check builds it), the
-outcome, for the kernel and for the lane model. A receipt whose failing fixtures were flipped to
-pass, or that names another kernel than the one it records, then disagrees with the rerun. A
-kernel source that changed since the receipt is named, and the rerun then says what today's
-kernel does; a user's file that changed is not rerun. The user's file is read through
+that kernel (the bundled one, in its batch-invariant mode where the receipt's check ran it so,
+or the user's file when it is still there with the recorded sha256, in its child process) and
+compares what it finds with what the receipt says: on the input, the verdict of the comparison
+against the scalar reference, the out-of-bounds stores and each row's errors (within the dtype's
+tolerance: another device or mode may round differently); on every fixture the receipt records
+(rebuilt from its name, as the check builds it), the outcome, for the kernel and for the lane
+model. A receipt whose failing fixtures were flipped to pass, or that names another kernel than
+the one it records, then disagrees with the rerun. A kernel source that changed since the
+receipt is named, and the rerun then says what today's kernel does; a user's file that changed
+is not rerun. The user's file is read through
 :func:`kernels.sandbox.source_file.read_kernel_source` (a regular file within its bound), so a
 receipt that names ``/dev/zero`` or a FIFO is refused, not read.
 """
@@ -162,7 +163,9 @@ Opened = tuple[list[Check], Any, Callable[[Any, Any], Any], Callable[[], None]]
 
 
 def _open_bundled(source: dict[str, Any], kernel: dict[str, Any], device: str) -> Opened:
-    """The bundled kernel as an implementation, and the check of which source it is."""
+    """The bundled kernel as an implementation, and the check of which source it is; in the
+    batch-invariant mode's layout where the receipt's check ran it so
+    (``kernel.batch_invariant``)."""
     from inspector.check import pipeline
     from kernels.instruments.compile_info import kernel_source_sha256
 
@@ -176,10 +179,15 @@ def _open_bundled(source: dict[str, Any], kernel: dict[str, Any], device: str) -
         + ("" if same else f"; the receipt's is {recorded[:16]}... (rerunning today's kernel)"),
     )
 
-    def run_input(problem: Any, reference_y: Any) -> Any:
-        return pipeline.run_and_judge_kernel(problem, reference_y, device=device)
+    invariant = bool(kernel.get("batch_invariant"))
 
-    return [check], pipeline.kernel_implementation(device), run_input, lambda: None
+    def run_input(problem: Any, reference_y: Any) -> Any:
+        return pipeline.run_and_judge_kernel(
+            problem, reference_y, device=device, batch_invariant=invariant
+        )
+
+    implementation = pipeline.kernel_implementation(device, batch_invariant=invariant)
+    return [check], implementation, run_input, lambda: None
 
 
 def _open_user(source: dict[str, Any], kernel: dict[str, Any], device: str) -> Opened:

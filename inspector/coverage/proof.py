@@ -31,6 +31,7 @@ import numpy as np
 from bounded_json import JsonBounds, JsonRefused, loads
 from oracle import matrix, scalar, spec
 from oracle.compare import INTERMEDIATE_TOLERANCE, compare
+from oracle.dtypes import ITEMSIZE
 from oracle.fixtures import Fixture
 from oracle.limits import LIMITS
 from oracle.spec import FINITE_MAX
@@ -182,6 +183,7 @@ def run_kernel_on(
     device: str = "auto",
     path: str = "auto",
     rstd: bool = False,
+    batch_invariant: bool = False,
     **layout: Any,
 ) -> CheckedRun:
     """The one place a validated problem meets ``kernels.run_checked`` (a CheckedRun back):
@@ -194,10 +196,17 @@ def run_kernel_on(
         device: "auto" | "cpu" | "cuda".
         path: the launch layout: "auto" (the launcher's choice) or one of kernels.KERNEL_PATHS.
         rstd: also take the kernel's own per-row rrms (its optional rstd output).
+        batch_invariant: launch the layout of ``kernels.rms_norm(..., batch_invariant=True)``
+            (:func:`kernels.plans.invariant_config` of the width and dtype) instead of the
+            launcher's choice for the shape.
         layout: ``config`` and ``out_row_stride`` of ``run_checked`` (a proof's witness).
     """
     import kernels
 
+    if batch_invariant:
+        from kernels.plans import invariant_config
+
+        layout["config"] = invariant_config(problem.width, ITEMSIZE[problem.dtype])
     return kernels.run_checked(
         np.array(problem.x),
         np.array(problem.weight),

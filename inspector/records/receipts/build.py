@@ -350,6 +350,7 @@ def build_receipt(result: CheckResult) -> dict[str, Any]:
             ],
             "autotune_configs": list(getattr(result, "autotune_configs", ())),
             "domain": getattr(result, "declared_domain", None),
+            "batch_invariant": bool(getattr(result, "batch_invariant", False)),
         },
         "device": result.device,
         "versions": _versions(result),

@@ -37,7 +37,14 @@ __all__ = [
 NEWER_FIELDS: dict[str, tuple[str, ...]] = {
     "": ("error_bound", "batch_invariance", "device_evidence", "coverage", "timing"),
     "rows[]": ("exact_error", "error_bound"),
-    "kernel": ("oob_reads", "not_judged", "machine_faults", "autotune_configs", "domain"),
+    "kernel": (
+        "oob_reads",
+        "not_judged",
+        "machine_faults",
+        "autotune_configs",
+        "domain",
+        "batch_invariant",
+    ),
     "verdict": ("outcome",),
 }
 
@@ -285,7 +292,8 @@ def sanitizer_checks(data: dict[str, Any]) -> list[Check]:
 
 
 def invariance_checks(data: dict[str, Any]) -> list[Check]:
-    """The batch-invariance certificate's ``bit_identical`` against its rows and launches."""
+    """The batch-invariance certificate's ``bit_identical`` against its rows and launches, and
+    its mode against ``kernel.batch_invariant``."""
     section = data.get("batch_invariance")
     if section is None or "absent" in section:
         return []
@@ -309,10 +317,19 @@ def invariance_checks(data: dict[str, Any]) -> list[Check]:
         problems.append("rows listed as differing but no launch nor the CUDA graph differs")
     if section["cuda_graph"] == "differs" and not differing:
         problems.append("the CUDA graph differs but no row is listed")
+    # The mode's launches at a place of a program are batches of that place plus the rows.
+    mode = section.get("mode", "default")
     if section["batch_sizes"][0] != 1 or any(
-        launch["batch_size"] not in section["batch_sizes"] for launch in launches
+        launch["batch_size"] not in section["batch_sizes"]
+        for launch in launches
+        if mode == "default"
     ):
         problems.append("batch sizes that do not start at 1 or launches of unlisted sizes")
+    if (mode == "batch_invariant") != bool(data["kernel"].get("batch_invariant")):
+        problems.append(
+            f"a certificate of mode {mode!r} with kernel.batch_invariant "
+            f"{bool(data['kernel'].get('batch_invariant'))}"
+        )
     return [
         Check(
             "batch invariance",
@@ -358,7 +375,8 @@ def bound_checks(data: dict[str, Any]) -> list[Check]:
 def _failing_sections(data: dict[str, Any]) -> list[str]:
     """What fails the verdict besides the comparisons, fixtures and mutants: the kernel's error
     past its derived bound, the sanitizer's errors, a launch layout's survivors or misbehaving
-    fixtures, stores and reads out of bounds, unproven coverage."""
+    fixtures, stores and reads out of bounds, unproven coverage, and under
+    ``kernel.batch_invariant`` a batch certificate of that mode that is not bit-identical."""
     kernel = data["kernel"]
     reasons = []
     if kernel.get("oob_writes"):
@@ -367,6 +385,14 @@ def _failing_sections(data: dict[str, Any]) -> list[str]:
         reasons.append(f"kernel.oob_reads {kernel['oob_reads']}")
     if data.get("coverage", {}).get("unproven"):
         reasons.append(f"coverage: {len(data['coverage']['unproven'])} unproven")
+    certificate = data.get("batch_invariance") or {}
+    if kernel.get("batch_invariant") and not (
+        certificate.get("mode") == "batch_invariant" and certificate.get("bit_identical") is True
+    ):
+        reasons.append(
+            "batch_invariance: required (kernel.batch_invariant) but no bit-identical "
+            "certificate of the batch-invariant mode"
+        )
     bound = data.get("error_bound") or {}
     if kernel.get("ran") and bound.get("applies") and bound.get("within") is False:
         reasons.append(f"error_bound: row {bound.get('worst_row')} past its derived bound")
