@@ -120,6 +120,9 @@ class SessionResults:
     # tile of guard between rows). None / 0 in a file written before the attributes.
     kernel_oob_guard: int | None = None
     kernel_oob_row_stride: int = 0
+    # Whether the kernel run launched the batch-invariant layout (inspector.model.launch);
+    # None in a file written before the attribute, whose kernel ran the default launch.
+    kernel_batch_invariant: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.verdict:
@@ -171,7 +174,20 @@ class SessionResults:
                 else None
             ),
             kernel_oob_row_stride=int(kernel.stores.row_stride) if kernel is not None else 0,
+            kernel_batch_invariant=_launched_invariant(result),
         )
+
+
+def _launched_invariant(result: Any) -> bool | None:
+    """Whether a check's kernel run launched the batch-invariant layout (the check's own
+    ``batch_invariant``, else its run's ``launch``); None when no kernel ran."""
+    kernel = result.kernel
+    if kernel is None:
+        return None
+    launch = getattr(kernel, "launch", None)
+    return bool(getattr(result, "batch_invariant", False)) or bool(
+        getattr(launch, "batch_invariant", False)
+    )
 
 
 @dataclass(eq=False)
@@ -201,6 +217,8 @@ class Session:
         versions: tool and library versions.
         receipt_json, receipt_csv: the last receipts exactly as written, or None.
         receipt_history: the first passing receipt and every later counterexample.
+        batch_invariant: Run kernel's launch mode as the window had it chosen (False in a file
+            written before the attribute).
     """
 
     x: np.ndarray
@@ -219,6 +237,7 @@ class Session:
     receipt_json: str | None = None
     receipt_csv: str | None = None
     receipt_history: list[ReceiptRecord] = field(default_factory=list)
+    batch_invariant: bool = False
 
     def __post_init__(self) -> None:
         self.x = np.array(self.x, dtype=np.float64)
@@ -285,13 +304,16 @@ class Session:
         compile_info: dict[str, Any] | None = None,
         bench: tuple[dict[str, Any], dict[str, np.ndarray]] | None = None,
         previous: Session | None = None,
+        batch_invariant: bool = False,
     ) -> Session:
         """The one place a session is put together: ``problem`` (or ``check``, its problem and
         arrays), the mutant toggles (``(switched-on mutant or None, the kernel's mutant names
         when no check listed them)``; None leaves every one off), compiler output and benchmark
         rows (meta, samples) when the check brought none, and ``previous``'s receipts (its
-        history and current pair) carried over."""
+        history and current pair) carried over; ``batch_invariant`` is Run kernel's launch
+        mode."""
         session = cls.from_check(check) if check is not None else cls.from_problem(problem)
+        session.batch_invariant = bool(batch_invariant)
         if toggles is not None:
             from oracle.mutants import MODEL_MUTANTS
 

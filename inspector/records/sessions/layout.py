@@ -103,6 +103,7 @@ def write_layout(root: h5py.File, session: Session) -> None:
     for target, toggles in (("model", session.model_mutants), ("kernel", session.kernel_mutants)):
         write_strings(mutants, f"{target}_names", toggles.keys())
         mutants.create_dataset(f"{target}_on", data=np.array(list(toggles.values()), dtype=bool))
+    mutants.attrs["batch_invariant"] = bool(session.batch_invariant)
 
     if session.results is not None:
         _write_results(root, session.results, session.dtype)
@@ -167,6 +168,8 @@ def _write_results(root: h5py.File, results: SessionResults, dtype: str) -> None
         if results.kernel_oob_guard is not None:
             kernel.attrs["oob_guard"] = int(results.kernel_oob_guard)
             kernel.attrs["oob_row_stride"] = int(results.kernel_oob_row_stride)
+        # A run read from a file older than the attribute launched the default layout.
+        kernel.attrs["batch_invariant"] = bool(results.kernel_batch_invariant)
     matrices = group.create_group("kill_matrix")
     _write_kill_table(matrices, results.model_matrix)
     if results.kernel_matrix is not None:
@@ -251,7 +254,22 @@ def read_layout(root: Any) -> Session:
         receipt_json=read_text(receipts, "json") if "json" in receipts else None,
         receipt_csv=read_text(receipts, "csv") if "csv" in receipts else None,
         receipt_history=history,
+        batch_invariant=_flag(mutants, "batch_invariant"),
     )
+
+
+def _flag(group: Any, name: str) -> bool:
+    """A boolean attribute of ``group``; False in a file written before it.
+
+    Raises:
+        Damaged: a value that is not a boolean.
+    """
+    if group is None or name not in group.attrs:
+        return False
+    value = attr(group, name)
+    if not isinstance(value, (bool, np.bool_)):
+        raise Damaged(f"{group.name} attribute {name} must be a boolean; got {value!r}")
+    return bool(value)
 
 
 def _parsed(text: Any, where: str, bounds: JsonBounds) -> Any:
@@ -400,6 +418,11 @@ def _read_results(root: Any, rows: int, width: int) -> SessionResults | None:
             int(attr(kernel, "oob_row_stride"))
             if kernel is not None and "oob_row_stride" in kernel.attrs
             else 0
+        ),
+        kernel_batch_invariant=(
+            _flag(kernel, "batch_invariant")
+            if kernel is not None and "batch_invariant" in kernel.attrs
+            else None
         ),
     )
 

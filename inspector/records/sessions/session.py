@@ -6,14 +6,16 @@ Layout (``SCHEMA_VERSION`` 1)::
     /problem              attrs: dtype, eps, row_stride, rows, width, name
       x, weight           stored in the declared dtype, exactly: float32 / float16 datasets, or
                           for bfloat16 the uint16 bit patterns; attr ``dtype`` names it
-    /mutants              model_names, model_on, kernel_names, kernel_on (the GUI's toggles)
+    /mutants              model_names, model_on, kernel_names, kernel_on (the GUI's toggles);
+                          attr batch_invariant: Run kernel's launch mode (absent: False)
     /results              (optional) attrs: mode, device, kernel_note, errors_source, passed,
                           failures (JSON list)
       scalar/             sum_squares, mean_square, rrms (float64), y
       tiled/              sum_squares, mean_square, rrms (float32), y; attrs block, poison
       kernel/             (optional) y, oob_addresses int64; attrs mode, device, block,
                           num_warps, and with stores oob_guard, oob_row_stride (the
-                          addresses' frame; a file without them is read with the run's guard)
+                          addresses' frame; a file without them is read with the run's guard),
+                          batch_invariant (the launch mode; absent: the default launch)
                           (every y is stored in the problem's dtype like x when that is exact,
                           else float64; its attr ``dtype`` says which)
       row_max_abs, row_max_rel          per row, the implementation under test vs scalar
