@@ -59,3 +59,27 @@ def test_a_row_that_reads_another_fails_row_isolation() -> None:
     outcome = evaluate(fixtures.get("row_isolation"), _row_0_reads_row_1)
     assert not outcome.passed
     assert "changing row 1 changed row 0" in outcome.detail
+
+
+def _configs(*offsets):
+    """An autotuned kernel's run: the model's output, and one config per offset added to it."""
+
+    def run(problem, poison, mutant):
+        out = model_implementation(problem, poison, mutant)
+        configs = tuple((f"BLOCK={64 << i}", out.y + offset) for i, offset in enumerate(offsets))
+        return RunOutput(y=out.y, oob_writes=out.oob_writes, variants=configs)
+
+    return run
+
+
+def test_every_config_of_an_autotuned_kernel_is_judged() -> None:
+    # Two configs within tolerance pass with the fixture; a second config off by 1.0 fails it
+    # by name, though the first config (the one y) is right.
+    fixture = fixtures.get("hand_checkable")
+    passing = evaluate(fixture, _configs(0.0, 1e-9))
+    assert passing.passed
+    assert "every one of 2 configs judged" in passing.detail
+    failing = evaluate(fixture, _configs(0.0, 1.0))
+    assert not failing.passed
+    assert "config BLOCK=128: output vs scalar reference" in failing.detail
+    assert "config BLOCK=64" not in failing.detail

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from oracle import fixtures, matrix, scalar, tiled
 from oracle.mutants import DESCRIPTIONS, MODEL_MUTANTS
+from oracle.spec import make_problem
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +140,14 @@ def test_an_implementation_that_raises_is_a_failed_fixture_not_a_crash():
     outcome = matrix.evaluate(fixtures.get("hand_checkable"), raising)
     assert outcome.actual == "fail"
     assert "RuntimeError: boom" in outcome.detail
+
+
+def test_the_eps_outside_root_mutant_adds_eps_to_the_root():
+    # x = (0.125, -0.125): mean square 2**-6, its root 0.125, eps 2**-7 (all exact in float32):
+    # the mutant's rrms is 1 / (0.125 + 2**-7), the faithful one 1 / sqrt(2**-6 + 2**-7).
+    problem = make_problem([[0.125, -0.125]], [1.0, 2.0], eps=2.0**-7)
+    outside = tiled.model(problem, mutant="eps_outside_root")
+    assert outside.rrms[0] == np.float32(1.0 / (0.125 + 2.0**-7))
+    np.testing.assert_array_equal(outside.y[0], np.float32([0.125, -0.25]) * outside.rrms[0])
+    faithful = tiled.model(problem)
+    assert faithful.rrms[0] == pytest.approx(1.0 / math.sqrt(2.0**-6 + 2.0**-7), rel=1e-6)
