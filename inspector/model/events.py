@@ -53,6 +53,7 @@ class StateEvents:
     kernel: EventEmitter
     problem: EventEmitter
     mutant: EventEmitter
+    batch_invariant: EventEmitter
     analysis: EventEmitter
     kernel_run: EventEmitter
     check_result: EventEmitter

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from inspector.check.results import StoresOutOfBounds
-from inspector.model import kernel_choice
+from inspector.model import kernel_choice, launch
 
 #: ``inspector.model.state.InspectionState`` (the state builds its record from this module).
 InspectionState = Any
@@ -102,6 +102,9 @@ class Record:
         saved: the ``SessionResults`` (origin "saved").
         receipt: (JSON, CSV) texts of its receipt, when known.
         receipt_data: the parsed receipt (a saved check's, when it pairs).
+        batch_invariant: the launch mode of its kernel run (``inspector.model.launch``): a
+            check proves the default launch (False); None where no mode applies (no kernel
+            ran, or a user's kernel ran with its own launcher).
     """
 
     origin: str
@@ -115,6 +118,7 @@ class Record:
     saved: Any = None
     receipt: tuple[str, str] | None = None
     receipt_data: dict[str, Any] | None = None
+    batch_invariant: bool | None = None
 
     @property
     def current(self) -> bool:
@@ -140,8 +144,14 @@ class Record:
         return f"STALE ({self.stale}): {self.tag}" if self.stale else self.tag
 
 
-def _stale(state: InspectionState, record_input: str, kernel: dict[str, Any] | None) -> str:
-    """Why a record of ``record_input`` and ``kernel`` is not evidence about what is loaded."""
+def _stale(
+    state: InspectionState,
+    record_input: str,
+    kernel: dict[str, Any] | None,
+    batch_invariant: bool | None = None,
+) -> str:
+    """Why a record of ``record_input`` and ``kernel``, launched in the ``batch_invariant``
+    mode, is not evidence about what is loaded and chosen."""
     if state.problem is None:
         return "the input is invalid now; this is the evidence of the last valid input"
     if record_input != state.input_id:
@@ -159,7 +169,24 @@ def _stale(state: InspectionState, record_input: str, kernel: dict[str, Any] | N
             f"of {kernel_words(kernel)} with sha256 {str(kernel['file_sha256'])[:12]}, "
             f"which is now {str(loaded.get('file_sha256'))[:12]}"
         )
-    return ""
+    return launch.stale_reason(batch_invariant, state.batch_invariant)
+
+
+def _mode(kernel: dict[str, Any] | None, batch_invariant: bool | None) -> bool | None:
+    """A record's launch mode: None without a bundled kernel run."""
+    if kernel is None or kernel.get("kind") == "user":
+        return None
+    return bool(batch_invariant)
+
+
+def saved_mode(saved: Any) -> bool | None:
+    """The launch mode of a session file's kernel run (None: no bundled kernel ran); a file
+    written before the mode was recorded ran the default launch."""
+    if getattr(saved, "kernel_y", None) is None:
+        return None
+    if str(getattr(saved, "kernel_note", "")).startswith("user kernel "):
+        return None
+    return bool(getattr(saved, "kernel_batch_invariant", None) or False)
 
 
 def check_record(state: InspectionState, result: Any) -> Record:
@@ -172,6 +199,7 @@ def check_record(state: InspectionState, result: Any) -> Record:
     )
     record_input = state.input_id_of(result.problem)
     passed = getattr(result, "passed", False)
+    mode = _mode(kernel, launch.check_mode(result))
     return Record(
         origin="check",
         input_id=record_input,
@@ -179,9 +207,10 @@ def check_record(state: InspectionState, result: Any) -> Record:
         when=state.stamps.get("check_result", "?"),
         run=f"Run check ({where}, {getattr(result, 'mode', '?')})",
         verdict=str(getattr(result, "verdict", "passed" if passed else "failed")),
-        stale=_stale(state, record_input, kernel),
+        stale=_stale(state, record_input, kernel, mode),
         check=result,
         receipt=state.check_receipt(result),
+        batch_invariant=mode,
     )
 
 
@@ -222,7 +251,8 @@ def saved_record(state: InspectionState, saved: Any, provenance: Any = None) -> 
             if isinstance(source, dict)
             else note_source(getattr(saved, "kernel_note", ""))
         )
-    stale = _stale(state, state.saved_input_id, kernel)
+    mode = _mode(kernel, saved_mode(saved))
+    stale = _stale(state, state.saved_input_id, kernel, mode)
     if not stale and not kernel_choice.saved_results_match(
         getattr(saved, "kernel_note", ""), state.kernel
     ):
@@ -243,6 +273,7 @@ def saved_record(state: InspectionState, saved: Any, provenance: Any = None) -> 
         saved=saved,
         receipt=texts,
         receipt_data=parsed,
+        batch_invariant=mode,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.check import report
+from inspector.model.launch import mode_name, of_other_mode
 from inspector.model.record import Record
 
 
@@ -63,6 +64,12 @@ def stale_verdict_html(record: Record) -> str:
         return (
             f"<b style='color:{report.STALE_COLOR}'>kernel changed since this receipt</b>: the "
             f"saved check ({word}) proved another kernel · run the check again" + _tag_html(record)
+        )
+    if of_other_mode(record.stale):
+        return (
+            f"<b style='color:{report.STALE_COLOR}'>STALE: another launch mode</b>: its "
+            f"verdict ({word}) is {record.stale} · run the check or the kernel in it"
+            + _tag_html(record)
         )
     if record.of_other_kernel:
         head = (
@@ -122,6 +129,8 @@ def record_log_lines(record: Record, matrices: list[Any], provenance: Any = None
     head = [f"record: {record.tag}"]
     if record.stale:
         head.append(f"STALE: {record.stale}")
+    if record.batch_invariant is not None:
+        head.append(f"launch: the kernel ran the {mode_name(record.batch_invariant)} launch")
     if record.check is not None:
         return head + report.check_log_lines(record.check)
     lines = report.saved_check_lines(record.saved, matrices, provenance)

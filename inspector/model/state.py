@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from inspector.check import findings
-from inspector.model import kernel_choice, kernel_view
+from inspector.model import kernel_choice, kernel_view, launch
 from inspector.model import record as shown
 from inspector.model.analysis import Analysis
 from inspector.model.bench_rows import bench_for_session, bench_from_session
@@ -72,6 +72,7 @@ class InspectionState:
         self._inferred: tuple[Any, Any] = (None, None)  # (kernel y, its inferred rrms)
         self._problem: Problem | None = None
         self._mutant: str | None = None
+        self._batch_invariant = False
         self._analysis: Analysis | None = None
         self._kernel_run: KernelRun | None = None
         self._check_result: CheckResult | None = None
@@ -128,10 +129,12 @@ class InspectionState:
         self.events.kernel.emit(spec)
 
     def saved_results_current(self) -> bool:
-        """Whether the session file's check ran the loaded kernel."""
+        """Whether the session file's check ran the loaded kernel, in the launch mode chosen."""
         saved = self._session_results
-        return saved is not None and kernel_choice.saved_results_match(
-            getattr(saved, "kernel_note", ""), self._kernel
+        return (
+            saved is not None
+            and kernel_choice.saved_results_match(getattr(saved, "kernel_note", ""), self._kernel)
+            and not launch.stale_reason(shown.saved_mode(saved), self._batch_invariant)
         )
 
     # ------------------------------------------------------------------ input
@@ -171,6 +174,25 @@ class InspectionState:
         if self._kernel_run is not None and self._kernel_run.mutant != name:
             self._kernel_run = None  # it showed another mutant's output: superseded
         self.events.mutant.emit(name)
+        return True
+
+    @property
+    def batch_invariant(self) -> bool:
+        """Whether Run kernel launches the batch-invariant layout (``launch.TOOLTIP``)."""
+        return self._batch_invariant
+
+    def set_batch_invariant(self, on: bool) -> bool:
+        """Choose Run kernel's launch mode; False, and no event, when it already is chosen.
+
+        Evidence of the other mode is stale as another kernel's is: a Run kernel of it is
+        dropped, and the record says so (``record.Record.stale``).
+        """
+        if bool(on) == self._batch_invariant:
+            return False
+        self._batch_invariant = bool(on)
+        if launch.stale_reason(launch.run_mode(self._kernel_run), self._batch_invariant):
+            self._kernel_run = None
+        self.events.batch_invariant.emit(self._batch_invariant)
         return True
 
     @property
@@ -222,8 +244,12 @@ class InspectionState:
         return self._kernel_run
 
     def set_kernel_run(self, run: KernelRun) -> bool:
-        """Hold a kernel run; False (ignored) when it ran on an older problem."""
-        return self._hold("kernel_run", run, run.problem is self._problem)
+        """Hold a kernel run; False (ignored) when it ran on an older problem or in the other
+        launch mode than the one chosen now."""
+        fresh = run.problem is self._problem and not launch.stale_reason(
+            launch.run_mode(run), self._batch_invariant
+        )
+        return self._hold("kernel_run", run, fresh)
 
     @property
     def check_result(self) -> CheckResult | None:
@@ -495,6 +521,7 @@ class InspectionState:
             compile_info=compile_info,
             bench=bench_for_session(self._bench) if self._bench is not None else None,
             previous=self._session,
+            batch_invariant=self._batch_invariant,
         )
         # The check's own receipt is the session's current pair (its proof), whichever kernel
         # is loaded now; a reopened session's check is carried with its receipt unchanged.
@@ -526,6 +553,7 @@ class InspectionState:
         ]
         if on:
             self.set_mutant(on[0])
+        self.set_batch_invariant(bool(getattr(session, "batch_invariant", False)))
         if session.compile_info:
             self.set_compile_info(
                 session.compile_info, "from the session", (session.dtype, session.width)
