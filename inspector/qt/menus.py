@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
+from inspector.model.launch import TOOLTIP
 from inspector.qt.widgets import dialogs
 
 
@@ -36,6 +37,7 @@ class MenuActions:
     quit: QAction
     check: QAction
     kernel: QAction
+    batch_invariant: QAction
     cancel: QAction
     divergence: QAction
     step_first: QAction
@@ -72,6 +74,9 @@ def build_menus(window: QMainWindow) -> MenuActions:
         quit=QAction("&Quit", window, shortcut=standard.Quit),
         check=QAction("Run &check", window, shortcut="Ctrl+R"),
         kernel=QAction("Run &kernel", window, shortcut="Ctrl+K"),
+        batch_invariant=QAction(
+            "Batch-&invariant launch", window, shortcut="Ctrl+Shift+K", checkable=True
+        ),
         cancel=QAction("&Cancel", window, shortcut="Esc"),
         divergence=QAction("First &divergence", window, shortcut="Ctrl+D"),
         step_first=QAction("&First step", window, shortcut="Alt+Home"),
@@ -86,6 +91,7 @@ def build_menus(window: QMainWindow) -> MenuActions:
         file_menu=file_menu,
         run_menu=run_menu,
     )
+    actions.batch_invariant.setToolTip(f"Run kernel's batch-invariant launch: {TOOLTIP}")
     actions.open_kernel.setToolTip("Prove your own FILE.py:FUNCTION (run in a child process)")
     actions.divergence.setToolTip(
         "Jump to the worst row and lane of the kernel's output and the step where it parts "
@@ -106,7 +112,13 @@ def build_menus(window: QMainWindow) -> MenuActions:
     file_menu.addSeparator()
     file_menu.addAction(actions.quit)
     window.menuBar().addMenu(run_menu)
-    for action in (actions.check, actions.kernel, actions.divergence, actions.cancel):
+    for action in (
+        actions.check,
+        actions.kernel,
+        actions.batch_invariant,
+        actions.divergence,
+        actions.cancel,
+    ):
         run_menu.addAction(action)
     view_menu = window.menuBar().addMenu("&View")
     for action in (

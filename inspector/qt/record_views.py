@@ -5,8 +5,8 @@ does not hold for the input and kernel loaded now. The grid, stepper and row tab
 same record's caption through :class:`~inspector.qt.presenter.EvidenceViews`.
 
 It subscribes to the state's events itself (after the window's own handlers, which draw the
-grid), so every change of input, kernel, mutant, check or session redraws these from the one
-record.
+grid), so every change of input, kernel, mutant, launch mode, check or session redraws these
+from the one record.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class RecordViews(QObject):
         events.kernel.connect(self._on_change)
         events.problem.connect(self._on_change)
         events.mutant.connect(self._on_change)
+        events.batch_invariant.connect(self._on_change)
         events.check_result.connect(self._on_check_result)
         events.session_results.connect(self._on_session_results)
         events.compile_info.connect(self._on_compile)

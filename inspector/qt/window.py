@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMainWindow
 from inspector.check import report
 from inspector.jobs import tasks
 from inspector.jobs.host import heavy, prewarm
-from inspector.model import evidence
+from inspector.model import evidence, launch
 from inspector.model.events import Event
 from inspector.model.mutant_effect import mutant_effect
 from inspector.model.state import DEMO_FIXTURE, InspectionState
@@ -146,6 +146,7 @@ class InspectorWindow(QMainWindow):
         self.run_check_button, self.run_kernel_button = run_box.check_button, run_box.kernel_button
         self.bench_button, self.cancel_button = run_box.bench_button, run_box.cancel_button
         self.kernel_in_check, self.progress = run_box.kernel_in_check, run_box.progress
+        self.batch_invariant = run_box.batch_invariant
         self.verdict = run_box.verdict
 
         left, self.left_scroll = left_column(
@@ -185,6 +186,8 @@ class InspectorWindow(QMainWindow):
         self.compiler_view.compile_requested.connect(self.request_compile)
         self.run_check_button.clicked.connect(self.run_check)
         self.run_kernel_button.clicked.connect(self.run_kernel)
+        self.batch_invariant.toggled.connect(self.state.set_batch_invariant)
+        menus.batch_invariant.toggled.connect(self.state.set_batch_invariant)
         self.bench_button.clicked.connect(self.run_benchmark)
         self.bench_view.open_button.clicked.connect(files.open_bench_record_dialog)
         self.cancel_button.clicked.connect(runner.cancel)
@@ -219,6 +222,7 @@ class InspectorWindow(QMainWindow):
         events.kernel.connect(self._on_kernel)
         events.problem.connect(self._on_problem)
         events.mutant.connect(self._on_mutant)
+        events.batch_invariant.connect(self._on_batch_invariant)
         events.analysis.connect(self._on_analysis)
         events.kernel_run.connect(self._on_kernel_run)
         events.bench.connect(self._on_bench)
@@ -296,6 +300,7 @@ class InspectorWindow(QMainWindow):
         """Another kernel: its run is gone (the state dropped it); the verdict, log and kill
         matrix follow the record (:class:`RecordViews`)."""
         self.refresh_views()
+        self._update_run_enabled()
 
     def _on_problem(self, event: Event) -> None:
         self._update_run_enabled()
@@ -311,6 +316,18 @@ class InspectorWindow(QMainWindow):
         self.state.mark_dirty()
         self.analyze()
         self._show_mutant_effect()
+
+    def _on_batch_invariant(self, event: Event) -> None:
+        """Run kernel's launch mode changed (the control, the menu or an opened session): both
+        show it, and the evidence of the other mode is stale (:class:`RecordViews`)."""
+        for control in (self.batch_invariant, self.menus.batch_invariant):
+            if control.isChecked() != event.value:
+                control.blockSignals(True)
+                control.setChecked(event.value)
+                control.blockSignals(False)
+        self.state.mark_dirty()
+        self.refresh_views()
+        self.status_line.setText(f"Run kernel: the {launch.mode_name(event.value)} launch.")
 
     def _show_mutant_effect(self) -> None:
         state = self.state
@@ -334,8 +351,10 @@ class InspectorWindow(QMainWindow):
     def _on_kernel_run(self, event: Event) -> None:
         run = event.value
         self.refresh_views()
-        self.status_line.setText(report.kernel_run_status(run))
-        self.summary.appendPlainText(report.kernel_run_line(run))
+        launched = getattr(run, "launch", None)
+        tail = f" ({launched.words()})" if launched is not None else ""
+        self.status_line.setText(report.kernel_run_status(run).removesuffix(".") + tail + ".")
+        self.summary.appendPlainText(report.kernel_run_line(run) + tail)
 
     def _on_bench(self, event: Event) -> None:
         bench = event.value
@@ -373,6 +392,7 @@ class InspectorWindow(QMainWindow):
         can_kernel = idle and valid and self.env["available"]
         self.run_kernel_button.setEnabled(can_kernel)
         menus.kernel.setEnabled(can_kernel)
+        menus.batch_invariant.setEnabled(self.env["available"] and not self.state.user_kernel)
         self.cancel_button.setEnabled(not idle)
         menus.cancel.setEnabled(not idle)
         self.kernels.update_enabled(idle)
@@ -380,14 +400,21 @@ class InspectorWindow(QMainWindow):
         self.mutation_actions.set_enabled(idle)
 
     def run_check(self) -> bool:
-        """Start the whole proof on the worker; False if it cannot start now."""
+        """Start the whole proof on the worker, the bundled kernel in the launch mode chosen
+        (Batch-invariant: ``check --batch-invariant``); False if it cannot start now."""
         problem = self.state.problem
         if problem is None or self.runner.busy or not self.kernels.reread():
             return False
         from inspector.check.pipeline import CheckConfig
 
+        with_kernel = self.kernel_in_check.isChecked()
         config = CheckConfig(
-            run_kernel=self.kernel_in_check.isChecked(), kernel_spec=self.state.kernel
+            run_kernel=with_kernel,
+            kernel_spec=self.state.kernel,
+            # The launch mode is the bundled kernel's (a user's kernel launches itself).
+            batch_invariant=with_kernel
+            and self.state.batch_invariant
+            and not self.state.user_kernel,
         )
         # The log is replaced when the new result arrives, not now: a run that fails or is
         # cancelled leaves the earlier check's log in place (the failure is appended to it).
@@ -396,7 +423,7 @@ class InspectorWindow(QMainWindow):
 
     def run_kernel(self) -> bool:
         """The loaded kernel once on the worker: the bundled one with the switched-on mutant,
-        or the user's in its child process."""
+        in the launch mode chosen (Batch-invariant), or the user's in its child process."""
         state = self.state
         if state.problem is None or state.reference is None or self.runner.busy:
             return False
@@ -406,7 +433,13 @@ class InspectorWindow(QMainWindow):
                 return False
             job = tasks.user_kernel_job(state.problem, state.kernel, *references)
         else:
-            job = heavy(tasks.kernel_job, state.problem, state.mutant, *references)
+            job = heavy(
+                tasks.kernel_job,
+                state.problem,
+                state.mutant,
+                *references,
+                state.batch_invariant,
+            )
         return self.runner.start("kernel", job, self._show_kernel_run)
 
     def run_benchmark(self) -> bool:
@@ -472,7 +505,9 @@ class InspectorWindow(QMainWindow):
 
     def _show_kernel_run(self, run: Any) -> None:
         if not self.state.set_kernel_run(run):
-            self.status_line.setText("kernel: result is for an older input; ignored.")
+            self.status_line.setText(
+                "kernel: result is for an older input or launch mode; ignored."
+            )
 
     def _show_bench(self, bench: dict[str, Any]) -> None:
         self.state.set_bench(bench)

@@ -1,6 +1,6 @@
-"""The Run box under the inputs: Run check, Run kernel, Cancel, whether the check includes the
-real kernel, Benchmark, the job's progress and the verdict. It is always on screen; the window
-connects its buttons and says what to show."""
+"""The Run box under the inputs: Run check, Run kernel and its launch mode (Batch-invariant),
+Cancel, whether the check includes the real kernel, Benchmark, the job's progress and the
+verdict. It is always on screen; the window connects its buttons and says what to show."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from inspector.model.launch import TOOLTIP
 from inspector.model.state import KERNEL_ONLY_MUTANTS
 from inspector.qt.widgets.layout import bounded_scroll
 from oracle.mutants import MODEL_MUTANTS
@@ -36,6 +37,8 @@ class RunBox(QGroupBox):
         )
         self.kernel_button = QPushButton("Run kernel", objectName="run_kernel")
         self.kernel_button.setEnabled(env["available"])
+        self.batch_invariant = QCheckBox("Batch-&invariant", objectName="batch_invariant")
+        self._kernel_floor = bool(env["available"])
         self.bench_button = QPushButton("Benchmark", objectName="benchmark")
         self.cancel_button = QPushButton("Cancel", objectName="cancel")
         self.cancel_button.setEnabled(False)
@@ -53,6 +56,7 @@ class RunBox(QGroupBox):
         buttons = QHBoxLayout()
         buttons.addWidget(self.check_button)
         buttons.addWidget(self.kernel_button)
+        buttons.addWidget(self.batch_invariant)
         buttons.addWidget(self.cancel_button)
         layout.addLayout(buttons)
         layout.addWidget(self.kernel_in_check)
@@ -63,7 +67,8 @@ class RunBox(QGroupBox):
 
     def name_kernel(self, name: str | None) -> None:
         """Say which kernel Run kernel and the check run: the bundled one (None) or ``name``, a
-        user's, in its child process."""
+        user's, in its child process. The launch mode is the bundled kernel's only."""
+        self.batch_invariant.setEnabled(self._kernel_floor and name is None)
         if name is None:
             mutants = len(MODEL_MUTANTS) + len(KERNEL_ONLY_MUTANTS)
             self.kernel_in_check.setText("include the real kernel")
@@ -74,12 +79,19 @@ class RunBox(QGroupBox):
             self.kernel_button.setToolTip(
                 "The real kernel (with the switched-on mutant) on this input"
             )
+            self.batch_invariant.setToolTip(
+                f"Batch-invariant: {TOOLTIP}. Run kernel (and a check with the real kernel) "
+                "launch this mode's layout (Ctrl+Shift+K)"
+            )
             return
         self.kernel_in_check.setText(f"include the kernel ({name})")
         self.kernel_in_check.setToolTip(
             f"Runs {name} in a child process over the fixture matrix (no built-in mutants)"
         )
         self.kernel_button.setToolTip(f"{name} once on this input, in a child process")
+        self.batch_invariant.setToolTip(
+            f"Batch-invariant: the bundled kernel's launch mode ({TOOLTIP}); {name} launches itself"
+        )
 
     def show_progress(self, name: str, step: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
