@@ -26,9 +26,10 @@ survives is a kill the change lost, listed, and the exit status is 1;
 ``--missing-in REPORT`` runs only the sites REPORT has no mutant for (sites an edit added);
 ``--merge A,B,...`` runs nothing and joins reports (of slices, of the sites an edit added, or of
 the same mutants on other machines, e.g. the GPU tests): a mutant takes the first report's outcome
-unless a later report killed it, and each entry keeps its ``machine``; with ``--files`` the joined
-report holds exactly the sites the source has now, under their current ids and lines (a mutant of
-a site an edit removed is dropped, and counted).
+unless a later report killed it, and each entry keeps its ``machine``; the joined report holds
+exactly the sites the source of ``--package`` (``--files``) has now, under their current ids and
+lines (a mutant of a site an edit removed is dropped, and counted; a current site no report has
+stops the merge).
 
 A report is stored compact: the files, killing tests and machines are listed once
 (``"files"``, ``"killers"``, ``"machines"``) and each mutant names them by index, with empty
@@ -299,7 +300,7 @@ def main() -> int:
     planned = current_sites(files)
     if args.merge:
         reports = [load_report(Path(path)) for path in args.merge.split(",")]
-        joined = merge(reports, planned if args.files else None)
+        joined = merge(reports, planned)
         return _write(args, joined, explained, start, sum(r.get("seconds", 0.0) for r in reports))
     with tempfile.TemporaryDirectory(prefix="mutate-python-") as scratch:
         base = Path(scratch) / "original"

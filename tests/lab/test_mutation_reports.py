@@ -21,6 +21,13 @@ REPORTS = {
     "launcher": "launcher_explained.json",
     "verify": "verify_explained.json",
 }
+#: what each report mutates: its package, and its files there (None: every file, as the
+#: script's default takes them)
+TARGETS = {
+    "oracle": ("oracle", None),
+    "launcher": ("kernels", ["launcher.py"]),
+    "verify": ("inspector", ["records/receipts/verify.py"]),
+}
 
 
 def _module():
@@ -43,7 +50,7 @@ def _current_keys(module, files: set[str]) -> set[tuple]:
 def test_a_committed_report_is_complete_explained_and_scores_at_least_95_percent(
     target: str,
 ) -> None:
-    report = json.loads((ROOT / "docs" / "mutation" / f"{target}.json").read_text())
+    report = _module().load_report(ROOT / "docs" / "mutation" / f"{target}.json")
     assert report["complete"], f"{target}: {report['not run']} mutants not run"
     alive = [m for m in report["mutants"] if m["outcome"] in ("survived", "equivalent")]
     assert all(m["explanation"] for m in alive), [m["id"] for m in alive if not m["explanation"]]
@@ -60,6 +67,45 @@ def test_every_explanation_names_a_change_the_source_still_has(target: str) -> N
     current = _current_keys(module, {entry["file"] for entry in explained})
     stale = [module.key(entry) for entry in explained if module.key(entry) not in current]
     assert not stale, f"explanations of changes no longer in the source: {stale}"
+
+
+def test_every_report_names_what_it_mutates() -> None:
+    assert set(TARGETS) == set(REPORTS)
+
+
+@pytest.mark.parametrize("target", sorted(REPORTS))
+def test_a_committed_report_holds_one_mutant_of_each_site_the_source_has_now(target: str) -> None:
+    """An edit that adds, drops or changes a site needs its mutants run (``--missing-in``, then
+    ``--merge`` with ``--files``): a report of sites the source no longer has scores code nobody
+    tested, and one that lacks the new sites leaves them untested."""
+    module = _module()
+    report = module.load_report(ROOT / "docs" / "mutation" / f"{target}.json")
+    package, names = TARGETS[target]
+    files = sorted((ROOT / package).glob("*.py"))
+    if names is not None:
+        files = [ROOT / package / name for name in names]
+    planned = module.current_sites(files)
+    assert report["target"] == package
+    assert [(m["id"], module.key(m)) for m in report["mutants"]] == [
+        (m["id"], module.key(m)) for m in planned
+    ]
+
+
+def test_a_compact_report_reads_back_to_every_field_of_every_mutant(tmp_path: Path) -> None:
+    module = _module()
+    mutants = [
+        {"id": "p0001", "file": "a/b.py", "function": "f", "line": 3, "operator": "Add -> Sub",
+         "before": "x + 1", "after": "x - 1", "occurrence": 0, "outcome": "killed",
+         "killed_by": "tests/t.py::test_one", "explanation": "", "machine": ""},
+        {"id": "p0002", "file": "a/c.py", "function": "g", "line": 9, "operator": "Lt -> LtE",
+         "before": "x < 2", "after": "x <= 2", "occurrence": 1, "outcome": "survived",
+         "killed_by": "", "explanation": "why", "machine": "H200 host"},
+    ]  # fmt: skip
+    report = {"target": "a", "score": 0.5, "mutants": mutants}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(module.compact(report)))
+    assert module.load_report(path) == report
+    assert json.loads(path.read_text())["files"] == ["a/b.py", "a/c.py"]
 
 
 KERNEL_FILES = ("kernels/jit/parts.py", "kernels/jit/tile.py", "kernels/jit/loop.py")
