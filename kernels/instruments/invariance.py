@@ -103,7 +103,8 @@ class Certificate:
     Attributes:
         bit_identical: every launch gave every row the bits of the rows launched alone.
         rows_checked: the input's rows compared (all of them, or the first ``max_rows``).
-        batch_sizes: one batch size per distinct layout, the batch of 1 first.
+        batch_sizes: one batch size per distinct layout, the batch of 1 first (the mode's:
+            every batch size launched, ascending).
         launches: each launch compared: its batch size, layout, row position and rows that
             differed.
         differing_rows: ``{row, max_ulp}`` for every row that differed in some launch.
@@ -323,7 +324,7 @@ def _certify_mode(
     return Certificate(
         bit_identical=not differing,
         rows_checked=int(rows),
-        batch_sizes=tuple(sizes),
+        batch_sizes=tuple(sorted({*sizes, *(entry["batch_size"] for entry in launches)})),
         launches=tuple(launches),
         differing_rows=differing,
         cuda_graph=graph,

@@ -317,12 +317,9 @@ def invariance_checks(data: dict[str, Any]) -> list[Check]:
         problems.append("rows listed as differing but no launch nor the CUDA graph differs")
     if section["cuda_graph"] == "differs" and not differing:
         problems.append("the CUDA graph differs but no row is listed")
-    # The mode's launches at a place of a program are batches of that place plus the rows.
     mode = section.get("mode", "default")
     if section["batch_sizes"][0] != 1 or any(
-        launch["batch_size"] not in section["batch_sizes"]
-        for launch in launches
-        if mode == "default"
+        launch["batch_size"] not in section["batch_sizes"] for launch in launches
     ):
         problems.append("batch sizes that do not start at 1 or launches of unlisted sizes")
     if (mode == "batch_invariant") != bool(data["kernel"].get("batch_invariant")):
