@@ -234,6 +234,9 @@ def test_a_batch_invariant_modes_certificate_listing_its_sizes_holds_if_they_sta
     assert _invariance(section, batch_invariant=True) is None
     section = _certificate(launches=[(2, 0)], batch_sizes=[2, 4], mode="batch_invariant")
     assert _invariance(section, batch_invariant=True) == _SIZES
+    # the mode's launches are held to its listed sizes like the default's
+    section = _certificate(launches=[(1, 0), (3, 0)], batch_sizes=[1], mode="batch_invariant")
+    assert _invariance(section, batch_invariant=True) == _SIZES
 
 
 @pytest.mark.parametrize(
