@@ -254,19 +254,8 @@ def certify(
         graph_ulps = graph_ulps.amax(dim=1)
         worst = torch.maximum(worst, graph_ulps)
         graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
-    worst_host = worst.cpu().numpy()
-    differing = tuple(
-        {"row": int(r), "max_ulp": int(worst_host[r])} for r in np.flatnonzero(worst_host)
-    )
-    return Certificate(
-        bit_identical=not differing,
-        rows_checked=int(rows),
-        batch_sizes=tuple(batch for batch, _ in layouts),
-        launches=tuple(launches),
-        differing_rows=differing,
-        cuda_graph=graph,
-        device=str(device),
-    )
+    sizes = [batch for batch, _ in layouts]
+    return _certificate(worst, sizes, launches, graph, str(device), "default")
 
 
 def _certify_mode(
@@ -317,17 +306,30 @@ def _certify_mode(
         graph_ulps = ulp_distance(_graph_output(strided, wt, eps, True), alone).amax(dim=1)
         worst = torch.maximum(worst, graph_ulps)
         graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
+    listed = sorted({*sizes, *(entry["batch_size"] for entry in launches)})
+    return _certificate(worst, listed, launches, graph, str(device), "batch_invariant")
+
+
+def _certificate(
+    worst: torch.Tensor,
+    sizes: list[int],
+    launches: list[dict[str, Any]],
+    graph: str,
+    device: str,
+    mode: str,
+) -> Certificate:
+    """The certificate of ``worst`` (each row's largest ulp distance over every launch)."""
     worst_host = worst.cpu().numpy()
     differing = tuple(
         {"row": int(r), "max_ulp": int(worst_host[r])} for r in np.flatnonzero(worst_host)
     )
     return Certificate(
         bit_identical=not differing,
-        rows_checked=int(rows),
-        batch_sizes=tuple(sorted({*sizes, *(entry["batch_size"] for entry in launches)})),
+        rows_checked=int(worst_host.shape[0]),
+        batch_sizes=tuple(sizes),
         launches=tuple(launches),
         differing_rows=differing,
         cuda_graph=graph,
-        device=str(device),
-        mode="batch_invariant",
+        device=device,
+        mode=mode,
     )
