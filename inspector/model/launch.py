@@ -3,8 +3,8 @@ the batch's shape) or the batch-invariant one (``kernels.plans.invariant_config`
 width and dtype, so every row gets the same bits in any batch), and the layout a run launched.
 
 A run of the bundled kernel carries its :class:`Launch` (a :class:`LaunchedRun`); a check proves
-the default launch. Evidence of the other mode than the one chosen now is stale
-(:func:`stale_reason`), as evidence of another kernel is.
+the launch of the mode it ran in (``check --batch-invariant``). Evidence of the other mode than
+the one chosen now is stale (:func:`stale_reason`), as evidence of another kernel is.
 """
 
 from __future__ import annotations
