@@ -50,13 +50,13 @@ def candidate_batches(width: int, itemsize: int, sm_count: int) -> list[int]:
     (:func:`kernels.layout.row_thresholds`, four programs per SM at each rows-per-program) and
     the rows where the problem crosses its byte thresholds, each with both neighbours."""
     row_bytes = width * itemsize
-    points = {1, *(start - 1 for start in row_thresholds(sm_count))}
-    points.update(2**k for k in range(31))
+    points = {start - 1 for start in row_thresholds(sm_count)}
+    points.update(2**k for k in range(31))  # 2**0: the batch of 1
     # The rows per program halve while the grid has fewer than four programs per SM: each
     # rows-per-program 2**(k+1) starts past (4 * SM - 1) * 2**k rows.
     points.update((4 * sm_count - 1) * 2**k for k in range(13))
     points.update(limit // row_bytes for limit in (STREAM_TILE_BYTES, LOOP_PROBLEM_BYTES))
-    near = {p + d for p in points for d in (-1, 0, 1)}
+    near = {row for p in points for row in (p - 1, p, p + 1)}
     return sorted(p for p in near if 1 <= p <= MAX_ROWS)
 
 
@@ -185,6 +185,16 @@ def _graph_output(
     return out
 
 
+def _graph_compared(
+    got: torch.Tensor, reference: torch.Tensor, worst: torch.Tensor
+) -> tuple[torch.Tensor, str]:
+    """``worst`` (each row's largest ulp distance so far) with the CUDA graph's output ``got``
+    compared with ``reference`` folded in, and the graph's verdict: "same bits" or "differs"."""
+    graph_ulps = ulp_distance(got, reference).amax(dim=1)
+    graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
+    return torch.maximum(worst, graph_ulps), graph
+
+
 def certify(
     x: np.ndarray,
     weight: np.ndarray,
@@ -250,10 +260,8 @@ def certify(
         from kernels.api import rms_norm
 
         strided = _strided(xt, stride)
-        graph_ulps = ulp_distance(_graph_output(strided, wt, eps), rms_norm(strided, wt, eps))
-        graph_ulps = graph_ulps.amax(dim=1)
-        worst = torch.maximum(worst, graph_ulps)
-        graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
+        graph_out = _graph_output(strided, wt, eps)
+        worst, graph = _graph_compared(graph_out, rms_norm(strided, wt, eps), worst)
     sizes = [batch for batch, _ in layouts]
     return _certificate(worst, sizes, launches, graph, str(device), "default")
 
@@ -303,9 +311,7 @@ def _certify_mode(
         compared(batch, 0, per_row.scatter_reduce(0, index, each, "amax"))
     graph = "not run: CUDA graphs need a CUDA device"
     if device.type == "cuda":
-        graph_ulps = ulp_distance(_graph_output(strided, wt, eps, True), alone).amax(dim=1)
-        worst = torch.maximum(worst, graph_ulps)
-        graph = "differs" if bool((graph_ulps > 0).any()) else "same bits"
+        worst, graph = _graph_compared(_graph_output(strided, wt, eps, True), alone, worst)
     listed = sorted({*sizes, *(entry["batch_size"] for entry in launches)})
     return _certificate(worst, listed, launches, graph, str(device), "batch_invariant")
 
@@ -325,7 +331,7 @@ def _certificate(
     )
     return Certificate(
         bit_identical=not differing,
-        rows_checked=int(worst_host.shape[0]),
+        rows_checked=len(worst_host),
         batch_sizes=tuple(sizes),
         launches=tuple(launches),
         differing_rows=differing,
