@@ -1,5 +1,5 @@
 """The committed mutation reports of scripts/mutate_python.py (``docs/mutation/oracle.json``,
-``launcher.json``, ``verify.json``, ``claims.json``) against the code as it is now: each is complete, every
+``launcher.json``, ``verify.json``, ``claims.json``, ``invariance.json``) against the code as it is now: each is complete, every
 survivor has its reason, the score is at least 0.95, and every explanation names a change that
 still exists in the source (an explanation of a site that was edited away would vouch for code
 nobody tested). Rerunning the mutants is the reports' own command (README in docs/mutation); it
@@ -21,6 +21,7 @@ REPORTS = {
     "launcher": "launcher_explained.json",
     "verify": "verify_explained.json",
     "claims": "claims_explained.json",
+    "invariance": "invariance_explained.json",
 }
 #: what each report mutates: its package, and its files there (None: every file, as the
 #: script's default takes them)
@@ -29,6 +30,7 @@ TARGETS = {
     "launcher": ("kernels", ["launcher.py"]),
     "verify": ("inspector", ["records/receipts/verify.py"]),
     "claims": ("inspector", ["records/receipts/claims.py"]),
+    "invariance": ("kernels", ["instruments/invariance.py"]),
 }
 
 
