@@ -1,9 +1,10 @@
-"""The committed mutation reports of scripts/mutate_python.py (``docs/mutation/oracle.json``,
-``launcher.json``, ``verify.json``, ``claims.json``, ``invariance.json``) against the code as it is now: each is complete, every
-survivor has its reason, the score is at least 0.95, and every explanation names a change that
-still exists in the source (an explanation of a site that was edited away would vouch for code
-nobody tested). Rerunning the mutants is the reports' own command (README in docs/mutation); it
-takes minutes per hundred mutants, so CI checks the records, not the run.
+"""The committed mutation reports of scripts/mutate_python.py (``docs/mutation/``: each of
+:data:`REPORTS`) against the code as it is now: each holds one mutant per current site of what
+it mutates and is complete, every survivor has its reason, the score is at least 0.95, and every
+explanation names a change that still exists in the source (an explanation of a site that was
+edited away would vouch for code nobody tested). Rerunning the mutants is the reports' own
+command (README in docs/mutation); it takes minutes per hundred mutants, so CI checks the
+records, not the run.
 """
 
 from __future__ import annotations
