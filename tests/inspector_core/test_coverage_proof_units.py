@@ -4,6 +4,7 @@ record's bounds assume it), whatever the detail's length."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from inspector.coverage import proof as cp
@@ -32,3 +33,17 @@ def test_a_fixtures_detail_is_kept_to_its_first_300_characters(length: int) -> N
     fixtures = _proof(detail, 1.0).to_json()["fixtures"]
     assert fixtures == [{"name": "width_70", "passed": True, "detail": detail[: min(length, 300)]}]
     assert len(fixtures[0]["detail"]) == min(length, 300)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 70, 1027])
+def test_the_proofs_weight_hides_no_dropped_or_misplaced_weight(width: int) -> None:
+    """No weight of 0 (it would hide its lanes) or 1 (a dropped weight looks right), a negative
+    one, and three distinct values in turn, so a weight read at the wrong lane changes y."""
+    weight = cp._weight(width)
+    assert weight.shape == (width,)
+    assert not np.any(weight == 0.0)
+    assert not np.any(weight == 1.0)
+    if width >= 3:
+        assert (weight < 0).any()
+        assert len(set(weight[:3].tolist())) == 3
+        assert np.array_equal(weight[3:], weight[:-3])
