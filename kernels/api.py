@@ -53,7 +53,8 @@ def rms_norm(
     layout (rows per program, warps, column loop) is :func:`kernels.layout.choose_config`'s for
     the shape; with ``batch_invariant=True`` it is :func:`kernels.plans.invariant_config`'s for
     the width and dtype alone, so a row gets the same bits in every batch and at every place
-    in it (the layout of batches of 64 MiB and more: those pay nothing for it).
+    in it (the default's layout where x is 64 MiB or more, but unpeeled: such batches pay
+    nothing for it where a 16-byte vector divides the width).
 
     Args:
         x: ``(..., width)`` float32/float16/bfloat16 tensor with contiguous columns
