@@ -400,6 +400,20 @@ def run_and_judge_kernel(
         rstd=rstd,
         batch_invariant=batch_invariant,
     )
+    return judged_run(problem, run, reference_y, mutant=mutant, rstd=rstd, y_exact=y_exact)
+
+
+def judged_run(
+    problem: Problem,
+    run: Any,
+    reference_y: np.ndarray,
+    *,
+    mutant: str | None = None,
+    rstd: bool = False,
+    y_exact: np.ndarray | None = None,
+) -> KernelRun:
+    """A ``kernels.CheckedRun`` of ``problem`` judged: both comparisons, the per-row errors,
+    every out-of-bounds store and the error bound (``rstd``: keep the kernel's rrms)."""
     return KernelRun(
         **_judged(problem, run.y, reference_y),
         mutant=mutant,

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from inspector.check.results import KernelRun
 from inspector.model import analysis, evidence, launch
 from oracle import diagnose
 from oracle.spec import Problem
@@ -138,45 +137,11 @@ def launched_kernel_run(
     """``pipeline.run_and_judge_kernel`` (rstd taken) with the launch mode chosen: the default
     layout, or ``invariant_config(width, itemsize)``'s for the batch-invariant mode; the run
     keeps the layout the launcher reports it launched."""
-    from inspector.check import findings
-    from inspector.check.pipeline import torch_float64_reference
-    from inspector.check.results import StoresOutOfBounds
+    from inspector.check.pipeline import judged_run
     from inspector.coverage.proof import run_kernel_on
-    from kernels.plans import invariant_config
-    from oracle import compare as cmp
-    from oracle import scalar
-    from oracle.dtypes import ITEMSIZE
 
-    config = invariant_config(problem.width, ITEMSIZE[problem.dtype]) if batch_invariant else None
-    run = run_kernel_on(problem, mutant=mutant, rstd=True, config=config)
-    exact = scalar.reference(problem).y_exact if y_exact is None else y_exact
-    tolerance = cmp.TOLERANCES[problem.dtype]
-    row_abs, row_rel = cmp.max_errors(run.y, reference_y)
-    judged = KernelRun(
-        problem=problem,
-        y=np.array(run.y),
-        comparison=cmp.compare(run.y, reference_y, tolerance),
-        torch_comparison=cmp.compare(run.y, torch_float64_reference(problem), tolerance),
-        row_max_abs=row_abs,
-        row_max_rel=row_rel,
-        mutant=mutant,
-        stores=StoresOutOfBounds.of_checked(run.oob_writes, int(run.guard)),
-        mode=run.mode,
-        device=run.device,
-        block=int(run.block),
-        num_warps=int(run.num_warps),
-        path=str(run.path),
-        rstd=np.asarray(run.rstd),
-        **findings.bound_fields(
-            problem,
-            run.y,
-            exact,
-            path=str(run.path),
-            block=int(run.block),
-            peel=int(run.peel),
-            mode=run.mode,
-        ),
-    )
+    run = run_kernel_on(problem, mutant=mutant, rstd=True, batch_invariant=batch_invariant)
+    judged = judged_run(problem, run, reference_y, mutant=mutant, rstd=True, y_exact=y_exact)
     return launch.LaunchedRun.of(judged, launch.Launch.of_checked(run, batch_invariant))
 
 
