@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ RECORD_BOUNDS = JsonBounds(
 )
 # Where the committed records live, one per device kind.
 RECORD_DIR = Path(__file__).resolve().parents[2] / "resources" / "coverage"
+_SHA256 = re.compile("[0-9a-f]{64}")
 RECORD_FILES = {"cpu": RECORD_DIR / "cpu.json", "gpu": RECORD_DIR / "h200.json"}
 
 
@@ -63,6 +65,7 @@ class ConfigurationProof:
     rows: int
     outcomes: tuple[matrix.FixtureOutcome, ...]
     seconds: float
+    inputs_sha256: str = ""  # :func:`inputs_sha256` of the variants it ran
 
     @property
     def passed(self) -> bool:
@@ -76,6 +79,7 @@ class ConfigurationProof:
             "proof_rows": self.rows,
             "passed": self.passed,
             "seconds": round(self.seconds, 3),
+            "inputs_sha256": self.inputs_sha256,
             "fixtures": [
                 {"name": o.fixture, "passed": o.passed, "detail": o.detail[:300]}
                 for o in self.outcomes
@@ -161,6 +165,24 @@ def variants(witness: Any, rows: int) -> list[Fixture]:
             case(_values(rows, width, seed + 6)),
         ),
     ]
+
+
+def inputs_sha256(fixtures: list[Fixture]) -> str:
+    """sha256 of what ``fixtures`` hand the kernel, in order: each one's name, dtype, eps, row
+    stride, shape and its validated x and weight (float64, little-endian). A record keeps it per
+    configuration, so anyone can rebuild the inputs a proof ran on and hold the record to the
+    proof's fixtures as they are now: a record made on other data is not this proof's."""
+    digest = hashlib.sha256()
+    for fixture in fixtures:
+        problem = fixture.build()
+        head = (
+            f"{fixture.name}|{problem.dtype}|{problem.eps!r}|{problem.row_stride}"
+            f"|{problem.rows}x{problem.width}\n"
+        )
+        digest.update(head.encode("utf-8"))
+        digest.update(np.ascontiguousarray(problem.x, dtype="<f8").tobytes())
+        digest.update(np.ascontiguousarray(problem.weight, dtype="<f8").tobytes())
+    return digest.hexdigest()
 
 
 #: The variant that also takes the kernel's rstd output (its STORE_RSTD code paths).
@@ -262,8 +284,12 @@ def prove(
     rows = proof_rows(witness)
     run = implementation(configuration, witness, device, mutant)
     cache = matrix.ReferenceCache()
-    outcomes = tuple(matrix.evaluate(f, run, cache=cache) for f in variants(witness, rows))
-    return ConfigurationProof(configuration, witness, rows, outcomes, time.perf_counter() - start)
+    fixtures = variants(witness, rows)
+    outcomes = tuple(matrix.evaluate(f, run, cache=cache) for f in fixtures)
+    seconds = time.perf_counter() - start
+    return ConfigurationProof(
+        configuration, witness, rows, outcomes, seconds, inputs_sha256(fixtures)
+    )
 
 
 def prove_all(
@@ -351,6 +377,11 @@ def read_record(path: Path) -> dict[str, Any]:
             Configuration.from_json(entry.get("configuration"))
         except ValueError as exc:
             raise ValueError(f"coverage record {path}: proofs[{index}].{exc}") from None
+        digest = entry.get("inputs_sha256", "")
+        if not isinstance(digest, str) or (digest and not _SHA256.fullmatch(digest)):
+            raise ValueError(
+                f"coverage record {path}: proofs[{index}].inputs_sha256 must be 64 hex digits"
+            )
     return data
 
 
