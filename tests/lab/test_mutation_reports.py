@@ -23,6 +23,7 @@ REPORTS = {
     "verify": "verify_explained.json",
     "claims": "claims_explained.json",
     "invariance": "invariance_explained.json",
+    "proof": "proof_explained.json",
 }
 #: what each report mutates: its package, and its files there (None: every file, as the
 #: script's default takes them)
@@ -32,6 +33,7 @@ TARGETS = {
     "verify": ("inspector", ["records/receipts/verify.py"]),
     "claims": ("inspector", ["records/receipts/claims.py"]),
     "invariance": ("kernels", ["instruments/invariance.py"]),
+    "proof": ("inspector", ["coverage/proof.py"]),
 }
 
 
