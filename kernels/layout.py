@@ -181,7 +181,9 @@ def _short_rows(p: Problem) -> LaunchConfig:
     """Several rows per program: 4 KiB per program of 2-byte rows a 16-byte vector divides (a
     warp per KiB, per 2 KiB past 16384 rows); otherwise 512 lanes (4 KiB past 16384 rows) on a
     warp per KiB; rows of 1-2 KiB past 16384 rows 2 KiB on one warp. The rows per program are
-    halved until the grid has 4 programs per SM (not on one warp)."""
+    halved until the grid has 4 programs per SM (not on one warp). 2-byte rows of a 1024-lane
+    tile just past a power of two (:func:`_split_aligned`: 576 = 512 + 64) hold the same rows
+    on the two tiles of :func:`split_body`."""
     one_warp = p.rows > 16384 and p.row_bytes >= 1 * KiB
     if one_warp:
         program, per_warp = 2 * KiB, 2 * KiB
@@ -193,7 +195,25 @@ def _short_rows(p: Problem) -> LaunchConfig:
     while not one_warp and per > 1 and cdiv(p.rows, per) < 4 * p.sm_count:
         per //= 2
     warps = _warps_for_bytes(per * p.row_bytes, 16, 1, per_warp)
-    return LaunchConfig(False, p.lanes, warps, per, w_early=True, stream_store=p.stream)
+    block, block2 = p.lanes, 0
+    if p.itemsize <= 2 and p.lanes >= 1024 and _split_aligned(p):
+        block, block2 = p.body
+    return LaunchConfig(
+        False, block, warps, per, w_early=True, stream_store=p.stream, peel=not block2,
+        block2=block2,
+    )  # fmt: skip
+
+
+def _split_aligned(p: Problem) -> bool:
+    """A width a 16-byte vector divides whose :func:`split_body` is two tiles (just past a power
+    of two: 2176 = 2048 + 128 lanes): the row's lanes then fit with no peel."""
+    return not p.unaligned and p.body[1] > 0
+
+
+def _rows_to_split(p: Problem) -> bool:
+    """:func:`_split_aligned` rows of 2048-8192 lanes (2-byte) or of 2048 (fp32)."""
+    lanes_ok = 2048 <= p.lanes <= 8192 if p.itemsize <= 2 else p.lanes == 2048
+    return lanes_ok and _split_aligned(p)
 
 
 def _peeled_fp32_tile(p: Problem) -> LaunchConfig:
@@ -252,6 +272,14 @@ RULES: tuple[Rule, ...] = (
         ),
         _short_rows,
         "one program must move enough bytes to hide a memory round trip",
+    ),
+    Rule(
+        "split rows",
+        _rows_to_split,
+        lambda p: LaunchConfig(
+            False, p.body[0], 4, w_early=True, stream_store=p.stream, peel=False, block2=p.body[1]
+        ),
+        "a row just past a power of two in two tiles beats the loop and the whole power of two",
     ),
     Rule(
         "peeled fp32 tile",
@@ -435,9 +463,12 @@ def peel_elements(
 
 
 def settled(config: LaunchConfig, width: int, peel: int) -> LaunchConfig:
-    """``config`` as it launches: a split body (``block2``) needs the peel; where the row is not
-    peeled (strides that disagree modulo the vector) the tile is the whole power of two."""
-    if config.block2 and not peel:
+    """``config`` as it launches: a split (``block2``) left unpeeled (a multi-row tile, a width
+    a 16-byte vector divides, strides that disagree modulo the vector) runs as two tiles when
+    they fit the row, the first narrower than it (it is read unmasked) and both together at
+    least as wide; otherwise as the whole power of two."""
+    fits = config.block < width <= config.block + config.block2
+    if config.block2 and not peel and not fits:
         return dataclasses.replace(config, block=block_for(width), block2=0)
     return config
 
@@ -468,9 +499,15 @@ def kernel_constexprs(
             "PEEL": peel,
         }
     if config.block2:
-        if config.rows_per_program != 1 or not peel or config.block2 & (config.block2 - 1):
+        if config.block2 & (config.block2 - 1):
+            raise ValueError(f"config.block2 ({config.block2}) must be a power of two")
+        if peel and config.rows_per_program != 1:
             raise ValueError(
-                f"config.block2 ({config.block2}) needs a peeled one-row tile and a power of two"
+                f"config.block2 ({config.block2}) of a peeled row needs rows_per_program 1"
+            )
+        if not peel and config.block >= width:
+            raise ValueError(
+                f"config.block ({config.block}) of an unpeeled split must be < width ({width})"
             )
         if config.block + config.block2 < width:
             raise ValueError(
@@ -480,6 +517,8 @@ def kernel_constexprs(
     elif config.block < width:
         raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
     multi_row = config.rows_per_program > 1
+    # Unpeeled split tiles and multi-row tiles drop their column masks where the row fills them.
+    unmasked = multi_row or (config.block2 > 0 and not peel)
     return {
         "BLOCK": config.block,
         "BLOCK2": config.block2,
@@ -487,7 +526,7 @@ def kernel_constexprs(
         "VEC": vec,
         "W_EARLY": config.w_early,
         "STREAM_STORE": config.stream_store,
-        "EVEN": multi_row and width == config.block,
+        "EVEN": unmasked and width == config.block + config.block2,
         "ROW_MASK": multi_row and rows % config.rows_per_program != 0,
         "PEEL": peel,
     }

@@ -40,7 +40,15 @@ from kernels.bench.harness import bench_one_shape
 from kernels.bench.impls import Preparer
 from kernels.bench.timing import device_l2_bytes
 from kernels.launcher import launch, validate
-from kernels.layout import LaunchConfig, block_for, choose_config, kernel_constexprs
+from kernels.layout import (
+    LaunchConfig,
+    block_for,
+    choose_config,
+    kernel_constexprs,
+    peel_elements,
+    settled,
+    vector_width,
+)
 
 # Reference implementations measured next to the candidates of every case.
 REFERENCES = ("copy", "ours", "torch_compile")
@@ -154,8 +162,11 @@ def with_candidates(cases: list[Case], entries: Any) -> list[Case]:
             raise ValueError(f"--candidates entry {index}: {err}") from None
         if key[2] not in bench.DTYPES:
             raise ValueError(f"--candidates entry {index}: unknown dtype {key[2]!r}")
-        for config in configs:
-            kernel_constexprs(config, key[1], 1, 1, 16 // bench.DTYPES[key[2]].itemsize)
+        itemsize = bench.DTYPES[key[2]].itemsize
+        vec = vector_width(key[1], key[1], key[1], itemsize)
+        for config in configs:  # as the launcher launches it on contiguous rows
+            peel = peel_elements(config, key[1], vec, key[1], key[1], itemsize)
+            kernel_constexprs(settled(config, key[1], peel), key[1], vec, 1, peel)
         shape, dtype_key, old, extra = by_key.get(
             key, (bench.Shape(key[0], key[1]), key[2], [], ())
         )

@@ -31,10 +31,11 @@ from kernels.sandbox.usercode import KernelSpec, UserKernel
 from oracle import fixtures
 
 # Widths of the sweep: tile sizes on both sides of each power of two, widths no 16-byte vector
-# divides, rows past 8192 lanes (the column loop) and the widest row.
-SWEEP_WIDTHS = (1, 3, 8, 64, 70, 128, 500, 512, 513, 1000, 1024, 2050, 3000, 4096, 6001,
-                8192, 8193, 12001, 16384, 24577, 65536)  # fmt: skip
-SWEEP_ROWS = (1, 3, 64, 20000)
+# divides, aligned rows just past a power of two (two tiles: 576, 1152, 2176), rows past 8192
+# lanes (the column loop) and the widest row; 4096 rows packs 576-wide 2-byte rows two a program.
+SWEEP_WIDTHS = (1, 3, 8, 64, 70, 128, 500, 512, 513, 576, 1000, 1024, 1152, 2050, 2176, 3000,
+                4096, 6001, 8192, 8193, 12001, 16384, 24577, 65536)  # fmt: skip
+SWEEP_ROWS = (1, 3, 64, 4096, 20000)
 SWEEP_DTYPES = ("float32", "float16", "bfloat16")
 # Problems past this many bytes are left out of the sweep (the dry run allocates them).
 SWEEP_MAX_BYTES = 128 << 20

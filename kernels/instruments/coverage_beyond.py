@@ -22,7 +22,14 @@ from kernels.instruments.coverage import (
     stride_classes,
 )
 from kernels.launcher import SUPPORTED_DTYPES
-from kernels.layout import KERNEL_PATHS, LaunchConfig, block_for, forced_config, split_body
+from kernels.layout import (
+    KERNEL_PATHS,
+    LaunchConfig,
+    block_for,
+    forced_config,
+    next_power_of_2,
+    split_body,
+)
 
 # Widths of the layouts past the rule: a power of two (EVEN tiles and chunks), a multiple of
 # every vector that is not one (masked tails on full vectors), one that no vector of 2-byte
@@ -47,6 +54,15 @@ def _beyond_rule_configs(width: int, itemsize: int) -> list[LaunchConfig]:
     if block2:
         for w_early in (False, True):
             configs.append(LaunchConfig(False, block, 2, w_early=w_early, block2=block2))
+    half = lanes // 2  # unpeeled splits: the row's first half-tile, then the rest's power of two
+    if half:
+        rest = next_power_of_2(width - half)
+        for rows_per_program, w_early in itertools.product((1, 2), (False, True)):
+            configs.append(
+                LaunchConfig(
+                    False, half, 2, rows_per_program, w_early=w_early, peel=False, block2=rest
+                )
+            )
     return configs
 
 

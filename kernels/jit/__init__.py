@@ -11,7 +11,9 @@ helpers in :mod:`kernels.jit.parts`; this package names the family:
 * :func:`rms_norm_tile_kernel`: each row is one power-of-two tile of ``BLOCK`` lanes in
   registers; a program takes ``ROWS`` consecutive rows (a ``ROWS x BLOCK`` tile: ``ROWS > 1``
   packs short rows). A single row of a width no 16-byte vector divides is peeled (head,
-  aligned body, tail: :func:`_peeled_row`) so its accesses stay 16 bytes wide.
+  aligned body, tail: :func:`_peeled_row`) so its accesses stay 16 bytes wide; a row just past
+  a power of two may be held as two tiles, ``BLOCK`` then ``BLOCK2`` lanes
+  (:func:`_split_rows`, or the peeled row's body), so its lanes past the row are few.
 * :func:`rms_norm_loop_kernel`: each row in ``NUM_CHUNKS`` chunks of ``CHUNK`` lanes and two
   passes (square sums; then normalize, weight and store, re-reading the row from L1/L2), for
   rows too wide to keep in registers.
@@ -79,6 +81,7 @@ KERNEL_FUNCTIONS = (
     parts._tile_mask,
     parts._body_mask,
     tile._peeled_row,
+    tile._split_rows,
     tile.rms_norm_tile_kernel,
     loop._loop_square_chunk,
     loop._loop_store_chunk,

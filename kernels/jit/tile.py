@@ -1,7 +1,7 @@
 """The tile RMSNorm kernel, :func:`rms_norm_tile_kernel`: each row one power-of-two tile of
-``BLOCK`` lanes in registers, ``ROWS`` rows per program; a single row of a width no 16-byte vector
-divides is peeled (head, aligned body, tail: :func:`_peeled_row`). Numerics and mutants:
-:mod:`kernels.jit`.
+``BLOCK`` lanes in registers, or two (``BLOCK`` then ``BLOCK2``: :func:`_split_rows`), ``ROWS``
+rows per program; a single row of a width no 16-byte vector divides is peeled (head, aligned
+body, tail: :func:`_peeled_row`). Numerics and mutants: :mod:`kernels.jit`.
 """
 
 # Inside @triton.jit bodies an `if` on a constexpr is a compile-time branch; explicit blocks keep
@@ -140,6 +140,73 @@ def _peeled_row(
 
 
 @triton.jit
+def _split_rows(
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    rows,
+    width,
+    x_row_stride,
+    y_row_stride,
+    eps,
+    BLOCK: tl.constexpr,
+    BLOCK2: tl.constexpr,
+    ROWS: tl.constexpr,
+    W_EARLY: tl.constexpr,
+    STREAM_STORE: tl.constexpr,
+    EVEN: tl.constexpr,
+    ROW_MASK: tl.constexpr,
+    MUTANT: tl.constexpr,
+    rstd_ptr,
+    STORE_RSTD: tl.constexpr,
+):
+    """``ROWS`` unpeeled rows of :func:`rms_norm_tile_kernel`, each in two tiles: its first
+    ``BLOCK`` columns (``BLOCK`` < width: no column mask) then ``BLOCK2`` lanes from column
+    ``BLOCK``, masked past the row unless ``EVEN`` (``BLOCK + BLOCK2 == width``). A 576-wide
+    row holds 512 + 64 lanes, not 1024. The row's sum of squares adds the second tile's sum
+    after the first's; the tail mutants act on the second tile's lanes past the row.
+    """
+    X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""
+    W_EVICTION: tl.constexpr = "evict_last" if STREAM_STORE else ""
+    Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
+    MASKED2: tl.constexpr = not EVEN or ROW_MASK
+    cols = tl.arange(0, BLOCK)
+    cols2 = BLOCK + tl.arange(0, BLOCK2)
+    in_row2 = cols2 < width
+    load2 = _lane_mask(cols2, width, BLOCK + BLOCK2, MUTANT == MASKED_TAIL_INCLUSION)
+    store2 = _lane_mask(cols2, width, BLOCK + BLOCK2, MUTANT == UNMASKED_STORE)
+    row_ids = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    row_ok = (row_ids < rows)[:, None]
+    x_rows = x_ptr + row_ids[:, None] * x_row_stride
+    y_rows = y_ptr + row_ids[:, None] * y_row_stride
+    if W_EARLY:
+        w = tl.load(w_ptr + cols, eviction_policy=W_EVICTION)
+        w2 = _load(w_ptr + cols2, in_row2, not EVEN, W_EVICTION)
+    x = _load(x_rows + cols[None, :], row_ok, ROW_MASK, X_EVICTION)
+    x2 = _load(x_rows + cols2[None, :], _tile_mask(row_ok, load2, EVEN, ROW_MASK), MASKED2,
+               X_EVICTION)  # fmt: skip
+    x = x.to(tl.float32)
+    x2 = x2.to(tl.float32)
+    sum_squares = tl.sum(_square(x, MUTANT), axis=1) + tl.sum(_square(x2, MUTANT), axis=1)
+    rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)[:, None]
+    if STORE_RSTD:
+        tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)
+    if not W_EARLY:
+        w = tl.load(w_ptr + cols, eviction_policy=W_EVICTION)
+        w2 = _load(w_ptr + cols2, in_row2, not EVEN, W_EVICTION)
+    if MUTANT == MISSING_WEIGHT:
+        y = x * rrms
+        y2 = x2 * rrms
+    else:
+        y = x * rrms * w.to(tl.float32)[None, :]
+        y2 = x2 * rrms * w2.to(tl.float32)[None, :]
+    out_ty = y_ptr.dtype.element_ty
+    _store(y_rows + cols[None, :], y.to(out_ty), row_ok, ROW_MASK, Y_CACHE)
+    _store(y_rows + cols2[None, :], y2.to(out_ty), _tile_mask(row_ok, store2, EVEN, ROW_MASK),
+           MASKED2, Y_CACHE)  # fmt: skip
+
+
+@triton.jit
 def rms_norm_tile_kernel(
     x_ptr,
     w_ptr,
@@ -180,8 +247,9 @@ def rms_norm_tile_kernel(
 
     Constexpr:
       BLOCK: next_power_of_2(width), the lanes of one row's tile; with BLOCK2 the first of
-        the two tiles of a peeled row's body.
-      BLOCK2: 0, or a peeled row's second body tile (a power of two; BLOCK + BLOCK2 >= width).
+        two tiles: of a peeled row's body, or (unpeeled) of the row, then narrower than it.
+      BLOCK2: 0, or the second tile (a power of two; BLOCK + BLOCK2 >= width): of a peeled
+        row's body, or of the row's columns from BLOCK on (:func:`_split_rows`).
       ROWS: rows per program (1: the ``one_row`` path, a 1-D tile).
       VEC: a power of two (<= 16 bytes of elements) dividing width and both strides. The
         launcher passes them divided by VEC and the kernel multiplies back: the values are
@@ -192,7 +260,8 @@ def rms_norm_tile_kernel(
         waits for one memory round trip instead of two (costs registers during the reduction).
       STREAM_STORE: x loaded evict-first (it is read once) and y stored streaming (``.cs``),
         so neither lingers in L2; the weight is then loaded evict-last (every row reads it).
-      EVEN: width == BLOCK, so no column mask (the tail mutants have no tail to act on there).
+      EVEN: width == BLOCK + BLOCK2, so no column mask (the tail mutants have no tail to act
+        on there); set for multi-row tiles and unpeeled splits only.
       ROW_MASK: ``ROWS`` does not divide rows, so the last program's rows past the end are
         masked.
       PEEL: 0, or (one row per program) the elements of 16 bytes: each row is loaded and
@@ -214,6 +283,11 @@ def rms_norm_tile_kernel(
             x_ptr, w_ptr, y_ptr, tl.program_id(0).to(tl.int64), width, x_row_stride,
             y_row_stride, eps, BLOCK, BLOCK2, PEEL, W_EARLY, STREAM_STORE, MUTANT, rstd_ptr,
             STORE_RSTD,
+        )  # fmt: skip
+    elif BLOCK2 > 0:
+        _split_rows(
+            x_ptr, w_ptr, y_ptr, rows, width, x_row_stride, y_row_stride, eps, BLOCK, BLOCK2,
+            ROWS, W_EARLY, STREAM_STORE, EVEN, ROW_MASK, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip
     else:
         X_EVICTION: tl.constexpr = "evict_first" if STREAM_STORE else ""

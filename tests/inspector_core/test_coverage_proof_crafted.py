@@ -186,7 +186,7 @@ def test_an_entry_whose_own_evidence_failed_is_not_proven(small_map, tmp_path, l
 def test_the_split_tile_is_its_own_configuration(small_map) -> None:
     # The split body's second tile is a branch of the kernel (BLOCK2): its key differs from
     # the unsplit tile's of the same width, and the lanes past the row are the two tiles'.
-    configuration, witness = _first(small_map, split=True)
+    configuration, witness = _first(small_map, split=True, peel=True)
     assert witness.config.block2 > 0
     assert configuration.peel
     assert configuration.tail
@@ -208,7 +208,7 @@ def test_the_split_tile_is_its_own_configuration(small_map) -> None:
 
 
 def test_a_launch_without_the_second_tile_fails_the_split_configurations_proof(small_map):
-    configuration, witness = _first(small_map, split=True)
+    configuration, witness = _first(small_map, split=True, peel=True)
     assert cp.prove(configuration, witness).passed
     unsplit = dataclasses.replace(
         witness, config=dataclasses.replace(witness.config, block=2048, block2=0)

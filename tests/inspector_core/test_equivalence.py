@@ -137,3 +137,26 @@ def test_mutants_with_the_originals_ttir_are_equivalent_and_a_real_one_is_not(
     data = source_mutants.report(spec, mutants, left_out)
     assert data["equivalent"] == 2
     assert data["score"] == data["killed"] / (len(mutants) - 2) == 1.0
+
+
+def test_the_sweep_launches_every_code_path_the_rule_reaches(coverage_map) -> None:
+    # A mutant is called equivalent when its TTIR matches on every recorded launch: a code path
+    # no recorded launch compiles would make every mutant in it "equivalent". So the dry-run
+    # layouts must reach each kernel branch of the bundled rule's map (the kernel, one or
+    # several rows, peeled or not, one tile or two).
+    from kernels.instruments import coverage
+    from kernels.layout import choose_config
+
+    def branches(configurations):
+        return {(c.dtype, c.kernel, c.multi_row, c.peel, c.split) for c in configurations}
+
+    reached = set()
+    for layout in equivalence._layouts():
+        itemsize = coverage.ITEMSIZES[layout["dtype"]]
+        config = choose_config(layout["rows"], layout["width"], itemsize)
+        launched, constexprs = coverage.launch_constexprs(
+            config, layout["rows"], layout["width"], layout["x_stride"], layout["y_stride"],
+            itemsize,
+        )  # fmt: skip
+        reached.add(coverage.configuration_of(layout["dtype"], launched.loop, constexprs))
+    assert branches(coverage_map) <= branches(reached)

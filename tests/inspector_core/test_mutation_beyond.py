@@ -263,8 +263,9 @@ def test_a_phantom_rows_rrms_stored_past_rstd_lands_in_its_guards(tmp_path) -> N
     unmasked = _copy_with(
         tmp_path,
         "jit/tile.py",
-        "tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)",
-        "tl.store(rstd_ptr + row_ids[:, None], rrms)",
+        # the whole-tile path's store (16 spaces in), not the split tiles' (8)
+        "\n                tl.store(rstd_ptr + row_ids[:, None], rrms, mask=row_ok)",
+        "\n                tl.store(rstd_ptr + row_ids[:, None], rrms)",
     )
     assert guarded_writes(unmasked)[0] == "1"
 

@@ -189,11 +189,15 @@ STREAM_TILE_VARIANTS: dict[str, LaunchConfig] = {
     ),
 }
 
-# A peeled one-row tile whose body is two tiles (the rule's split of 2-byte rows with a small
-# rest): width 70 as 64 + 16 lanes, the tail mutants acting on the 10 lanes past the row. On
-# width 256 (no peel) it launches as the plain 256-lane tile.
+# Rows in two tiles. Peeled (the rule's split of 2-byte rows with a small rest): width 70 as
+# 64 + 16 lanes, the tail mutants acting on the 10 lanes past the row. Unpeeled (a multi-row
+# tile, or the peel off): width 70 as 64 + 8 lanes, the first tile read unmasked, the tail
+# mutants acting on the second's 2 lanes past the row. On width 256 the tiles do not reach
+# the row's end, and each launches as the plain 256-lane tile.
 SPLIT_TILE_VARIANTS: dict[str, LaunchConfig] = {
     "one_row_split_body": LaunchConfig(False, 64, 2, block2=16),
+    "one_row_unpeeled_split": LaunchConfig(False, 64, 2, block2=8, peel=False),
+    "two_rows_split_early_weight": LaunchConfig(False, 64, 1, 2, w_early=True, block2=8),
 }
 
 # Every explicit layout the matrix runs besides the forced paths.
@@ -211,6 +215,11 @@ LAYOUT_VARIANTS: dict[str, LaunchConfig] = {
 EVEN_TILE_VARIANTS: dict[str, LaunchConfig] = {
     "two_rows_even_early_weight": LaunchConfig(False, 256, 1, 2, w_early=True),
     "four_rows_even_streaming": LaunchConfig(False, 256, 2, 4, stream_store=True),
+    # Two tiles that end at the row's end (128 + 128 lanes): no column mask on either.
+    "two_rows_even_split": LaunchConfig(False, 128, 1, 2, block2=128),
+    "one_row_even_split_streaming": LaunchConfig(
+        False, 128, 2, block2=128, stream_store=True, peel=False
+    ),
 }
 EVEN_TILE_ROWS = (4, 3)  # 4: every block of rows full; 3: the last block has phantom rows
 EVEN_TILE_KILLS = (

@@ -1,8 +1,9 @@
 """A float32 emulation of the kernels' order of operations, written from their documented
-layout, not from their code: which lanes hold which elements (a ``BLOCK``-lane tile, a peeled
-row's head / aligned body / tail, a column loop's lane-wise chunk accumulator), in which order
-the partial sums are added, the mean as a float32 *division* by the true width, ``eps`` added
-in float32 and the rsqrt as ``1 / sqrt`` (the Triton interpreter's), then ``(x * rrms) * w``.
+layout, not from their code: which lanes hold which elements (a ``BLOCK``-lane tile, a row
+split in a ``BLOCK`` and a ``BLOCK2`` tile, a peeled row's head / aligned body / tail, a column
+loop's lane-wise chunk accumulator), in which order the partial sums are added, the mean as a
+float32 *division* by the true width, ``eps`` added in float32 and the rsqrt as ``1 / sqrt``
+(the Triton interpreter's), then ``(x * rrms) * w``.
 
 The interpreter reduces a float32 tile with ``numpy.sum`` over the reduced axis, so a tile laid
 out as the kernel lays it out and summed with ``numpy.sum`` gives the interpreted kernel's bits;
@@ -61,7 +62,10 @@ def _peeled_edges(row: np.ndarray, head: int, tail: int, peel: int) -> tuple[F32
 def _tile_sum(row: np.ndarray, x_start: int, c: Mapping[str, Any]) -> F32:
     width = row.shape[0]
     if not c["PEEL"]:
-        return np.sum(_squares(_lanes(row, 0, c["BLOCK"], width)))
+        total = np.sum(_squares(_lanes(row, 0, c["BLOCK"], width)))
+        if c["BLOCK2"]:  # an unpeeled split: the second tile's sum added after the first's
+            total = total + np.sum(_squares(_lanes(row, c["BLOCK"], c["BLOCK2"], width)))
+        return total
     peel = c["PEEL"]
     head, body, tail = _peeled_parts(row, x_start, peel)
     body_sum = np.sum(_squares(_lanes(row, head, c["BLOCK"], head + body)))
@@ -91,16 +95,21 @@ def _loop_sum(row: np.ndarray, x_start: int, c: Mapping[str, Any]) -> F32:
 
 def _multi_row_sums(x: np.ndarray, c: Mapping[str, Any]) -> np.ndarray:
     """Square sums of a multi-row tile: each program's ``ROWS x BLOCK`` tile (phantom rows
-    zero) summed along its lanes."""
+    zero) summed along its lanes; with ``BLOCK2`` a second ``ROWS x BLOCK2`` tile of the
+    columns from ``BLOCK`` on, its sums added after the first's."""
     rows, width = x.shape
-    per, block = c["ROWS"], c["BLOCK"]
+    per, block, block2 = c["ROWS"], c["BLOCK"], c["BLOCK2"]
     programs = -(-rows // per)
-    tile = np.zeros((programs * per, block), dtype=F32)
+    tile = np.zeros((programs * per, block + block2), dtype=F32)
     tile[:rows, :width] = x
-    sums = np.concatenate(
-        [np.sum(_squares(tile[p * per : (p + 1) * per]), axis=1) for p in range(programs)]
-    )
-    return sums[:rows]
+    parts = []
+    for p in range(programs):
+        rows_of_p = _squares(tile[p * per : (p + 1) * per])
+        part = np.sum(rows_of_p[:, :block], axis=1)
+        if block2:
+            part = part + np.sum(rows_of_p[:, block:], axis=1)
+        parts.append(part)
+    return np.concatenate(parts)[:rows]
 
 
 def row_rrms(

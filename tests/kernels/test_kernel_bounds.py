@@ -47,10 +47,11 @@ def test_rows_up_to_the_grid_limit_2_31_minus_1() -> None:
 
 
 def test_rows_that_start_past_2_31_elements_are_read_and_written_where_they_are() -> None:
-    """Row offsets are 64-bit on every path, peeled (width 70: 2-element vectors, so the row
-    is split into head, 16-byte body and tail) or not (width 64): row 2 of x and of out starts
-    at element 2**31 + 16 and comes out within 2 bf16 ulps of torch in float64 (the
-    interpreter truncates where CUDA rounds); int32 offsets would wrap to a negative address.
+    """Row offsets are 64-bit on every path and in split tiles, peeled (width 70: 2-element
+    vectors, so the row is split into head, 16-byte body and tail) or not (width 64): row 2 of
+    x and of out starts at element 2**31 + 16 and comes out within 2 bf16 ulps of torch in
+    float64 (the interpreter truncates where CUDA rounds); int32 offsets would wrap to a
+    negative address.
     One child process (``python -m kernels.instruments.past_2_31``) runs every case: a wrapped store
     under the interpreter would land in its memory, not this one's."""
     import subprocess
@@ -67,7 +68,7 @@ def test_rows_that_start_past_2_31_elements_are_read_and_written_where_they_are(
         cwd=ROOT,
     )
     assert past_2_31.failures(done.stdout, done.returncode) == [], done.stderr[-2000:]
-    assert done.stdout.count(" ulps per row: ") == len(past_2_31.cases()) == 8
+    assert done.stdout.count(" ulps per row: ") == len(past_2_31.cases()) == 12
 
 
 @pytest.mark.parametrize(

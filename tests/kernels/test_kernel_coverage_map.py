@@ -105,8 +105,10 @@ def test_the_walk_over_every_width_finds_every_kernel_path_and_branch(coverage_m
     for field in ("multi_row", "peel", "split", "w_early", "even", "row_mask", "stream", "tail"):
         assert {getattr(c, field) for c in coverage_map} == {False, True}, field
     assert {c.vec for c in coverage_map} == {1, 2, 4, 8}
-    # A 2-byte peeled split body is a 2-byte layout only; fp32 rows never split.
-    assert not any(c.split for c in coverage_map if c.dtype == "float32")
+    # A peeled split body is a 2-byte layout only; fp32 rows split unpeeled (split rows).
+    assert not any(c.split and c.peel for c in coverage_map if c.dtype == "float32")
+    assert any(c.split and not c.multi_row for c in coverage_map if c.dtype == "float32")
+    assert any(c.split and c.multi_row for c in coverage_map if c.dtype == "bfloat16")
     # The same layouts for both 2-byte dtypes.
     layouts = {d: {c.layout for c in coverage_map if c.dtype == d} for d in ("float16", "bfloat16")}
     assert layouts["float16"] == layouts["bfloat16"]

@@ -46,6 +46,10 @@ RULE_CASES: tuple[tuple[str, int, int], ...] = (
     ("bfloat16", 2566, 3),  # even 2-byte rows of one 4096-lane body: unpeeled tile
     ("bfloat16", 1027, 3),  # peeled 2-byte tile: split body (1024 + 16 lanes), body <= 1024
     ("float16", 1100, 3),  # split body (1024 + 128 lanes) whose second tile holds elements
+    ("float16", 2056, 3),  # split rows: 2048 + 16 lanes, unpeeled, a tail of 8
+    ("float32", 1152, 3),  # split rows: 1024 + 128 lanes, unpeeled, no tail
+    ("bfloat16", 520, 5_000),  # short rows: multi-row split, 512 + 16 lanes
+    ("float16", 576, 3),  # short rows of one row per program: split, 512 + 64 lanes
     ("float32", 9000, 3),  # column loop, unpeeled
     ("float32", 9001, 3),  # column loop, peeled
     ("float32", 8192, 4096),  # column loop past LOOP_PROBLEM_BYTES: EVEN chunks

@@ -181,12 +181,50 @@ def test_fp32_loop_chunks_halve_while_a_fifth_of_the_width_is_masked(width, chun
 
 
 def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps() -> None:
-    for width in (4104, 5120, 9008, 14336, 16376):  # 16-byte aligned (odd ones peel)
+    # 16-byte aligned (odd ones peel), and more than an eighth of 4096 past it (less splits).
+    for width in (4616, 5120, 9008, 14336, 16376):
         config = _config(32768, width, 2)
         assert (config.loop, config.block, config.num_warps) == (True, 4096, 8), width
     # Full rows and rows of 4096 lanes keep the vector per thread.
     assert (_config(32768, 8192, 2).block, _config(32768, 8192, 2).num_warps) == (4096, 16)
     assert (_config(32768, 3584, 2).block, _config(32768, 3584, 2).num_warps) == (2048, 8)
+
+
+@pytest.mark.parametrize(
+    ("width", "itemsize", "tiles"),
+    [
+        (2049, 2, None),  # no 16-byte vector divides it: the peeled rules
+        (2056, 2, (2048, 16)),  # two 16-byte vectors at least
+        (2176, 2, (2048, 128)),
+        (2304, 2, (2048, 256)),  # an eighth of the first tile: the bound
+        (2312, 2, None),  # one vector past it
+        (4104, 2, (4096, 16)),
+        (4608, 2, (4096, 512)),
+        (8448, 2, None),  # 16384 lanes: the loop
+        (1152, 4, (1024, 128)),
+        (1156, 4, None),
+        (2304, 4, None),  # fp32 rows of 4096 lanes keep the loop
+    ],
+)
+def test_aligned_rows_just_past_a_power_of_two_run_as_two_tiles(width, itemsize, tiles) -> None:
+    config = _config(16384, width, itemsize)
+    if tiles is None:
+        assert not config.block2 or config.peel, (width, config)
+        return
+    assert layout.rule_for(16384, width, itemsize).name == "split rows"
+    assert (config.block, config.block2) == tiles
+    assert (config.loop, config.rows_per_program, config.num_warps) == (False, 1, 4)
+    assert config.w_early
+    assert not config.peel
+
+
+def test_short_2_byte_rows_just_past_512_lanes_hold_their_rows_on_two_tiles() -> None:
+    config = _config(16384, 576, 2)
+    assert (config.block, config.block2, config.rows_per_program) == (512, 64, 2)
+    assert not config.peel
+    assert _config(16384, 640, 2).block2 == 0  # 128 past 512: more than an eighth
+    assert _config(16384, 576, 4).block2 == 0  # fp32: a one-row tile of 1024 lanes
+    assert _config(16384, 288, 2).block2 == 0  # 512 lanes: unmeasured, the whole tile
 
 
 def test_one_row_tiles_load_the_weight_early_in_full_unaligned_fp32_and_one_wave_rows() -> None:
@@ -489,6 +527,7 @@ def test_validate_returns_the_row_view_without_allocating() -> None:
     ("rows", "width", "itemsize", "name"),
     [
         (4096, 64, 4, "short rows"),
+        (4096, 2176, 2, "split rows"),
         (4096, 3001, 4, "peeled fp32 tile"),
         (4096, 5125, 2, "2-byte rows of one 8192-lane body"),
         (16384, 3001, 2, "odd 2-byte rows of one 4096-lane body, many rows"),
@@ -512,7 +551,7 @@ def test_each_row_of_the_rule_table_gives_the_layout_of_its_cases(rows, width, i
 
 def test_the_rule_table_names_each_row_once_and_ends_with_a_row_for_every_problem() -> None:
     names = [rule.name for rule in layout.RULES]
-    assert len(set(names)) == len(names) == 9
+    assert len(set(names)) == len(names) == 10
     assert layout.RULES[-1].applies(layout.problem(1, 1, 2, 132))
     with pytest.raises(ValueError, match=r"^no launch layout for width=0, itemsize=2$"):
         layout.rule_for(1, 0, 2)

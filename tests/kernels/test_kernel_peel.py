@@ -153,17 +153,28 @@ def test_tail_mutants_act_on_the_lanes_of_a_split_body_past_the_row(mutant: str)
         assert not np.allclose(split.y, _reference(x, np.ones(70), 1e-6), atol=5e-2)
 
 
-def test_a_split_body_needs_the_peel_and_a_power_of_two() -> None:
+def test_a_split_is_two_powers_of_two_that_fit_the_row() -> None:
     from kernels.layout import kernel_constexprs, settled
 
     split = LaunchConfig(False, 2048, 2, block2=16)
+    # Peeled: the body's two tiles cover the row past its head.
     assert kernel_constexprs(split, 2053, 1, 1, 8)["BLOCK2"] == 16
-    assert settled(split, 2053, 0) == LaunchConfig(False, 4096, 2)  # strides not peeled
+    kernel_constexprs(split, 2064, 1, 1, 8)  # at the bound: 2048 + 16
     with pytest.raises(ValueError, match=r"block \+ config\.block2 must be >= width \(2065\)"):
         kernel_constexprs(split, 2065, 1, 1, 8)
-    kernel_constexprs(split, 2064, 1, 1, 8)  # at the bound: 2048 + 16
-    with pytest.raises(ValueError, match=r"config\.block2 \(16\) needs a peeled one-row tile"):
-        kernel_constexprs(split, 2053, 1, 1, 0)
+    with pytest.raises(ValueError, match=r"block2 \(16\) of a peeled row needs rows_per_program 1"):
+        kernel_constexprs(LaunchConfig(False, 2048, 2, 2, block2=16), 2053, 1, 1, 8)
+    # Unpeeled (strides not peeled): two tiles while the first is narrower than the row and
+    # both reach its end; otherwise the whole power of two.
+    for width in (2049, 2053, 2064):
+        assert settled(split, width, 0) == split
+    unpeeled = kernel_constexprs(split, 2053, 1, 1, 0)
+    assert (unpeeled["BLOCK"], unpeeled["BLOCK2"], unpeeled["EVEN"]) == (2048, 16, False)
+    assert kernel_constexprs(split, 2064, 16, 1, 0)["EVEN"]  # the tiles end at the row's end
+    assert settled(split, 2065, 0) == LaunchConfig(False, 4096, 2)
+    assert settled(split, 2048, 0) == LaunchConfig(False, 2048, 2)
+    with pytest.raises(ValueError, match=r"block \(2048\) of an unpeeled split must be < width"):
+        kernel_constexprs(split, 2048, 1, 1, 0)
     with pytest.raises(ValueError, match=r"config\.block2 must be 0 or a power of two; got 24"):
         kernels.launcher.launch(
             torch.zeros(2, 2053, dtype=torch.bfloat16, device=DEVICE),
@@ -172,6 +183,8 @@ def test_a_split_body_needs_the_peel_and_a_power_of_two() -> None:
             1e-6,
             config=LaunchConfig(False, 2048, 2, block2=24),
         )
+    with pytest.raises(ValueError, match=r"config\.block2 \(24\) must be a power of two"):
+        kernel_constexprs(LaunchConfig(False, 2048, 2, block2=24), 2053, 1, 1, 0)
 
 
 def test_strides_that_differ_modulo_the_vector_are_not_peeled_and_still_right() -> None:
