@@ -16,19 +16,21 @@ import kernels
 from kernels import plans
 from kernels.instruments import invariance as inv
 from kernels.launcher import MAX_ROWS
-from kernels.layout import cdiv, choose_config
+from kernels.layout import cdiv, choose_config, next_power_of_2
 
 DEVICE = torch.device("cuda" if kernels.MODE == "compiled" else "cpu")
 MIB = 2**20
 
 
 def _unpeeled(config):
-    return dataclasses.replace(config, peel=False)
+    """``config`` without the peel and in one tile (a split row's two tiles made whole)."""
+    block = config.block + config.block2 if config.block2 else config.block
+    return dataclasses.replace(config, peel=False, block=next_power_of_2(block), block2=0)
 
 
 def test_the_modes_layout_is_the_rules_for_every_batch_of_64_mib_and_more() -> None:
     """For every width and element size, at the 64 MiB bound, one row past it and the largest
-    batch, on three SM counts: the default's layout, the peel aside."""
+    batch, on three SM counts: the default's layout, the peel and the split aside."""
     choose = choose_config.__wrapped__  # no cache churn over 262144 problems
     for itemsize in (2, 4):
         for width in range(1, 65537):
