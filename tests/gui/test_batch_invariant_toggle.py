@@ -176,13 +176,35 @@ def test_a_result_of_the_other_mode_is_ignored(qtbot, window) -> None:
     assert "launch mode; ignored" in window.status_line.text()
 
 
+def _older_than_the_mode(tmp_path) -> Path:
+    """The demo as a file written before the mode: its kernel run without the attribute."""
+    import h5py
+
+    from inspector.records.sessions.seal import read_seal, write_seal
+
+    older = tmp_path / "older.h5"
+    older.write_bytes(DEMO.read_bytes())
+    version = int(read_seal(older)["schema_version"])
+    with h5py.File(older, "r+") as handle:
+        kernels = []
+        handle.visititems(
+            lambda name, item: kernels.append(item) if "batch_invariant" in item.attrs else None
+        )
+        for item in kernels:
+            del item.attrs["batch_invariant"]
+    write_seal(older, version)
+    return older
+
+
 def test_a_session_keeps_the_mode_and_its_kernel_runs(window, monkeypatch, tmp_path) -> None:
-    # An older file (the demo predates the mode): the default launch, the control off.
+    # The demo: the default launch, the control off; a file older than the mode reads as one.
     demo = load_session(DEMO)
     assert demo.batch_invariant is False
-    assert demo.results.kernel_batch_invariant is None
+    assert demo.results.kernel_batch_invariant is False
+    older = _older_than_the_mode(tmp_path)
+    assert load_session(older).results.kernel_batch_invariant is None
     window.batch_invariant.setChecked(True)
-    assert window.files.open_session(str(DEMO), interactive=False, as_template=True)
+    assert window.files.open_session(str(older), interactive=False, as_template=True)
     assert not window.batch_invariant.isChecked()
     assert not window.menus.batch_invariant.isChecked()
 
