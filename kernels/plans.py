@@ -31,7 +31,7 @@ import torch
 
 from kernels import launcher
 from kernels.direct_launch import DIRECT_REFUSED, DirectLaunch, direct_launch
-from kernels.layout import LaunchConfig, block_for, choose_config, sm_count_for
+from kernels.layout import RULES, LaunchConfig, block_for, choose_config, problem, sm_count_for
 
 # Plans kept at most; past it the cache starts again (a model uses a handful of signatures).
 MAX_PLANS = 1024
@@ -45,6 +45,8 @@ _PLANS_LOCK = threading.Lock()
 # this many rows on INVARIANT_SMS SMs (an H100's and an H200's count).
 INVARIANT_ROWS = 1 << 24
 INVARIANT_SMS = 132
+# The rule's row the mode skips (invariant_config).
+_SPLIT_ROWS = next(rule for rule in RULES if rule.name == "split rows")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -54,17 +56,21 @@ def invariant_config(width: int, itemsize: int) -> LaunchConfig:
 
     It is the rule's layout for a batch of INVARIANT_ROWS rows, which is the rule's layout for
     every batch of at least 64 MiB too (its row thresholds lie below that; a test holds it for
-    every width), without the peel: large batches pay nothing for the mode but where rows do
-    not start on 16-byte boundaries, small ones run the large batch's layout. Inside a launch
-    a row's place does not move its order: every row of a multi-row tile is reduced by the
-    same lanes in the same tree, phantom rows are masked, and an unpeeled row's lanes hold the
-    same elements wherever it starts (a peeled row's head runs to the next 16-byte boundary,
-    so its length, and which lanes sum which elements, follows the row's place in the batch).
-    Nor is a row split in two tiles: on rows that do not start on 16-byte boundaries the
-    certificate found the unpeeled split's rows differing between batches by up to 4 ulp (H100,
-    compiled), where one masked power-of-two tile holds one order.
+    every width), without the peel and without splitting a row in two tiles: large batches pay
+    nothing for the mode but on those widths, small ones run the large batch's layout. Inside
+    a launch a row's place does not move its order: every row of a multi-row tile is reduced by
+    the same lanes in the same tree, phantom rows are masked, and an unpeeled row's lanes hold
+    the same elements wherever it starts (a peeled row's head runs to the next 16-byte
+    boundary, so its length, and which lanes sum which elements, follows the row's place in the
+    batch). A split row's first tile is read unmasked, and on rows that do not start on 16-byte
+    boundaries the certificate found such rows differing between batches by up to 4 ulp (H100,
+    compiled): the mode skips the rule's split rows (the next row of the table gives the
+    layout, as it did before that row existed) and holds a peeled split body in one masked
+    power-of-two tile.
     """
-    config = choose_config(INVARIANT_ROWS, width, itemsize, INVARIANT_SMS)
+    p = problem(INVARIANT_ROWS, width, itemsize, INVARIANT_SMS)
+    rule = next(rule for rule in RULES if rule is not _SPLIT_ROWS and rule.applies(p))
+    config = rule.layout(p)
     block = block_for(width) if config.block2 else config.block
     return dataclasses.replace(config, peel=False, block=block, block2=0)
 

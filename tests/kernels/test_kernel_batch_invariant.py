@@ -16,29 +16,40 @@ import kernels
 from kernels import plans
 from kernels.instruments import invariance as inv
 from kernels.launcher import MAX_ROWS
-from kernels.layout import cdiv, choose_config, next_power_of_2
+from kernels.layout import RULES, cdiv, choose_config, next_power_of_2, problem
 
 DEVICE = torch.device("cuda" if kernels.MODE == "compiled" else "cpu")
 MIB = 2**20
 
 
 def _unpeeled(config):
-    """``config`` without the peel and in one tile (a split row's two tiles made whole)."""
+    """``config`` without the peel and in one tile (a peeled split body made whole)."""
     block = config.block + config.block2 if config.block2 else config.block
     return dataclasses.replace(config, peel=False, block=next_power_of_2(block), block2=0)
 
 
 def test_the_modes_layout_is_the_rules_for_every_batch_of_64_mib_and_more() -> None:
     """For every width and element size, at the 64 MiB bound, one row past it and the largest
-    batch, on three SM counts: the default's layout, the peel and the split aside."""
+    batch, on three SM counts: the default's layout, the peel aside, except where the rule
+    splits the row in two tiles ("split rows"): there the next row of the rule's table."""
     choose = choose_config.__wrapped__  # no cache churn over 262144 problems
+    split_rows = next(rule for rule in RULES if rule.name == "split rows")
+    split = 0
     for itemsize in (2, 4):
         for width in range(1, 65537):
             mode = plans.invariant_config(width, itemsize)
             assert not mode.peel
+            assert not mode.block2
             bound = cdiv(64 * MIB, width * itemsize)
             for rows, sms in ((bound, 132), (bound + 1, 114), (MAX_ROWS, 78)):
-                assert _unpeeled(choose(rows, width, itemsize, sms)) == mode, (width, rows, sms)
+                p = problem(rows, width, itemsize, sms)
+                if split_rows.applies(p):
+                    split += 1
+                    after = next(r for r in RULES if r is not split_rows and r.applies(p))
+                    assert _unpeeled(after.layout(p)) == mode, (width, rows, sms)
+                else:
+                    assert _unpeeled(choose(rows, width, itemsize, sms)) == mode, (width, rows)
+    assert split > 0
 
 
 def test_below_64_mib_the_mode_keeps_the_large_batchs_layout_where_the_rule_does_not() -> None:
