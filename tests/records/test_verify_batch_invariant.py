@@ -14,6 +14,8 @@ import pytest
 from inspector.check import pipeline, stages
 from inspector.cli import verify_rerun
 from inspector.records.receipts import receipt, verify
+from records.receipt_files import forge as _forge
+from records.receipt_files import problems as _problems
 
 REQUIRED = "batch_invariance: required (kernel.batch_invariant)"
 
@@ -30,18 +32,6 @@ def mode_result(kernel_result) -> pipeline.CheckResult:
 def _written(result, folder: Path) -> Path:
     receipt.write_receipts(result, folder)
     return folder / "receipt.json"
-
-
-def _forge(path: Path, change) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def _problems(path: Path) -> str:
-    report = verify.verify_receipts(path)
-    assert not report.ok
-    return " | ".join(report.problems)
 
 
 def _differ(data) -> None:

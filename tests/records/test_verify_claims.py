@@ -10,23 +10,13 @@ from pathlib import Path
 import pytest
 
 from inspector.records.receipts import receipt, verify
+from records.receipt_files import forge as _forge
+from records.receipt_files import problems as _problems
 
 
 def _written(result, folder: Path) -> Path:
     receipt.write_receipts(result, folder)
     return folder / "receipt.json"
-
-
-def _forge(path: Path, change) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def _problems(path: Path) -> str:
-    report = verify.verify_receipts(path)
-    assert not report.ok
-    return " | ".join(report.problems)
 
 
 def test_an_untouched_receipt_passes_every_claim_check(kernel_result, tmp_path) -> None:

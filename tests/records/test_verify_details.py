@@ -23,6 +23,7 @@ import pytest
 from inspector.records.receipts import receipt, verify
 from inspector.records.receipts.format import schema_errors
 from oracle.matrix import NOT_JUDGED, OUT_OF_DOMAIN
+from records.receipt_files import forge as _forge
 
 
 def _written(result, folder: Path, *, keep_csv: bool = False) -> Path:
@@ -32,13 +33,6 @@ def _written(result, folder: Path, *, keep_csv: bool = False) -> Path:
         (folder / "receipt.csv").unlink()
         _forge(path, lambda data: data["export_check"].update(files={}))
     return path
-
-
-def _forge(path: Path, change) -> dict:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return data
 
 
 def _detail(path: Path, name: str, csv_path: Path | None = None) -> str:

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from inspector.records.receipts import receipt, verify
+from records.receipt_files import forge as _forge
 
 
 def _written(result, folder: Path) -> Path:
@@ -21,12 +22,6 @@ def _written(result, folder: Path) -> Path:
     (folder / "receipt.csv").unlink()
     _forge(path, lambda data: data["export_check"].update(files={}))
     return path
-
-
-def _forge(path: Path, change) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def _coverage(kernel_result, folder: Path, change=None) -> verify.Check:

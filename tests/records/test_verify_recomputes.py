@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from inspector.records.receipts import receipt, verify
+from records.receipt_files import forge as _forge
 
 
 def _written(result, folder: Path) -> Path:
@@ -29,12 +30,6 @@ def _written(result, folder: Path) -> Path:
     data["export_check"]["files"] = {}
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
-
-
-def _forge(path: Path, change) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def _failed(path: Path) -> dict[str, str]:

@@ -6,7 +6,6 @@ kernel's path and hash. A receipt that names a kernel file no reader opens is re
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from pathlib import Path
@@ -19,14 +18,9 @@ from inspector.records.receipts import receipt
 from kernels.sandbox.source_file import MAX_KERNEL_SOURCE_BYTES
 from kernels.sandbox.usercode import parse_kernel_spec
 from oracle.spec import synthetic_problem
+from records.receipt_files import forge as _forge
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _forge(path: Path, change) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def test_a_faithful_receipt_reruns_to_the_same_findings(kernel_result, tmp_path, capsys) -> None:
