@@ -22,15 +22,8 @@ import numpy as np
 import torch
 
 from kernels import jit
-from kernels.layout import (
-    LaunchConfig,
-    choose_config,
-    kernel_constexprs,
-    peel_elements,
-    settled,
-    sm_count_for,
-    vector_width,
-)
+from kernels.geometry import kernel_constexprs, peel_elements, settled, vector_width
+from kernels.layout import LaunchConfig, choose_config, sm_count_for
 from kernels.mode import INTERPRETER, MODE
 
 # Widest row the launcher accepts: every transformer hidden size in use (<= 16384) with 4x
@@ -188,7 +181,7 @@ def launch_kernel(
     x_stride, y_stride = int(x2d.stride(0)), int(y2d.stride(0))
     vec = vector_width(width, x_stride, y_stride, itemsize)
     peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
-    config = settled(config, width, peel)
+    config = settled(config, width, peel, in_place=y2d.data_ptr() == x2d.data_ptr())
     constexprs = kernel_constexprs(config, width, vec, rows, peel)
     layout = tuple(constexprs.items())
     constexprs["MUTANT"] = mutant_code(mutant, x2d.dtype)

@@ -3,8 +3,8 @@
 :func:`choose_config` is the launcher's rule for every shape: the first row of the table
 :data:`RULES` (name, predicate, layout, one-line reason) that applies; docs/LAYOUT.md has the H200
 measurements behind each row, by name. :func:`forced_config` gives a small layout of each path
-(the check and the tests run every path), and :func:`kernel_constexprs` turns a config into the
-kernels' layout constexprs.
+(the check and the tests run every path); :mod:`kernels.geometry` turns a config into what one
+launch compiles (the vector width, the peel, the kernels' layout constexprs).
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ class LaunchConfig:
         block2: a peeled one-row tile's second body tile (0: none): the body is ``block``
             lanes (a power of two under the width) then ``block2`` (a power of two), so the
             lanes past the row hold few registers (2053: 2048 + 16 lanes, not 4096).
+        row_parts: column loop: programs per row (``PARTS``): each sums the whole row and
+            stores its share of the chunks, so a few long rows fill every SM; 1 on a tile.
     """
 
     loop: bool
@@ -62,6 +64,7 @@ class LaunchConfig:
     stream_store: bool = False
     peel: bool = True
     block2: int = 0
+    row_parts: int = 1
 
     @property
     def path(self) -> str:
@@ -78,7 +81,7 @@ class LaunchConfig:
 
     def grid(self, rows: int) -> int:
         """Number of programs for ``rows`` rows."""
-        return cdiv(rows, self.rows_per_program)
+        return cdiv(rows, self.rows_per_program) * self.row_parts
 
 
 def cdiv(a: int, b: int) -> int:
@@ -122,13 +125,25 @@ LOOP_PROBLEM_BYTES = 64 * MiB
 ODD_LOOP_ROWS = 8192
 
 
+# A column loop of at most one row per SM (under LOOP_PROBLEM_BYTES, so every batch of 64 MiB or
+# more keeps one program per row, as the batch-invariant mode does) gives each row several
+# programs ("few long rows"): as many as keep PARTS_PROGRAMS_PER_SM programs per SM, at most
+# MAX_ROW_PARTS.
+PARTS_PROGRAMS_PER_SM = 2
+MAX_ROW_PARTS = 8
+
+
 def row_thresholds(sm_count: int) -> set[int]:
     """The first row count past each fixed row threshold of :func:`choose_config` (16384 rows,
-    ODD_LOOP_ROWS, one wave of one-row tiles); the halving to four programs per SM and the byte
-    thresholds depend on the width and are added by the callers. The coverage walk and the
-    invariance certificate read the rule's row classes from here."""
-    starts = {16385, ODD_LOOP_ROWS + 1}
+    ODD_LOOP_ROWS, one wave of one-row tiles, the few long rows and each of their part counts);
+    the halving to four programs per SM and the byte thresholds depend on the width and are
+    added by the callers. The coverage walk and the invariance certificate read the rule's row
+    classes from here."""
+    starts = {16385, ODD_LOOP_ROWS + 1, sm_count + 1}
     starts.update(sm_count * max(1, 32 // warps) + 1 for warps in (2, 4, 8, 16))
+    starts.update(
+        PARTS_PROGRAMS_PER_SM * sm_count // parts + 1 for parts in range(1, MAX_ROW_PARTS + 1)
+    )
     return starts
 
 
@@ -159,12 +174,15 @@ def problem(rows: int, width: int, itemsize: int, sm_count: int) -> Problem:
 
 
 class Rule(NamedTuple):
-    """One row of the layout rule: where it applies, the layout it gives, and why."""
+    """One row of the layout rule: where it applies, the layout it gives, and why; ``invariant``
+    False where the batch-invariant mode (:func:`kernels.plans.invariant_config`) skips the row
+    and takes the next one that applies."""
 
     name: str
     applies: Callable[[Problem], bool]
     layout: Callable[[Problem], LaunchConfig]
     reason: str
+    invariant: bool = True
 
 
 def _peeled_width(p: Problem) -> bool:
@@ -252,6 +270,42 @@ def _loop_config(p: Problem) -> LaunchConfig:
     )
 
 
+def _column_loop(p: Problem) -> bool:
+    """Rows past 8192 lanes, or of 8 KiB or more in a problem past the L2."""
+    return p.lanes > 8192 or (p.row_bytes >= 8 * KiB and p.problem_bytes >= LOOP_PROBLEM_BYTES)
+
+
+def _row_parts(rows: int, chunks: int, sm_count: int) -> int:
+    """Programs per row of a column loop of few rows: the most, up to MAX_ROW_PARTS and the
+    chunks, that keep ``rows * parts`` within PARTS_PROGRAMS_PER_SM programs per SM and leave
+    every part a chunk of its own."""
+    most = min(MAX_ROW_PARTS, chunks, PARTS_PROGRAMS_PER_SM * sm_count // rows)
+    for parts in range(most, 1, -1):
+        if (parts - 1) * cdiv(chunks, parts) < chunks:
+            return parts
+    return 1
+
+
+# The widest chunk of a row in parts: a part's share is whole chunks, so wide chunks leave
+# few parts.
+PARTS_CHUNK = 4096
+
+
+def _parted_loop(p: Problem) -> LaunchConfig:
+    """The column loop's layout, its chunk at most PARTS_CHUNK (halved down to 1024 while the
+    last chunk's masked lanes exceed a fifth of the width, a warp per 512 bytes of chunk), with
+    :func:`_row_parts` programs per row."""
+    config = _loop_config(p)
+    if config.block > PARTS_CHUNK:
+        chunk = PARTS_CHUNK
+        while chunk > 1024 and cdiv(p.width, chunk) * chunk - p.width > p.width // 5:
+            chunk //= 2
+        warps = _warps_for_bytes(chunk * p.itemsize, 32, 1, 512)
+        config = dataclasses.replace(config, block=chunk, num_warps=warps)
+    parts = _row_parts(p.rows, cdiv(p.width, config.block), p.sm_count)
+    return dataclasses.replace(config, row_parts=parts)
+
+
 def _one_row_tile(p: Problem) -> LaunchConfig:
     """A warp per 512 lanes, 2-16 (2-byte: 2-8); the weight with x in full rows, widths no
     16-byte vector divides, fp32 rows and grids of one wave at half the SM's warp slots; after
@@ -280,6 +334,7 @@ RULES: tuple[Rule, ...] = (
             False, p.body[0], 4, w_early=True, stream_store=p.stream, peel=False, block2=p.body[1]
         ),
         "a row just past a power of two in two tiles beats the loop and the whole power of two",
+        invariant=False,
     ),
     Rule(
         "peeled fp32 tile",
@@ -323,10 +378,14 @@ RULES: tuple[Rule, ...] = (
         "a split body holds registers for the row's lanes, not a whole power of two",
     ),
     Rule(
+        "few long rows",
+        lambda p: _column_loop(p) and p.rows <= p.sm_count and p.problem_bytes < LOOP_PROBLEM_BYTES,
+        _parted_loop,
+        "a program per row leaves SMs idle; two programs per SM, each re-reading its row from L2",
+    ),
+    Rule(
         "column loop",
-        lambda p: (
-            p.lanes > 8192 or (p.row_bytes >= 8 * KiB and p.problem_bytes >= LOOP_PROBLEM_BYTES)
-        ),
+        _column_loop,
         _loop_config,
         "a tile past 8192 lanes spills; past the L2 a second pass costs less than registers",
     ),
@@ -428,108 +487,6 @@ def forced_config(path: str, rows: int, width: int, itemsize: int) -> LaunchConf
         chunk = max(1, block // 4)
         return LaunchConfig(True, chunk, _warps_for_bytes(chunk * itemsize, 8), stream_store=True)
     raise ValueError(f"path must be 'auto' or one of {', '.join(KERNEL_PATHS)}; got {path!r}")
-
-
-def vector_width(width: int, x_row_stride: int, y_row_stride: int, itemsize: int) -> int:
-    """Largest power of two <= 16 bytes / itemsize dividing the width and both row strides."""
-    vec = max(1, 16 // itemsize)
-    while vec > 1 and (width % vec or x_row_stride % vec or y_row_stride % vec):
-        vec //= 2
-    return vec
-
-
-def peel_elements(
-    config: LaunchConfig, width: int, vec: int, x_stride: int, y_stride: int, itemsize: int
-) -> int:
-    """The kernels' ``PEEL``: elements of 16 bytes where peeling keeps 16-byte accesses.
-
-    A one-row tile, or a column loop of one row per block, peels when no full vector divides
-    the width or a stride (``vec`` is narrower than 16 bytes), the strides agree modulo the
-    vector (x and y rows then start equally far from a 16-byte boundary) and the row holds at
-    least two vectors; otherwise 0.
-    The split depends on the strides only, never on the addresses: the same values and layout
-    give the same bits wherever the tensors live (the accesses are 16-byte wide when Triton
-    sees 16-byte aligned base pointers, which torch's allocator gives). It does depend on a
-    row's offset modulo the vector: the head's length sets which lanes the body's elements
-    occupy, so two equal rows at offsets that differ modulo the vector can differ in the last
-    bit of their sum of squares.
-    """
-    full = 16 // itemsize
-    if config.rows_per_program != 1 or not config.peel:
-        return 0
-    if vec >= full or (x_stride - y_stride) % full or width < 2 * full:
-        return 0
-    return full
-
-
-def settled(config: LaunchConfig, width: int, peel: int) -> LaunchConfig:
-    """``config`` as it launches: a split (``block2``) left unpeeled (a multi-row tile, a width
-    a 16-byte vector divides, strides that disagree modulo the vector) runs as two tiles when
-    they fit the row, the first narrower than it (it is read unmasked) and both together at
-    least as wide; otherwise as the whole power of two."""
-    fits = config.block < width <= config.block + config.block2
-    if config.block2 and not peel and not fits:
-        return dataclasses.replace(config, block=block_for(width), block2=0)
-    return config
-
-
-def kernel_constexprs(
-    config: LaunchConfig, width: int, vec: int, rows: int = 1, peel: int = 0
-) -> dict[str, object]:
-    """The layout constexprs of ``config`` for ``rows`` rows of ``width`` (``MUTANT`` aside);
-    ``peel`` is :func:`peel_elements`'s value (tile kernel only).
-
-    Raises:
-        ValueError: the config does not fit the width (a tile narrower than the row, or more
-            than MAX_CHUNKS chunks).
-    """
-    if config.loop:
-        chunks = cdiv(width, config.block)
-        if chunks > MAX_CHUNKS:
-            raise ValueError(
-                f"config.block (CHUNK) {config.block} gives {chunks} chunks for width {width}; "
-                f"at most {MAX_CHUNKS}"
-            )
-        return {
-            "CHUNK": config.block,
-            "NUM_CHUNKS": chunks,
-            "VEC": vec,
-            "EVEN": width == chunks * config.block,
-            "STREAM_STORE": config.stream_store,
-            "PEEL": peel,
-        }
-    if config.block2:
-        if config.block2 & (config.block2 - 1):
-            raise ValueError(f"config.block2 ({config.block2}) must be a power of two")
-        if peel and config.rows_per_program != 1:
-            raise ValueError(
-                f"config.block2 ({config.block2}) of a peeled row needs rows_per_program 1"
-            )
-        if not peel and config.block >= width:
-            raise ValueError(
-                f"config.block ({config.block}) of an unpeeled split must be < width ({width})"
-            )
-        if config.block + config.block2 < width:
-            raise ValueError(
-                f"config.block + config.block2 must be >= width ({width}); "
-                f"got {config.block} + {config.block2}"
-            )
-    elif config.block < width:
-        raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
-    multi_row = config.rows_per_program > 1
-    # Unpeeled split tiles and multi-row tiles drop their column masks where the row fills them.
-    unmasked = multi_row or (config.block2 > 0 and not peel)
-    return {
-        "BLOCK": config.block,
-        "BLOCK2": config.block2,
-        "ROWS": config.rows_per_program,
-        "VEC": vec,
-        "W_EARLY": config.w_early,
-        "STREAM_STORE": config.stream_store,
-        "EVEN": unmasked and width == config.block + config.block2,
-        "ROW_MASK": multi_row and rows % config.rows_per_program != 0,
-        "PEEL": peel,
-    }
 
 
 @functools.lru_cache(maxsize=8)

@@ -45,8 +45,6 @@ _PLANS_LOCK = threading.Lock()
 # this many rows on INVARIANT_SMS SMs (an H100's and an H200's count).
 INVARIANT_ROWS = 1 << 24
 INVARIANT_SMS = 132
-# The rule's row the mode skips (invariant_config).
-_SPLIT_ROWS = next(rule for rule in RULES if rule.name == "split rows")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -64,12 +62,12 @@ def invariant_config(width: int, itemsize: int) -> LaunchConfig:
     boundary, so its length, and which lanes sum which elements, follows the row's place in the
     batch). A split row's first tile is read unmasked, and on rows that do not start on 16-byte
     boundaries the certificate found such rows differing between batches by up to 4 ulp (H100,
-    compiled): the mode skips the rule's split rows (the next row of the table gives the
-    layout, as it did before that row existed) and holds a peeled split body in one masked
-    power-of-two tile.
+    compiled): the mode skips the rule's split rows (``Rule.invariant`` False: the next row of
+    the table gives the layout, as it did before that row existed) and holds a peeled split
+    body in one masked power-of-two tile.
     """
     p = problem(INVARIANT_ROWS, width, itemsize, INVARIANT_SMS)
-    rule = next(rule for rule in RULES if rule is not _SPLIT_ROWS and rule.applies(p))
+    rule = next(rule for rule in RULES if rule.invariant and rule.applies(p))
     config = rule.layout(p)
     block = block_for(width) if config.block2 else config.block
     return dataclasses.replace(config, peel=False, block=block, block2=0)
@@ -102,7 +100,8 @@ class LaunchPlan:
             for a ``batch_invariant=True`` plan).
         contiguous: x is contiguous, so ``empty_like(x)`` is the output's layout.
         device: the device of x and weight.
-        in_place: a plan of ``out=`` whose out has x's strides: out may be x itself.
+        in_place: a plan of ``out=`` whose out has x's strides: out may be x itself (so its
+            config keeps each row in one program: ``row_parts`` 1).
         direct: the direct launch of Triton's compiled kernel for this signature with aligned
             pointers, once Triton's dispatch has launched it; None until then, and always on
             the interpreter.
@@ -155,13 +154,16 @@ def _new_plan(
         config = choose_config(
             checked.rows, checked.width, x.element_size(), sm_count_for(x.device)
         )
+    in_place = out is not None and out.stride() == x.stride()
+    if in_place:  # out may be x itself: a row's parts would overwrite what the others read
+        config = dataclasses.replace(config, row_parts=1)
     return LaunchPlan(
         rows=checked.rows,
         width=checked.width,
         config=config,
         contiguous=x.is_contiguous(),
         device=x.device,
-        in_place=out is not None and out.stride() == x.stride(),
+        in_place=in_place,
     )
 
 

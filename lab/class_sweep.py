@@ -26,13 +26,8 @@ import dataclasses
 import json
 from typing import Any
 
-from kernels.layout import (
-    SINGLE_TILE_MAX,
-    LaunchConfig,
-    block_for,
-    choose_config,
-    kernel_constexprs,
-)
+from kernels.geometry import kernel_constexprs
+from kernels.layout import SINGLE_TILE_MAX, LaunchConfig, block_for, choose_config
 
 ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 

@@ -27,7 +27,8 @@ import dataclasses
 import json
 from typing import Any
 
-from kernels.layout import LaunchConfig, block_for, choose_config, kernel_constexprs
+from kernels.geometry import kernel_constexprs
+from kernels.layout import LaunchConfig, block_for, choose_config
 from lab.class_sweep import ITEMSIZE
 
 TWO_BYTE = ("bfloat16", "float16")

@@ -39,16 +39,9 @@ from kernels import bench
 from kernels.bench.harness import bench_one_shape
 from kernels.bench.impls import Preparer
 from kernels.bench.timing import device_l2_bytes
+from kernels.geometry import kernel_constexprs, peel_elements, settled, vector_width
 from kernels.launcher import launch, validate
-from kernels.layout import (
-    LaunchConfig,
-    block_for,
-    choose_config,
-    kernel_constexprs,
-    peel_elements,
-    settled,
-    vector_width,
-)
+from kernels.layout import LaunchConfig, block_for, choose_config
 
 # Reference implementations measured next to the candidates of every case.
 REFERENCES = ("copy", "ours", "torch_compile")
@@ -184,7 +177,8 @@ def label(config: LaunchConfig) -> str:
     """The candidate's name in the results (see the module docstring)."""
     cs = "_cs" if config.stream_store else ""
     if config.loop:
-        return f"loop_C{config.block}_w{config.num_warps}{cs}"
+        parts = f"_p{config.row_parts}" if config.row_parts > 1 else ""
+        return f"loop_C{config.block}_w{config.num_warps}{cs}{parts}"
     late = "" if config.w_early else "_wlate"
     peel = "" if config.peel else "_nopeel"
     split = f"_b{config.block}+{config.block2}" if config.block2 else ""

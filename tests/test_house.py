@@ -92,8 +92,8 @@ def test_the_layers_contract_names_every_room_in_order():
 #: kernels' rooms (folders with a sign) and the door's modules beside them, which the layers
 #: contract orders with the rooms.
 KERNEL_ROOMS = ("bench", "instruments", "jit", "sandbox")
-KERNEL_DOOR = ("api", "direct_launch", "env", "interpreter_calls", "launcher", "layout", "mode",
-               "op", "plans")  # fmt: skip
+KERNEL_DOOR = ("api", "direct_launch", "env", "geometry", "interpreter_calls", "launcher", "layout",
+               "mode", "op", "plans")  # fmt: skip
 
 
 def test_every_kernels_module_is_the_door_or_lives_in_a_room_with_a_sign():

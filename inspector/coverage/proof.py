@@ -302,15 +302,16 @@ def prove_all(
 
 
 def identity() -> dict[str, str]:
-    """The code a coverage record belongs to: the rule (layout, launcher and the map's walk),
-    which fixes the map it walked, and the kernel's functions, which fix what its proofs
-    showed. A record of another kernel proves nothing about this one."""
+    """The code a coverage record belongs to: the rule (layout, the launch geometry, launcher
+    and the map's walk), which fixes the map it walked, and the kernel's functions, which fix
+    what its proofs showed. A record of another kernel proves nothing about this one."""
     import kernels
-    from kernels import launcher, layout
+    from kernels import geometry, launcher, layout
     from kernels.instruments import coverage
     from kernels.instruments.compile_info import kernel_source_sha256
 
-    rule = "\n".join(inspect.getsource(module) for module in (layout, launcher, coverage))
+    modules = (layout, geometry, launcher, coverage)
+    rule = "\n".join(inspect.getsource(module) for module in modules)
     return {
         "rule_sha256": hashlib.sha256(rule.encode("utf-8")).hexdigest(),
         "kernel_sha256": kernel_source_sha256(),

@@ -41,17 +41,9 @@ import triton
 
 from kernels import jit
 from kernels.env import SOURCE_ROOT
+from kernels.geometry import kernel_constexprs, peel_elements, settled, vector_width
 from kernels.launcher import KERNEL_MUTANTS, MAX_WIDTH, SUPPORTED_DTYPES, mutant_code
-from kernels.layout import (
-    KERNEL_PATHS,
-    LaunchConfig,
-    choose_config,
-    forced_config,
-    kernel_constexprs,
-    peel_elements,
-    settled,
-    vector_width,
-)
+from kernels.layout import KERNEL_PATHS, LaunchConfig, choose_config, forced_config
 from kernels.mode import COMPILED, MODE
 
 _TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}

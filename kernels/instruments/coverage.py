@@ -1,11 +1,11 @@
 """The launch-layout coverage map: every kernel configuration the layout rule can reach.
 
 A *configuration* is what changes the code a launch runs: the kernel (tile or column loop),
-the dtype, and the compile-time branches :func:`kernels.layout.kernel_constexprs` sets (rows
+the dtype, and the compile-time branches :func:`kernels.geometry.kernel_constexprs` sets (rows
 per program one or more, the vector width, peeled or not, a split body, the weight's load
-early or late, EVEN, the row mask, streaming stores) plus whether lanes lie past the row (the
-masked tail). The sizes themselves (tile lanes, chunk, warps) are not part of it: they set how
-many lanes run the same code, not which code.
+early or late, EVEN, the row mask, streaming stores, a row in several programs) plus whether
+lanes lie past the row (the masked tail). The sizes themselves (tile lanes, chunk, warps, the
+number of parts) are not part of it: they set how many lanes run the same code, not which code.
 
 :func:`reachable` walks every supported width (1..MAX_WIDTH), both element sizes, every class
 of row counts between which the rule or the row mask can change (:func:`row_classes`) and
@@ -26,6 +26,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kernels.geometry import kernel_constexprs, peel_elements, settled, vector_width
 from kernels.launcher import MAX_ROWS, MAX_WIDTH, SUPPORTED_DTYPES
 from kernels.layout import (
     LOOP_PROBLEM_BYTES,
@@ -33,11 +34,7 @@ from kernels.layout import (
     LaunchConfig,
     cdiv,
     choose_config,
-    kernel_constexprs,
-    peel_elements,
     row_thresholds,
-    settled,
-    vector_width,
 )
 
 ITEMSIZES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -45,7 +42,7 @@ ITEMSIZES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 # The fields of a configuration, in the order the map and the receipt list them.
 FIELDS: tuple[str, ...] = (
     "dtype", "kernel", "multi_row", "vec", "peel", "split", "w_early", "even", "row_mask",
-    "stream", "tail",
+    "stream", "tail", "parts",
 )  # fmt: skip
 
 
@@ -66,6 +63,7 @@ class Configuration:
             loop.
         stream: STREAM_STORE.
         tail: lanes past the row exist (the tile's lanes or the loop's chunks overhang it).
+        parts: PARTS > 1 (the loop's row in several programs); False on the tile.
     """
 
     dtype: str
@@ -79,6 +77,7 @@ class Configuration:
     row_mask: bool
     stream: bool
     tail: bool
+    parts: bool
 
     @property
     def label(self) -> str:
@@ -89,7 +88,7 @@ class Configuration:
             "multi" if self.multi_row else "rows1",
             f"vec{self.vec}",
         ]
-        names = ("peel", "split", "w_early", "even", "row_mask", "stream", "tail")
+        names = ("peel", "split", "w_early", "even", "row_mask", "stream", "tail", "parts")
         flags += [name for name in names if getattr(self, name)]
         return "/".join(flags)
 
@@ -152,12 +151,13 @@ def configuration_of(dtype: str, loop: bool, constexprs: Mapping[str, Any]) -> C
         return Configuration(
             dtype, "loop", False, constexprs["VEC"], constexprs["PEEL"] > 0, False, False,
             bool(constexprs["EVEN"]), False, bool(constexprs["STREAM_STORE"]), tail,
+            constexprs["PARTS"] > 1,
         )  # fmt: skip
     tail = constexprs["BLOCK"] + constexprs["BLOCK2"] > constexprs["WIDTH"]
     return Configuration(
         dtype, "tile", constexprs["ROWS"] > 1, constexprs["VEC"], constexprs["PEEL"] > 0,
         constexprs["BLOCK2"] > 0, bool(constexprs["W_EARLY"]), bool(constexprs["EVEN"]),
-        bool(constexprs["ROW_MASK"]), bool(constexprs["STREAM_STORE"]), tail,
+        bool(constexprs["ROW_MASK"]), bool(constexprs["STREAM_STORE"]), tail, False,
     )  # fmt: skip
 
 

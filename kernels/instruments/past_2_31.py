@@ -3,11 +3,11 @@ kernels.instruments.past_2_31 [DEVICE]``.
 
 Three bfloat16 rows at a row stride of 2**30 + 8 elements, so row 2 of x and of out starts at
 element 2**31 + 16, launched with each path's forced layout and the rule's form of the column
-loop (one program per row, unrolled) and a row in two tiles (one and two rows per program),
-at width 64 (16-byte vectors) and 70 (peeled: head, 16-byte body, tail). Each case prints
-``CASE ulps per row: [...]``: each row's largest distance from ``torch.nn.functional.rms_norm``
-in float64, in bfloat16 ulps. The storage is allocated, never filled, so only the pages the
-rows touch are committed (two 4 GiB reservations).
+loop (one program per row, unrolled; and a row in two programs) and a row in two tiles (one and
+two rows per program), at width 64 (16-byte vectors) and 70 (peeled: head, 16-byte body, tail).
+Each case prints ``CASE ulps per row: [...]``: each row's largest distance from
+``torch.nn.functional.rms_norm`` in float64, in bfloat16 ulps. The storage is allocated, never
+filled, so only the pages the rows touch are committed (two 4 GiB reservations).
 
 Run it in a process of its own: an int32 offset wraps to a wild address, and under the Triton
 interpreter that store lands in this process's memory (a crash, or silent corruption); one
@@ -21,8 +21,8 @@ import sys
 
 ROWS, STRIDE = 3, 2**30 + 8
 WIDTHS = (64, 70)
-PATHS = ("one_row", "multi_row", "column_loop", "column_loop_per_row", "split_one_row",
-         "split_multi_row")  # fmt: skip
+PATHS = ("one_row", "multi_row", "column_loop", "column_loop_per_row", "column_loop_parts",
+         "split_one_row", "split_multi_row")  # fmt: skip
 
 
 def cases() -> list[str]:
@@ -52,6 +52,8 @@ def run(device: str) -> None:
             half = layout.block_for(width) // 2
             if path == "column_loop_per_row":
                 config = layout.LaunchConfig(True, half, 2)
+            elif path == "column_loop_parts":
+                config = layout.LaunchConfig(True, half // 2, 2, row_parts=2)
             elif path.startswith("split"):  # two tiles, unpeeled: half the tile, then the rest
                 rest = layout.next_power_of_2(width - half)
                 per = 2 if path == "split_multi_row" else 1

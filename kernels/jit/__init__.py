@@ -1,8 +1,9 @@
 """The fused RMSNorm forward as Triton kernels: ``y = x * rsqrt(mean(x^2) + eps) * weight``.
 
 One program owns whole rows: it reads those rows of ``x`` and the ``weight``, and writes the same
-rows of ``y``. No row is split between programs, so a row's reduction is a register (and
-shared-memory) tree inside one program, with no atomics and no second launch.
+rows of ``y``. A row's reduction is a register (and shared-memory) tree inside one program, with
+no atomics and no second launch. The column loop may give a row to several programs (``PARTS``):
+each of them reduces the whole row in that same order and stores its own share of the row.
 
 Two kernels (the launch layout that picks one is ``kernels.layout``): the tile kernel in
 :mod:`kernels.jit.tile`, the column loop in :mod:`kernels.jit.loop`, the mutant codes and shared
@@ -88,5 +89,6 @@ KERNEL_FUNCTIONS = (
     loop._peeled_loop_row,
     loop._peeled_store_chunk,
     loop._chunked_row,
+    loop._store_rrms,
     loop.rms_norm_loop_kernel,
 )

@@ -97,8 +97,10 @@ def _peeled_loop_row(
     x_row_stride,
     y_row_stride,
     eps,
+    part,
     CHUNK: tl.constexpr,
     NUM_CHUNKS: tl.constexpr,
+    PARTS: tl.constexpr,
     PEEL: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
@@ -107,7 +109,9 @@ def _peeled_loop_row(
 ):
     """One row of :func:`rms_norm_loop_kernel` peeled as in :func:`_peeled_row`: the chunks
     run over the aligned body (``NUM_CHUNKS`` chunks cover it: it is no longer than the row),
-    the head and the tail are PEEL-lane tiles added to the sum and stored apart."""
+    the head and the tail are PEEL-lane tiles added to the sum and stored apart. Of a row in
+    ``PARTS`` parts, part ``part`` stores its share of the body's chunks (:func:`_chunked_row`)
+    and part 0 the head and the tail."""
     x_start = row * x_row_stride
     y_start = row * y_row_stride
     head = tl.minimum(((PEEL - x_start % PEEL) % PEEL).to(tl.int32), width)
@@ -136,14 +140,19 @@ def _peeled_loop_row(
     )
     rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
     if STORE_RSTD:
-        tl.store(rstd_ptr + row, rrms)
+        _store_rrms(rstd_ptr, row, rrms, part, PARTS)
     Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
     out_ty = y_ptr.dtype.element_ty
-    for chunk in tl.static_range(NUM_CHUNKS):
+    PER: tl.constexpr = (NUM_CHUNKS + PARTS - 1) // PARTS
+    first = part * (PER * CHUNK)
+    for step in tl.static_range(PER):
         _peeled_store_chunk(
-            x_body, w_ptr, y_body, chunk * CHUNK + cols, head, body, row_end, tile_end,
+            x_body, w_ptr, y_body, first + step * CHUNK + cols, head, body, row_end, tile_end,
             rrms, Y_CACHE, MUTANT,
         )  # fmt: skip
+    if PARTS > 1:
+        head_in = head_in & (part == 0)
+        tail_in = tail_in & (part == 0)
     wh = tl.load(w_ptr + edge, mask=head_in, other=0.0).to(tl.float32)
     wt = tl.load(w_ptr + tail + edge, mask=tail_in, other=0.0).to(tl.float32)
     if MUTANT == MISSING_WEIGHT:
@@ -197,15 +206,20 @@ def _chunked_row(
     x_row_stride,
     y_row_stride,
     eps,
+    part,
     CHUNK: tl.constexpr,
     NUM_CHUNKS: tl.constexpr,
+    PARTS: tl.constexpr,
     EVEN: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
     rstd_ptr,
     STORE_RSTD: tl.constexpr,
 ):
-    """One row of :func:`rms_norm_loop_kernel` unpeeled: the chunks from the row's start."""
+    """One row of :func:`rms_norm_loop_kernel` unpeeled: the chunks from the row's start. Of a
+    row in ``PARTS`` parts, every part sums the whole row and part ``part`` stores chunks
+    ``part * PER`` to ``part * PER + PER - 1`` (``PER = cdiv(NUM_CHUNKS, PARTS)``; a chunk
+    past the row is masked off)."""
     cols = tl.arange(0, CHUNK)
     x_row = x_ptr + row * x_row_stride
     y_row = y_ptr + row * y_row_stride
@@ -217,13 +231,24 @@ def _chunked_row(
         )
     rrms = _rrms(acc, width, eps, 1, MUTANT)
     if STORE_RSTD:
-        tl.store(rstd_ptr + row, rrms)
-    # Pass 2: normalize, weight, one rounding at the store.
-    for chunk in tl.static_range(NUM_CHUNKS):
+        _store_rrms(rstd_ptr, row, rrms, part, PARTS)
+    # Pass 2: normalize, weight, one rounding at the store; this part's chunks only.
+    PER: tl.constexpr = (NUM_CHUNKS + PARTS - 1) // PARTS
+    first = part * (PER * CHUNK)
+    for step in tl.static_range(PER):
         _loop_store_chunk(
-            x_row, w_ptr, y_row, chunk * CHUNK + cols, width, rrms, NUM_CHUNKS, CHUNK, EVEN,
-            STREAM_STORE, MUTANT,
+            x_row, w_ptr, y_row, first + step * CHUNK + cols, width, rrms, NUM_CHUNKS, CHUNK,
+            EVEN, STREAM_STORE, MUTANT,
         )  # fmt: skip
+
+
+@triton.jit
+def _store_rrms(rstd_ptr, row, rrms, part, PARTS: tl.constexpr):
+    """The row's rrms into ``rstd_ptr[row]``, by its part 0 only."""
+    if PARTS == 1:
+        tl.store(rstd_ptr + row, rrms)
+    else:
+        tl.store(rstd_ptr + row, rrms, mask=part == 0)
 
 
 @triton.jit
@@ -242,11 +267,13 @@ def rms_norm_loop_kernel(
     EVEN: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     PEEL: tl.constexpr,
+    PARTS: tl.constexpr,
     MUTANT: tl.constexpr,
     rstd_ptr,
     STORE_RSTD: tl.constexpr,
 ):
-    """RMSNorm forward of one row per program (grid ``(rows,)``), in column chunks.
+    """RMSNorm forward of one row per program (grid ``(rows,)``), in column chunks, or of one
+    row in ``PARTS`` programs (grid ``(rows * PARTS,)``).
 
     Program ``r`` reads ``x[r, 0:width]`` (twice) and ``weight[0:width]`` and writes
     ``y[r, 0:width]``; nothing else. The hardware starts the next row the moment a program ends,
@@ -260,11 +287,16 @@ def rms_norm_loop_kernel(
         its chunk count, or EVEN, changes). Both column loops are unrolled at compile time, so
         every chunk load of a pass is independent and in flight together.
       VEC: as in the tile kernel.
-      EVEN: width == NUM_CHUNKS * CHUNK: no lane is outside the row, so loads and stores carry
-        no column mask (the tail mutants change nothing there).
+      EVEN: width == NUM_CHUNKS * CHUNK and PARTS divides NUM_CHUNKS: no lane is outside the
+        row, so loads and stores carry no column mask (the tail mutants change nothing there).
       STREAM_STORE: stores marked streaming (``.cs``).
       PEEL: 0, or the elements of 16 bytes: the row's chunks run over its aligned body, with its
         head and tail apart (:func:`_peeled_loop_row`), as in the tile kernel.
+      PARTS: programs per row (1 unless rows are too few to fill the SMs). Program ``p`` is
+        part ``p % PARTS`` of row ``p // PARTS``: each part sums the whole row in the same
+        order as one program would (so its rrms, and every output bit, is the same whatever
+        PARTS is) and stores its own share of the chunks; the sum's second and later reads
+        come from L2. No part waits for another, and nothing is exchanged between them.
       MUTANT: ``FAITHFUL`` (0) or one mutant code.
       rstd_ptr, STORE_RSTD: as in the tile kernel (each row's rrms, float32, when STORE_RSTD).
 
@@ -273,14 +305,20 @@ def rms_norm_loop_kernel(
     """
     width, x_row_stride, y_row_stride = _row_geometry(width_v, x_stride_v, y_stride_v, VEC, MUTANT)
     # int64 row index: rows * stride can pass 2**31 elements.
-    row = tl.program_id(0).to(tl.int64)
+    if PARTS == 1:
+        row = tl.program_id(0).to(tl.int64)
+        part = 0
+    else:
+        program = tl.program_id(0)
+        row = (program // PARTS).to(tl.int64)
+        part = program % PARTS
     if PEEL:
         _peeled_loop_row(
-            x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps, CHUNK, NUM_CHUNKS,
-            PEEL, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
+            x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps, part, CHUNK,
+            NUM_CHUNKS, PARTS, PEEL, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip
     else:
         _chunked_row(
-            x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps, CHUNK, NUM_CHUNKS,
-            EVEN, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
+            x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps, part, CHUNK,
+            NUM_CHUNKS, PARTS, EVEN, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip

@@ -236,11 +236,11 @@ def test_every_kernel_branch_changes_the_configuration_key() -> None:
         key = coverage.configuration_of("float32", False, {**tile, **change})
         assert getattr(key, field) != getattr(base, field), field
     loop = {"CHUNK": 256, "NUM_CHUNKS": 4, "VEC": 1, "EVEN": False, "STREAM_STORE": True,
-            "PEEL": 0, "WIDTH": 1000}  # fmt: skip
+            "PEEL": 0, "PARTS": 1, "WIDTH": 1000}  # fmt: skip
     base = coverage.configuration_of("float32", True, loop)
     loop_flips = {
         "vec": {"VEC": 4}, "peel": {"PEEL": 4}, "even": {"EVEN": True},
-        "stream": {"STREAM_STORE": False}, "tail": {"WIDTH": 1024},
+        "stream": {"STREAM_STORE": False}, "tail": {"WIDTH": 1024}, "parts": {"PARTS": 2},
     }  # fmt: skip
     for field, change in loop_flips.items():
         key = coverage.configuration_of("float32", True, {**loop, **change})

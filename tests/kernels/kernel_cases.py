@@ -173,11 +173,15 @@ CASES: dict[str, NamedCase] = {
 # The column-loop variants choose_config launches on wide rows, at CHUNK 32 so the named cases
 # exercise them: width 70 is 3 chunks with a masked tail, width 256 is 8 full chunks (EVEN: the
 # kernel drops every mask). One program per row, with and without streaming stores, on one and
-# two warps.
+# two warps; and a row in several programs (row_parts): in two parts width 70's second part owns
+# chunk 2 and a chunk wholly past the row, in three each part one chunk; width 256 splits evenly
+# in two (EVEN kept) and raggedly in three (3 + 3 + 2 chunks: masked).
 LOOP_VARIANTS: dict[str, LaunchConfig] = {
     "per_row_streaming": LaunchConfig(True, 32, 1, stream_store=True),
     "per_row": LaunchConfig(True, 32, 1),
     "per_row_two_warps": LaunchConfig(True, 32, 2),
+    "row_in_two_parts": LaunchConfig(True, 32, 1, stream_store=True, row_parts=2),
+    "row_in_three_parts": LaunchConfig(True, 32, 2, row_parts=3),
 }
 
 # The tile kernel with streaming hints (x evict-first, weight evict-last, y .cs), one and two

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import kernels
+from kernels.geometry import vector_width
 from kernels.instruments import coverage
 from kernels.launcher import MAX_ROWS
-from kernels.layout import LaunchConfig, choose_config, vector_width
+from kernels.layout import LaunchConfig, choose_config
 
 WIDTHS = [1, 2, 3, 64, 70, 127, 512, 513, 1000, 2053, 4096, 5125, 8192, 8193, 20000, 65536]
 
@@ -62,7 +63,7 @@ def test_the_key_is_the_launchs_own(monkeypatch: pytest.MonkeyPatch) -> None:
     config = LaunchConfig(False, 64, 1, 2, w_early=True)
     run = kernels.run_checked(x, np.ones(64), eps=1e-6, dtype="float32", config=config)
     assert run.configuration == coverage.Configuration(
-        "float32", "tile", True, 4, False, False, True, True, True, False, False
+        "float32", "tile", True, 4, False, False, True, True, True, False, False, False
     )
     run = kernels.run_checked(x[:4, :60], np.ones(60), eps=1e-6, dtype="float32", config=config)
     assert (run.configuration.even, run.configuration.row_mask, run.configuration.tail) == (
@@ -104,6 +105,12 @@ def test_the_walk_over_every_width_finds_every_kernel_path_and_branch(coverage_m
     assert kinds == {(d, k) for d in ("float32", "float16", "bfloat16") for k in ("tile", "loop")}
     for field in ("multi_row", "peel", "split", "w_early", "even", "row_mask", "stream", "tail"):
         assert {getattr(c, field) for c in coverage_map} == {False, True}, field
+    assert {c.parts for c in coverage_map} == {False, True}
+    # A row in parts is the column loop's alone, and it takes every loop branch.
+    parted = {c for c in coverage_map if c.parts}
+    assert {c.kernel for c in parted} == {"loop"}
+    for field in ("peel", "even", "tail"):
+        assert {getattr(c, field) for c in parted} == {False, True}, field
     assert {c.vec for c in coverage_map} == {1, 2, 4, 8}
     # A peeled split body is a 2-byte layout only; fp32 rows split unpeeled (split rows).
     assert not any(c.split and c.peel for c in coverage_map if c.dtype == "float32")

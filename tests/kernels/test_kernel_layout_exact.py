@@ -50,8 +50,11 @@ RULE_CASES: tuple[tuple[str, int, int], ...] = (
     ("float32", 1152, 3),  # split rows: 1024 + 128 lanes, unpeeled, no tail
     ("bfloat16", 520, 5_000),  # short rows: multi-row split, 512 + 16 lanes
     ("float16", 576, 3),  # short rows of one row per program: split, 512 + 64 lanes
-    ("float32", 9000, 3),  # column loop, unpeeled
-    ("float32", 9001, 3),  # column loop, peeled
+    ("float32", 9000, 1000),  # column loop, unpeeled
+    ("float32", 9001, 1000),  # column loop, peeled
+    ("bfloat16", 9000, 3),  # few long rows: 3 chunks in 3 parts, a tail
+    ("float32", 16384, 5),  # few long rows: 4 chunks in 4 parts, EVEN
+    ("float16", 12290, 2),  # few long rows: 4 chunks in 3 parts (2 + 2), peeled on odd strides
     ("float32", 8192, 4096),  # column loop past LOOP_PROBLEM_BYTES: EVEN chunks
     ("float32", 1000, 3),  # one-row tile, weight early
     ("bfloat16", 1000, 20_000),  # one-row tile, weight late
@@ -182,6 +185,7 @@ def test_the_cases_reach_every_rule_row_and_every_branch_of_both_kernels() -> No
                 seen.update((key.kernel, name, value) for name, value in vars(key).items())
     for kernel, name in [("tile", n) for n in ("multi_row", "peel", "w_early", "tail")] + [
         ("loop", "peel"), ("loop", "even"), ("loop", "tail"), ("tile", "stream"),
+        ("loop", "parts"),
     ]:  # fmt: skip
         assert {(kernel, name, True), (kernel, name, False)} <= seen, (kernel, name)
     for name in ("split", "even", "row_mask"):

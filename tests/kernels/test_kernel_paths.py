@@ -13,7 +13,7 @@ import triton
 from kernel_cases import TORCH_DTYPES, assert_close, torch_reference
 
 import kernels
-from kernels import launcher, layout
+from kernels import geometry, launcher, layout
 from kernels.layout import LaunchConfig
 
 MiB = 2**20
@@ -382,8 +382,8 @@ def test_every_layout_with_an_output_row_stride_unlike_the_inputs(
     rows = min(2 * config.rows_per_program + 1, 5)
     dtype = "float32" if itemsize == 4 else "bfloat16"
     # Strides that disagree modulo the vector also unpeel a row: a split body then launches as
-    # the whole power-of-two tile (layout.settled), which is the layout expected here.
-    expected = layout.settled(config, width, 0)
+    # the whole power-of-two tile (geometry.settled), which is the layout expected here.
+    expected = geometry.settled(config, width, 0)
     _forced_parity(
         rows, width, dtype, config, pad=pad, out_pad=out_pad, seed=width + pad, launches=expected
     )
@@ -434,15 +434,17 @@ def test_auto_multi_row_through_the_public_launcher() -> None:
 
 
 def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
-    # Width 40000 fp32: the column loop, one program per row, 5 unrolled chunks of 8192 lanes,
-    # the last one masked (7232 lanes in the row).
+    # Width 40000 fp32 on 2 rows: few long rows, 10 unrolled chunks of 4096 lanes (the last
+    # one masked: 3136 lanes in the row) in 5 parts of 2 chunks; in place each row stays in one
+    # program (a part's stores would overwrite what the others still sum).
     width = 40000
     config = kernels.choose_config(2, width, 4)
     assert (config.path, config.block, triton.cdiv(width, config.block)) == (
         "column_loop",
-        8192,
-        5,
+        4096,
+        10,
     )
+    assert config.row_parts == 5
     x = torch.randn(2, width, generator=torch.Generator().manual_seed(4))
     weight = torch.randn(width, generator=torch.Generator().manual_seed(5))
     expected = torch_reference(x, weight, 1e-6)
@@ -467,7 +469,7 @@ def test_auto_column_loop_through_the_public_launcher_in_place() -> None:
     ],
 )
 def test_vector_width_divides_width_and_both_strides(width, x_stride, y_stride, itemsize, vec):
-    assert layout.vector_width(width, x_stride, y_stride, itemsize) == vec
+    assert geometry.vector_width(width, x_stride, y_stride, itemsize) == vec
 
 
 @pytest.mark.parametrize(
@@ -534,7 +536,8 @@ def test_validate_returns_the_row_view_without_allocating() -> None:
         (8192, 3001, 2, "odd 2-byte rows of one 4096-lane body"),
         (4096, 3590, 2, "even 2-byte rows of one 4096-lane body"),
         (4096, 2053, 2, "peeled 2-byte tile"),
-        (2, 40000, 4, "column loop"),
+        (2, 40000, 4, "few long rows"),
+        (264, 40000, 4, "column loop"),
         (4096, 4096, 2, "one-row tile"),
     ],
 )
@@ -551,7 +554,7 @@ def test_each_row_of_the_rule_table_gives_the_layout_of_its_cases(rows, width, i
 
 def test_the_rule_table_names_each_row_once_and_ends_with_a_row_for_every_problem() -> None:
     names = [rule.name for rule in layout.RULES]
-    assert len(set(names)) == len(names) == 10
+    assert len(set(names)) == len(names) == 11
     assert layout.RULES[-1].applies(layout.problem(1, 1, 2, 132))
     with pytest.raises(ValueError, match=r"^no launch layout for width=0, itemsize=2$"):
         layout.rule_for(1, 0, 2)

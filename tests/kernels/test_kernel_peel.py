@@ -14,7 +14,8 @@ import pytest
 import torch
 
 import kernels
-from kernels.layout import LaunchConfig, block_for, peel_elements
+from kernels.geometry import peel_elements
+from kernels.layout import LaunchConfig, block_for
 
 DEVICE = "cuda" if kernels.MODE == "compiled" else "cpu"
 TILE = LaunchConfig(False, 128, 2)
@@ -39,7 +40,7 @@ TILE = LaunchConfig(False, 128, 2)
     ],
 )
 def test_peel_applies_where_it_keeps_16_byte_accesses(width, itemsize, strides, config, expected):
-    from kernels.layout import vector_width
+    from kernels.geometry import vector_width
 
     vec = vector_width(width, *strides, itemsize)
     assert peel_elements(config, width, vec, *strides, itemsize) == expected
@@ -154,7 +155,7 @@ def test_tail_mutants_act_on_the_lanes_of_a_split_body_past_the_row(mutant: str)
 
 
 def test_a_split_is_two_powers_of_two_that_fit_the_row() -> None:
-    from kernels.layout import kernel_constexprs, settled
+    from kernels.geometry import kernel_constexprs, settled
 
     split = LaunchConfig(False, 2048, 2, block2=16)
     # Peeled: the body's two tiles cover the row past its head.

@@ -8,7 +8,7 @@ import pytest
 
 import kernels
 from kernels import bench
-from kernels.layout import kernel_constexprs
+from kernels.geometry import kernel_constexprs
 from lab import sweep
 
 
