@@ -262,12 +262,19 @@ def _loop_config(p: Problem) -> LaunchConfig:
         fewest = 4096
     else:
         chunk, fewest = min(lanes // 2, 4096), 1024
-    while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
-        chunk //= 2
+    chunk = _trimmed_chunk(width, chunk, fewest)
     per_warp = 1 * KiB if itemsize >= 4 and lanes > 16384 and width % 4 else 512
     return LaunchConfig(
         True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, per_warp), stream_store=True
     )
+
+
+def _trimmed_chunk(width: int, chunk: int, fewest: int) -> int:
+    """``chunk`` halved, down to ``fewest``, while the last chunk's masked lanes exceed a fifth
+    of the width."""
+    while chunk > fewest and cdiv(width, chunk) * chunk - width > width // 5:
+        chunk //= 2
+    return chunk
 
 
 def _column_loop(p: Problem) -> bool:
@@ -297,9 +304,7 @@ def _parted_loop(p: Problem) -> LaunchConfig:
     :func:`_row_parts` programs per row."""
     config = _loop_config(p)
     if config.block > PARTS_CHUNK:
-        chunk = PARTS_CHUNK
-        while chunk > 1024 and cdiv(p.width, chunk) * chunk - p.width > p.width // 5:
-            chunk //= 2
+        chunk = _trimmed_chunk(p.width, PARTS_CHUNK, 1024)
         warps = _warps_for_bytes(chunk * p.itemsize, 32, 1, 512)
         config = dataclasses.replace(config, block=chunk, num_warps=warps)
     parts = _row_parts(p.rows, cdiv(p.width, config.block), p.sm_count)
