@@ -13,7 +13,9 @@ ended. A ``deleteLater`` on it would let the finishing thread delete it while th
 garbage collector frees the same wrapper: a double delete, a crash or a deadlock at random.
 :class:`JobRunner` is what a window owns: it starts one job at a time, forwards the signals,
 drops results of jobs it has cancelled or forgotten ("late results"), and on shutdown asks the
-job to stop and waits for its thread.
+job to stop and waits for its thread. Its owner calls :meth:`JobRunner.shutdown` (or
+:meth:`JobRunner.wait`) before letting it go: ``busy`` ends when the job has finished, a moment
+before its thread has, and Qt aborts the process when a running ``QThread`` is destroyed.
 """
 
 from __future__ import annotations

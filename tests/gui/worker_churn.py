@@ -36,6 +36,11 @@ def main(jobs: int) -> None:
         while runner.busy:
             app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
             gc.collect(0)
+        # A runner's owner waits for its thread before letting it go, as the window's
+        # shutdown does: "busy" ends when the job has finished, and on a busy machine its
+        # thread may still be winding down; a QThread destroyed then aborts the process.
+        if not runner.wait(30000):
+            raise SystemExit("the job's thread did not end within 30 s")
         for _ in range(3):  # the finished thread's deleteLater and the prune run here
             app.processEvents()
             gc.collect()
