@@ -250,11 +250,7 @@ def certify(
                 got = _launch_at(xt, wt, eps, config, position, stride)
             ulps = ulp_distance(got, alone).amax(dim=1)
             worst = torch.maximum(worst, ulps)
-            launches.append({
-                "batch_size": batch, "path": config.path, "block": config.block,
-                "num_warps": config.num_warps, "rows_per_program": config.rows_per_program,
-                "position": position, "rows_differing": int((ulps > 0).sum()),
-            })  # fmt: skip
+            launches.append(_launch_entry(batch, config, position, ulps))
     graph = "not run: CUDA graphs need a CUDA device"
     if device.type == "cuda":
         from kernels.api import rms_norm
@@ -288,11 +284,7 @@ def _certify_mode(
     def compared(batch: int, position: int, per_row: torch.Tensor) -> None:
         nonlocal worst
         worst = torch.maximum(worst, per_row)
-        launches.append({
-            "batch_size": batch, "path": config.path, "block": config.block,
-            "num_warps": config.num_warps, "rows_per_program": config.rows_per_program,
-            "position": position, "rows_differing": int((per_row > 0).sum()),
-        })  # fmt: skip
+        launches.append(_launch_entry(batch, config, position, per_row))
 
     for position in positions_for(config, stride, xt.element_size()):
         got = _launch_at(xt, wt, eps, config, position, stride)
@@ -314,6 +306,18 @@ def _certify_mode(
         worst, graph = _graph_compared(_graph_output(strided, wt, eps, True), alone, worst)
     listed = sorted({*sizes, *(entry["batch_size"] for entry in launches)})
     return _certificate(worst, listed, launches, graph, str(device), "batch_invariant")
+
+
+def _launch_entry(
+    batch: int, config: LaunchConfig, position: int, per_row: torch.Tensor
+) -> dict[str, Any]:
+    """One launch of a certificate: its batch, layout and place, and how many rows (of
+    ``per_row``'s ulp distances) differ from the row launched alone."""
+    return {
+        "batch_size": batch, "path": config.path, "block": config.block,
+        "num_warps": config.num_warps, "rows_per_program": config.rows_per_program,
+        "position": position, "rows_differing": int((per_row > 0).sum()),
+    }  # fmt: skip
 
 
 def _certificate(

@@ -18,10 +18,11 @@ from inspector.qt.widgets import dialogs
 from inspector.records.sessions.session import load_session, save_session
 from oracle.dtypes import ITEMSIZE
 from oracle.spec import synthetic_problem
+from tests.gui.helpers import KERNEL_TIMEOUT_MS as TIMEOUT_MS
+from tests.gui.helpers import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo_session.h5"
-TIMEOUT_MS = 120_000
 
 
 def _small_input(window, rows: int = 3, width: int = 40) -> None:
@@ -33,9 +34,7 @@ def _small_input(window, rows: int = 3, width: int = 40) -> None:
 
 
 def _run_kernel(qtbot, window) -> None:
-    with qtbot.waitSignal(window.runner.finished, timeout=TIMEOUT_MS):
-        assert window.run_kernel()
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=TIMEOUT_MS)
+    run_kernel(qtbot, window)
     assert window.state.kernel_run is not None, window.status_line.text()
 
 

@@ -13,9 +13,10 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from inspector.model import viewdata
 from inspector.qt.widgets import dialogs
 from oracle.spec import synthetic_problem
+from tests.gui.helpers import KERNEL_TIMEOUT_MS as TIMEOUT_MS
+from tests.gui.helpers import run_kernel
 
 TUTORIAL = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "tutorial.py"
-TIMEOUT_MS = 120_000
 
 
 def _viewport_pos(grid, row: int, lane: int) -> QPoint:
@@ -29,12 +30,6 @@ def _set_input(window, rows: int, width: int) -> None:
         x=np.array(problem.x), weight=np.array(problem.weight), eps="1e-6", dtype="float32"
     )
     assert window.state.analysis_current
-
-
-def _run_kernel(qtbot, window) -> None:
-    with qtbot.waitSignal(window.runner.finished, timeout=TIMEOUT_MS):
-        assert window.run_kernel()
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=TIMEOUT_MS)
 
 
 def test_the_pane_keeps_the_hovered_lane_and_pins_a_clicked_one(qtbot, window) -> None:
@@ -78,7 +73,7 @@ def test_a_pinned_lane_shows_the_kernels_y_once_it_ran(qtbot, window) -> None:
     grid, pane = window.grid, window.grid.details
     grid.pin_lane((1, 7))
     assert "y (kernel) = not run yet" in pane.text.toPlainText()
-    _run_kernel(qtbot, window)
+    run_kernel(qtbot, window)
     y = window.state.kernel_output().y
     assert pane.pinned == (1, 7)
     assert f"y (kernel) = {float(y[1, 7]):.7g}" in pane.text.toPlainText()
@@ -90,7 +85,7 @@ def test_the_unmasked_store_mutant_is_taken_to_its_first_stray_store_and_its_cro
 ) -> None:
     _set_input(window, 4, 72)
     window.mutant_panel.set_current("unmasked_store")
-    _run_kernel(qtbot, window)
+    run_kernel(qtbot, window)
     grid, pane = window.grid, window.grid.details
     states = grid.image.states
     assert (states[:3, 72:] == viewdata.CROSS_ROW).all()
