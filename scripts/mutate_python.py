@@ -15,15 +15,20 @@ entry per mutant, ``score`` = (killed + timeout) / (mutants - equivalent): a sui
 its time limit fails CI as surely as a failing test) and the survivors (CSV beside it).
 
 A mutant is named by its key: file, function, operator, the text before and after, and which
-occurrence of that change in the function it is (line numbers move when the file is edited,
-keys do not). ``--explained`` is a JSON list of ``{key..., "kind", "reason"}``: a survivor whose
-key is there gets the reason, and ``kind: equivalent`` (the change cannot alter behaviour) takes
-it out of the score; an explanation that matches no survivor is reported, since a stale one
-hides nothing but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive;
-``--killed-in REPORT`` reruns only those it killed, each first against the test that killed it
-(then the whole suite if that test passes now): after a change to the tests, any of them that
-survives is a kill the change lost, listed, and the exit status is 1;
-``--missing-in REPORT`` runs only the sites REPORT has no mutant for (sites an edit added);
+occurrence of that change in the function it is (line numbers move when the file is edited, keys
+do not). Each mutant also records its site's line (``site``, a short hash of its text): an edit
+that adds or drops an equal change earlier in the function shifts the occurrences after it, so a
+key then names another site; a mutant whose ``site`` is not its key's current line's is of a
+changed site, and runs again (reports older than the hashes are matched by key alone).
+``--explained`` is a JSON list of ``{key..., "kind", "reason"}``: a survivor whose key is there
+gets the reason, and ``kind: equivalent`` (the change cannot alter behaviour) takes it out of
+the score; an explanation that matches no survivor is reported, since a stale one hides nothing
+but misleads. ``--select REPORT`` reruns only the mutants that REPORT left alive (and those of
+changed sites); ``--killed-in REPORT`` reruns only those it killed, each first against the test
+that killed it (then the whole suite if that test passes now): after a change to the tests, any
+of them that survives is a kill the change lost, listed, and the exit status is 1;
+``--missing-in REPORT`` runs only the sites REPORT has no mutant for (sites an edit added or
+changed);
 ``--merge A,B,...`` runs nothing and joins reports (of slices, of the sites an edit added, or of
 the same mutants on other machines, e.g. the GPU tests): a mutant takes the first report's outcome
 unless a later report killed it, and each entry keeps its ``machine``; the joined report holds
@@ -42,6 +47,7 @@ import argparse
 import ast
 import copy
 import csv
+import hashlib
 import json
 import os
 import re
@@ -132,7 +138,19 @@ def key(entry: dict) -> tuple:
 #: fields a mutant names by index into the report's list of that name
 INTERNED = {"file": "files", "killed_by": "killers", "machine": "machines"}
 FIELDS = ("id", "file", "function", "line", "operator", "before", "after", "occurrence",
-          "outcome", "killed_by", "explanation", "machine")  # fmt: skip
+          "outcome", "killed_by", "explanation", "machine", "site")  # fmt: skip
+
+
+def line_hash(line: str) -> str:
+    """A mutant's ``site``: 8 hex digits of the SHA-1 of its line, stripped (a report holds
+    one per mutant, so not the line itself)."""
+    return hashlib.sha1(line.strip().encode()).hexdigest()[:8]
+
+
+def same_site(mutant: dict, now: dict) -> bool:
+    """Whether ``mutant`` (of a report) is of the site ``now`` of the same key: its line reads
+    the same (a mutant recorded without its line's hash is taken on its key)."""
+    return not mutant.get("site") or mutant["site"] == now["site"]
 
 
 def compact(report: dict) -> dict:
@@ -176,11 +194,16 @@ def load_report(path: Path) -> dict:
 
 def current_sites(files: list[Path]) -> list[dict]:
     """One planned mutant per site of ``files`` as they are now, keyed, ids in file order."""
-    work = [(path, site) for path in files for site in python_sites(path.read_text())]
+    work, lines = [], {}
+    for path in files:
+        source = path.read_text()
+        lines[path] = source.splitlines()
+        work.extend((path, site) for site in python_sites(source))
     return keyed([
         {"id": f"p{index + 1:04d}", "file": path.relative_to(ROOT).as_posix(),
          "function": site.function, "line": site.line, "operator": site.operator,
-         "before": site.before, "after": site.after}
+         "before": site.before, "after": site.after,
+         "site": line_hash(lines[path][site.line - 1])}
         for index, (path, site) in enumerate(work)
     ])  # fmt: skip
 
@@ -247,11 +270,17 @@ def _explanations(path: Path | None) -> dict[tuple, dict]:
 
 def merge(reports: list[dict], planned: list[dict] | None = None) -> list[dict]:
     """One entry per mutant key: the first report's, unless a later report killed it. With
-    ``planned`` (the current sites), only those keys, each under its current id and line."""
+    ``planned`` (the current sites), only those keys, each under its current id, line and text;
+    a mutant of a key whose site changed (:func:`same_site`) is left out."""
+    now = {key(m): m for m in planned} if planned is not None else {}
     joined: dict[tuple, dict] = {}
+    changed = 0
     for report in reports:
         for mutant in report["mutants"]:
             mutant = dict(mutant, machine=mutant.get("machine", report.get("machine", "")))
+            if key(mutant) in now and not same_site(mutant, now[key(mutant)]):
+                changed += 1
+                continue
             earlier = joined.get(key(mutant))
             if (
                 earlier is None
@@ -260,12 +289,11 @@ def merge(reports: list[dict], planned: list[dict] | None = None) -> list[dict]:
             ):
                 joined[key(mutant)] = mutant
     if planned is not None:
-        now = {key(m): m for m in planned}
         gone = [k for k in joined if k not in now]
-        if gone:
-            print(f"{len(gone)} mutants of sites the source no longer has are dropped",
-                  file=sys.stderr)  # fmt: skip
-        joined = {k: dict(m, id=now[k]["id"], line=now[k]["line"])
+        if gone or changed:
+            print(f"{len(gone)} mutants of sites the source no longer has are dropped, "
+                  f"{changed} of sites that changed", file=sys.stderr)  # fmt: skip
+        joined = {k: dict(m, id=now[k]["id"], line=now[k]["line"], site=now[k]["site"])
                   for k, m in joined.items() if k in now}  # fmt: skip
         missing = [m["id"] for k, m in now.items() if k not in joined]
         if missing:
@@ -312,12 +340,18 @@ def main() -> int:
     work = [(path, site) for path in files for site in python_sites(path.read_text())]
     chosen = list(range(len(work)))
     if args.missing_in:
-        reported = {key(m) for m in load_report(args.missing_in)["mutants"]}
-        chosen = [i for i in chosen if key(planned[i]) not in reported]
+        reported = {key(m): m for m in load_report(args.missing_in)["mutants"]}
+        chosen = [
+            i for i in chosen if key(planned[i]) not in reported
+            or not same_site(reported[key(planned[i])], planned[i])
+        ]  # fmt: skip
     if args.select:
-        earlier = load_report(args.select)["mutants"]
-        alive = {key(m) for m in earlier if m["outcome"] != "killed"}
-        chosen = [i for i in chosen if key(planned[i]) in alive]
+        earlier = {key(m): m for m in load_report(args.select)["mutants"]}
+        chosen = [  # its survivors, and any mutant whose site changed since
+            i for i in chosen if key(planned[i]) in earlier
+            and (earlier[key(planned[i])]["outcome"] != "killed"
+                 or not same_site(earlier[key(planned[i])], planned[i]))
+        ]  # fmt: skip
     killed_before: dict[tuple, str] = {}
     if args.killed_in:
         earlier = load_report(args.killed_in)["mutants"]
@@ -374,7 +408,11 @@ def main() -> int:
 def _write(args, mutants: list[dict], explained: dict, start: float, earlier_s: float) -> int:
     for mutant in mutants:
         entry = explained.get(key(mutant))
-        if entry is not None and mutant["outcome"] in ("survived", "equivalent"):
+        if (
+            entry is not None
+            and mutant["outcome"] in ("survived", "equivalent")
+            and same_site(entry, mutant)
+        ):
             mutant["explanation"] = entry["reason"]
             mutant["outcome"] = "equivalent" if entry["kind"] == "equivalent" else "survived"
     kinds = ("killed", "survived", "timeout", "equivalent", "not run")

@@ -96,3 +96,35 @@ def test_merged_reports_keep_a_later_kill_and_fill_what_was_not_run() -> None:
     assert [(m["outcome"], m["machine"]) for m in merged] == [
         ("killed", "gpu"), ("survived", "gpu"), ("killed", "cpu")
     ]  # fmt: skip
+
+
+def test_a_mutant_whose_key_now_names_another_site_is_not_carried() -> None:
+    """Dropping the first of two equal changes in a function shifts the second onto the first's
+    key: its recorded line tells the merge that the outcome is another site's."""
+    module = _module()
+    before = "def f(x):\n    a = x > 0\n    return x.sum(0)\n"
+    after = "def f(x):\n    return x.sum(0)\n"
+    head = {"file": "p/a.py", "function": "f", "operator": "constant 0 -> 1", "before": "0",
+            "after": "1"}  # fmt: skip
+    old = [dict(head, site=module.line_hash(line), occurrence=i, outcome="killed")
+           for i, line in enumerate(before.splitlines()[1:])]  # fmt: skip
+    now = [dict(head, id="p0001", line=2, site=module.line_hash(after.splitlines()[1]),
+                occurrence=0)]  # fmt: skip
+    assert module.key(old[0]) == module.key(now[0])
+    assert not module.same_site(old[0], now[0])
+    assert module.same_site(dict(old[0], site=""), now[0])  # a report older than the hashes
+    with pytest.raises(SystemExit, match="no mutant of 1 current sites"):
+        module.merge([{"mutants": old}], now)
+    rerun = [dict(now[0], outcome="survived")]
+    merged = module.merge([{"mutants": old}, {"mutants": rerun}], now)
+    assert [(m["site"], m["outcome"]) for m in merged] == [(old[1]["site"], "survived")]
+
+
+def test_each_current_site_records_the_hash_of_its_own_line() -> None:
+    module = _module()
+    path = SCRIPT.parents[1] / "oracle" / "scalar.py"
+    lines = path.read_text().splitlines()
+    planned = module.current_sites([path])
+    assert planned
+    assert all(m["site"] == module.line_hash(lines[m["line"] - 1]) for m in planned)
+    assert len({m["site"] for m in planned}) > 1

@@ -96,6 +96,11 @@ def test_a_committed_report_holds_one_mutant_of_each_site_the_source_has_now(tar
     assert [(m["id"], module.key(m)) for m in report["mutants"]] == [
         (m["id"], module.key(m)) for m in planned
     ]
+    changed = [
+        m["id"] for m, now in zip(report["mutants"], planned, strict=True)
+        if not module.same_site(m, now)
+    ]  # fmt: skip
+    assert not changed, f"mutants of sites whose line changed since they ran: {changed}"
 
 
 def test_a_compact_report_reads_back_to_every_field_of_every_mutant(tmp_path: Path) -> None:
@@ -103,10 +108,10 @@ def test_a_compact_report_reads_back_to_every_field_of_every_mutant(tmp_path: Pa
     mutants = [
         {"id": "p0001", "file": "a/b.py", "function": "f", "line": 3, "operator": "Add -> Sub",
          "before": "x + 1", "after": "x - 1", "occurrence": 0, "outcome": "killed",
-         "killed_by": "tests/t.py::test_one", "explanation": "", "machine": ""},
+         "killed_by": "tests/t.py::test_one", "explanation": "", "machine": "", "site": "0a1b2c3d"},
         {"id": "p0002", "file": "a/c.py", "function": "g", "line": 9, "operator": "Lt -> LtE",
          "before": "x < 2", "after": "x <= 2", "occurrence": 1, "outcome": "survived",
-         "killed_by": "", "explanation": "why", "machine": "H200 host"},
+         "killed_by": "", "explanation": "why", "machine": "H200 host", "site": ""},
     ]  # fmt: skip
     report = {"target": "a", "score": 0.5, "mutants": mutants}
     path = tmp_path / "r.json"
