@@ -6,7 +6,10 @@ out of every other launch) leaves each existing site's mutant what it was: same 
 change, the same launches. This writes ``DIR/mutation.json``, a report of every site of the
 kernel as it is now (ids ``m001``... in ``mutate``'s order, lines as they are now), each site
 whose key (file, function, operator, before, after, occurrence) ``OLD`` ran keeping its outcome
-with ``carried`` naming the kernel sha256 it ran on, and each new site ``"outcome": "not run"``;
+with ``carried`` naming the kernel sha256 it ran on, and each new site ``"outcome": "not run"``.
+A key whose line reads otherwise now than at ``--old-rev`` is a new site too: an edit that adds
+an equal change earlier in a function shifts the occurrences after it, and the key then names
+another statement (``changed`` in the step counts them);
 ``DIR/new_sites.txt`` lists the new ids by ``--first-site`` slice of 400, for ``main.py mutate
 --sites``, whose reports :mod:`lab.mutation_join` then joins in. Whether an edit only added
 code is the editor's claim to check (``git diff``); this tool matches keys, nothing more. An edit
@@ -20,6 +23,7 @@ at ``--old-rev``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -45,21 +49,37 @@ def _at(rev: str) -> Callable[[str], str]:
     return read
 
 
+@functools.lru_cache(maxsize=16)
+def _sites_in(source: str) -> tuple:
+    """``mutation_sites`` of one file's text (seconds each: a carry reads each text twice)."""
+    from inspector.mutate.sites import mutation_sites
+
+    return tuple(mutation_sites(source))
+
+
 def sites_of(
     read: Callable[[str], str] = _now, files: tuple[str, ...] = KERNEL_FILES
 ) -> list[tuple[tuple, int]]:
     """((file, function, operator, before, after, occurrence), line) of every site, in order;
     ``files`` are read where KERNEL_FILES stand (a revision before the files moved), and the
     keys name KERNEL_FILES."""
-    from inspector.mutate.sites import mutation_sites
-
     sites, seen = [], {}
     for name, where in zip(KERNEL_FILES, files, strict=True):
-        for site in mutation_sites(read(where)):
+        for site in _sites_in(read(where)):
             head = (name, site.function, site.operator, site.before, site.after)
             seen[head] = seen.get(head, -1) + 1
             sites.append(((*head, seen[head]), site.line))
     return sites
+
+
+def texts_of(
+    read: Callable[[str], str] = _now, files: tuple[str, ...] = KERNEL_FILES
+) -> dict[tuple, str]:
+    """Each site's key (:func:`sites_of`) and its line, stripped."""
+    lines = {
+        name: read(where).splitlines() for name, where in zip(KERNEL_FILES, files, strict=True)
+    }
+    return {key: lines[key[0]][line - 1].strip() for key, line in sites_of(read, files)}
 
 
 def old_keys(old: dict[str, Any], old_sites: list[tuple]) -> dict[tuple, dict[str, Any]]:
@@ -79,15 +99,24 @@ def old_keys(old: dict[str, Any], old_sites: list[tuple]) -> dict[tuple, dict[st
 
 
 def carry(
-    old: dict[str, Any], old_sites: list[tuple], sha256: str, rerun: tuple[str, ...] = ()
+    old: dict[str, Any],
+    old_sites: list[tuple],
+    sha256: str,
+    rerun: tuple[str, ...] = (),
+    old_texts: dict[tuple, str] | None = None,
 ) -> dict[str, Any]:
     """The report of the source as it is, each site of OLD's key kept, the others (and every
-    site of a file in ``rerun``) ``not run``."""
+    site of a file in ``rerun``, and, given OLD's lines by key, each key whose line changed)
+    ``not run``."""
     by_key = old_keys(old, old_sites)
+    now_texts = texts_of() if old_texts is not None else {}
     mutants, new = [], []
+    changed = 0
     for index, (key, line) in enumerate(sites_of()):
         ident = f"m{index + 1:03d}"
         earlier = None if key[0] in rerun else by_key.get(key)
+        if earlier is not None and old_texts is not None and old_texts[key] != now_texts[key]:
+            earlier, changed = None, changed + 1
         if earlier is None:
             new.append(index)
             mutants.append({"id": ident, "function": key[1], "line": line, "operator": key[2],
@@ -99,7 +128,7 @@ def carry(
     kept = {key: value for key, value in old.items() if key != "mutants"}
     kept["kernel"] = {**old["kernel"], "sha256": sha256}
     step = {"sha256": old["kernel"]["sha256"], "sites": len(old["mutants"]),
-            "carried": len(mutants) - len(new), "new": len(new)}  # fmt: skip
+            "carried": len(mutants) - len(new), "new": len(new), "changed": changed}  # fmt: skip
     earlier_steps = old.get("carried_from", [])
     kept["carried_from"] = [*([earlier_steps] if isinstance(earlier_steps, dict) else
                               earlier_steps), step]  # fmt: skip
@@ -149,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         old = json.loads(args.old.read_text())
         old_files = tuple(args.old_files.split(","))
         old_sites = [key for key, _ in sites_of(_at(args.old_rev), old_files)]
+        old_texts = texts_of(_at(args.old_rev), old_files)
         rerun = tuple(name for name in args.rerun.split(",") if name)
-        result = carry(old, old_sites, kernel_source_sha256(), rerun)
+        result = carry(old, old_sites, kernel_source_sha256(), rerun, old_texts)
     except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -166,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"--first-site {first} --sites {','.join(ids)}" for first, ids in slices.items()]
     (args.out / "new_sites.txt").write_text("\n".join(lines) + "\n")
     info = result["report"]["carried_from"][-1]
-    print(f"{info['carried']} sites carried from {info['sha256'][:12]}, {info['new']} new")
+    print(f"{info['carried']} sites carried from {info['sha256'][:12]}, {info['new']} new "
+          f"({info['changed']} of them a key whose line changed)")  # fmt: skip
     print("\n".join(lines))
     return 0
 
