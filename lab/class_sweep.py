@@ -12,7 +12,9 @@ rule's choice that could move it:
 * rows of 8 KiB or more in large problems (the column loop): chunk, warps, persistent grids,
   and the one-row tile that holds the row in registers;
 * the widest rows (20480-65536 lanes): chunk, warps, persistent grids of one or two programs
-  per SM (the rows in flight then fit L2 for the second pass), and the tile where it fits.
+  per SM (the rows in flight then fit L2 for the second pass), and the tile where it fits;
+* launch-bound rows (1-512 rows of 4096, where torch.compile's kernel leads by 1-8%): warps,
+  the weight early or late, streaming stores or not.
 
     python -m lab.class_sweep --out out/class_sweep_layouts.json
 
@@ -51,6 +53,7 @@ MID = [
 ]
 ODD = [(8192, 3074, ("bfloat16", "float16", "float32"))]
 LOOP = [(8192, 6656, ("bfloat16", "float32"))]
+LAUNCH_BOUND = [(rows, 4096, ("bfloat16", "float16", "float32")) for rows in (1, 64, 512)]
 WIDE = [
     (1024, 20480, ("bfloat16", "float32")),
     (1024, 28672, ("bfloat16", "float32")),
@@ -133,6 +136,10 @@ def _few_wide(rows: int, width: int, itemsize: int) -> list[LaunchConfig]:
     return _tiles(width, (4, 8, 16, 32), True)
 
 
+def _launch_bound(rows: int, width: int, itemsize: int) -> list[LaunchConfig]:
+    return [*_tiles(width, (2, 4, 8, 16), True), *_tiles(width, (2, 4, 8, 16), False)]
+
+
 CLASSES = (
     (SHORT, _short),
     (FEW_WIDE, _few_wide),
@@ -140,6 +147,7 @@ CLASSES = (
     (ODD, _odd),
     (LOOP, _loop_class),
     (WIDE, _wide),
+    (LAUNCH_BOUND, _launch_bound),
 )
 
 

@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         child(int(args.child[0]), int(args.child[1]), args.child[2])
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, TORCH_LOGS="output_code")
+    # One compile thread: inductor's worker pool would be profiled processes too.
+    env = dict(os.environ, TORCH_LOGS="output_code", TORCHINDUCTOR_COMPILE_THREADS="1")
     for shape in args.shapes.split(","):
         rows, width = shape.split("x")
         for dtype in args.dtypes.split(","):
