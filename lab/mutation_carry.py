@@ -115,7 +115,7 @@ def carry(
     for index, (key, line) in enumerate(sites_of()):
         ident = f"m{index + 1:03d}"
         earlier = None if key[0] in rerun else by_key.get(key)
-        if earlier is not None and old_texts is not None and old_texts[key] != now_texts[key]:
+        if earlier is not None and old_texts is not None and old_texts.get(key) != now_texts[key]:
             earlier, changed = None, changed + 1
         if earlier is None:
             new.append(index)
