@@ -14,7 +14,7 @@
 # Later scripts, after `. scripts/device_env.sh` (it sets PYTHONPATH=/tmp/site, overwriting):
 #   quack_env=$(bash scripts/device_quack.sh env) && eval "$quack_env"
 #
-# The folders (made off the device; they are ignored by git): b/SHA256SUMS is `sha256sum *.whl`
+# The folders (made off the device by scripts/device_wheels.sh; ignored by git): b/SHA256SUMS is `sha256sum *.whl`
 # of the whole wheels; the one wheel too big for a call beside the working tree
 # (nvidia-cutlass-dsl-libs-cu12, 87.4 MiB) is cut with `split -b 44M -d -a 2 W W.part-`: part-00
 # in a, part-01 in c, every other wheel in b. A part plus the working tree (17.5 MiB) must stay
