@@ -85,8 +85,8 @@ if "TRITON_INTERPRET" not in os.environ:
 
 @pytest.fixture(scope="session")
 def coverage_map() -> dict:
-    """kernels.instruments.coverage.reachable() walked once per session (every width: ~20 s
-    here)."""
+    """kernels.instruments.coverage.reachable() walked once per session (every width: about
+    75 s on a quiet 2-core machine)."""
     from kernels.instruments import coverage
 
     return coverage.reachable()
@@ -107,6 +107,10 @@ SHARED_FIXTURES = {
 #: Modules whose module-scoped check fixture is shared the same way (a fixture name alone
 #: would also match another module's fixture of that name).
 SHARED_MODULES = {"test_cli.py": "cli_check"}
+#: What making a shared fixture may take on a busy 2-core machine (about four times its quiet
+#: cost), on top of its first test's own timeout: pytest-timeout counts a fixture's setup
+#: against the test that makes it, and which test that is depends on the order. Group -> s.
+SHARED_SETUP_S = {"coverage_walk": 300, "kernel_check": 120, "line_map": 120, "cli_check": 150}
 
 
 # First: xdist's worker names each item's group from its marks in its own hook.
@@ -126,11 +130,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 group = SHARED_MODULES.get(item.path.name)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+        _allow_shared_setup(config, item)
     if unmarked:
         raise pytest.UsageError(
             "a test marked slow needs slow(reason=...) and a timeout(seconds) mark of its own: "
             + ", ".join(unmarked[:5])
         )
+
+
+def _allow_shared_setup(config: pytest.Config, item: pytest.Item) -> None:
+    """Give a test of a shared fixture's group the fixture's setup time on top of its timeout
+    (the global one, or its own mark when that is longer)."""
+    group = item.get_closest_marker("xdist_group")
+    setup = SHARED_SETUP_S.get(group.args[0] if group is not None and group.args else "")
+    if setup is None:
+        return
+    own = item.get_closest_marker("timeout")
+    base = float(own.args[0]) if own is not None and own.args else float(config.getini("timeout"))
+    item.add_marker(pytest.mark.timeout(base + setup))
 
 
 _over: list[tuple[str, float]] = []

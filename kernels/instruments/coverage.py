@@ -199,14 +199,20 @@ def _cost(witness: Witness) -> tuple[int, int]:
 
 def row_classes(width: int, itemsize: int, sm_count: int) -> list[int]:
     """Row counts that between them reach every layout and row mask the rule gives this width
-    over 1..MAX_ROWS rows.
+    over 1..MAX_ROWS rows (:func:`row_layouts`' rows)."""
+    return [rows for rows, _ in row_layouts(width, itemsize, sm_count)]
+
+
+def row_layouts(width: int, itemsize: int, sm_count: int) -> list[tuple[int, LaunchConfig]]:
+    """Row counts that between them reach every layout and row mask the rule gives this width
+    over 1..MAX_ROWS rows, each with its layout, ascending.
 
     Every row-dependent test of :func:`kernels.layout.choose_config` is monotone in the rows:
     its fixed row thresholds (:func:`kernels.layout.row_thresholds`), fewer than four programs
     per SM at each rows-per-program (a power of two up to 4096), x within STREAM_TILE_BYTES,
     the problem at LOOP_PROBLEM_BYTES or more. So the layout is constant between consecutive
-    thresholds; inside each such interval the row mask takes each value the interval allows
-    (a multiple of the rows per program, and not).
+    thresholds (the rule is asked once per interval); inside each such interval the row mask
+    takes each value the interval allows (a multiple of the rows per program, and not).
     """
     row_bytes = width * itemsize
     starts = {1, STREAM_TILE_BYTES // row_bytes + 1, cdiv(LOOP_PROBLEM_BYTES, row_bytes)}
@@ -214,16 +220,17 @@ def row_classes(width: int, itemsize: int, sm_count: int) -> list[int]:
     starts.update((4 * sm_count - 1) * 2**k + 1 for k in range(13))
     bounds = [*sorted(b for b in starts if 1 <= b <= MAX_ROWS), MAX_ROWS + 1]
     rule = choose_config.__wrapped__
-    rows: list[int] = []
+    picked: list[tuple[int, LaunchConfig]] = []
     for low, end in itertools.pairwise(bounds):
-        per = rule(low, width, itemsize, sm_count).rows_per_program
+        config = rule(low, width, itemsize, sm_count)
+        per = config.rows_per_program
         picks = {low}
         if per > 1:
             multiple = cdiv(low, per) * per
             other = low if low % per else low + 1
             picks.update(r for r in (multiple, other) if r < end)
-        rows.extend(sorted(picks))
-    return rows
+        picked.extend((rows, config) for rows in sorted(picks))
+    return picked
 
 
 def reachable(
@@ -258,19 +265,18 @@ def _walk(
     sm_count: int, widths: Iterable[int], dtypes: Iterable[str]
 ) -> dict[Configuration, Witness]:
     found: dict[Configuration, Witness] = {}
-    rule = choose_config.__wrapped__  # the rule itself, past its per-shape cache
     by_itemsize: dict[int, list[str]] = {}
     for dtype in dtypes:
         by_itemsize.setdefault(ITEMSIZES[dtype], []).append(dtype)
     for itemsize, names in sorted(by_itemsize.items()):
         for width in widths:
             layouts: dict[tuple[LaunchConfig, bool], int] = {}
-            for rows in row_classes(width, itemsize, sm_count):  # ascending: keep the fewest
-                config = rule(rows, width, itemsize, sm_count)
+            for rows, config in row_layouts(width, itemsize, sm_count):  # ascending: the fewest
                 row_mask = config.rows_per_program > 1 and rows % config.rows_per_program != 0
                 layouts.setdefault((config, row_mask), rows)
+            strides = stride_classes(width, itemsize)
             for (config, _), rows in layouts.items():
-                for x_stride, y_stride in stride_classes(width, itemsize):
+                for x_stride, y_stride in strides:
                     launched, constexprs = launch_constexprs(
                         config, rows, width, x_stride, y_stride, itemsize
                     )

@@ -18,6 +18,18 @@ WIDTHS = [1, 2, 3, 64, 70, 127, 512, 513, 1000, 2053, 4096, 5125, 8192, 8193, 20
 
 @pytest.mark.parametrize("itemsize", [2, 4])
 @pytest.mark.parametrize("width", WIDTHS)
+def test_each_row_class_carries_the_rules_layout_for_its_own_rows(width, itemsize):
+    # The walk asks the rule once per interval between thresholds and gives every row count it
+    # picks there that layout: each must be what the rule gives that very row count.
+    picked = coverage.row_layouts(width, itemsize, 132)
+    assert [rows for rows, _ in picked] == coverage.row_classes(width, itemsize, 132)
+    assert [rows for rows, _ in picked] == sorted({rows for rows, _ in picked})
+    for rows, config in picked:
+        assert config == choose_config(rows, width, itemsize, 132), rows
+
+
+@pytest.mark.parametrize("itemsize", [2, 4])
+@pytest.mark.parametrize("width", WIDTHS)
 def test_row_classes_reach_every_layout_and_row_mask_of_random_row_counts(width, itemsize):
     def key(rows: int) -> tuple[LaunchConfig, bool]:
         config = choose_config(rows, width, itemsize, 132)
