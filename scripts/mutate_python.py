@@ -270,7 +270,7 @@ def _explanations(path: Path | None) -> dict[tuple, dict]:
 
 def merge(reports: list[dict], planned: list[dict] | None = None) -> list[dict]:
     """One entry per mutant key: the first report's, unless a later report killed it. With
-    ``planned`` (the current sites), only those keys, each under its current id, line and text;
+    ``planned`` (the current sites), only those keys, each under its current id, line and site;
     a mutant of a key whose site changed (:func:`same_site`) is left out."""
     now = {key(m): m for m in planned} if planned is not None else {}
     joined: dict[tuple, dict] = {}
