@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import kernels
 from inspector.mutate.sites import apply_site, mutation_sites
 from kernels.mode import INTERPRETER
@@ -66,6 +68,8 @@ def test_a_mutant_changes_its_site_and_nothing_else() -> None:
         assert site.after in after[site.line - 1]
 
 
+@pytest.mark.slow(reason="every mutant of the tutorial kernel through `mutate`: 75 s here")
+@pytest.mark.timeout(600)
 def test_mutate_runs_every_mutant_and_reports_the_survivors(tmp_path) -> None:
     kernel = ROOT / "resources" / "kernels" / "tutorial.py"
     out = tmp_path / "mutation"
