@@ -140,7 +140,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _allow_shared_setup(config: pytest.Config, item: pytest.Item) -> None:
     """Give a test of a shared fixture's group the fixture's setup time on top of its timeout
-    (the global one, or its own mark when that is longer)."""
+    (its own timeout mark, else the global one)."""
     group = item.get_closest_marker("xdist_group")
     setup = SHARED_SETUP_S.get(group.args[0] if group is not None and group.args else "")
     if setup is None:
