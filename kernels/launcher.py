@@ -160,12 +160,15 @@ def launch_kernel(
     config: LaunchConfig | None = None,
     wrap: Callable[[object], object] | None = None,
     rstd: torch.Tensor | None = None,
+    in_place: bool | None = None,
 ) -> Launched:
     """:func:`launch`, returning what was launched (the compiled kernel among it).
 
     ``wrap`` wraps the Triton kernel before its launch (``torch.library.wrap_triton``: a launch
     torch.compile can trace). ``rstd``: a float32 ``(rows,)`` tensor on x's device that gets
     each row's rrms as the kernel computed it (None: the kernels store none, compiled out).
+    ``in_place``: whether y is x (a row in parts then runs as one program); None reads it from
+    the data pointers. A caller tracing on fake tensors, which have none, says it.
 
     Raises:
         ValueError: an ``rstd`` that is not a contiguous float32 ``(rows,)`` tensor on x's
@@ -181,7 +184,9 @@ def launch_kernel(
     x_stride, y_stride = int(x2d.stride(0)), int(y2d.stride(0))
     vec = vector_width(width, x_stride, y_stride, itemsize)
     peel = peel_elements(config, width, vec, x_stride, y_stride, itemsize)
-    config = settled(config, width, peel, in_place=y2d.data_ptr() == x2d.data_ptr())
+    if in_place is None:
+        in_place = y2d.data_ptr() == x2d.data_ptr()
+    config = settled(config, width, peel, in_place=in_place)
     constexprs = kernel_constexprs(config, width, vec, rows, peel)
     layout = tuple(constexprs.items())
     constexprs["MUTANT"] = mutant_code(mutant, x2d.dtype)

@@ -43,8 +43,15 @@ def rms_norm_op(
         config = invariant_config(width, x.element_size())
     else:
         config = choose_config(rows, width, x.element_size(), sm_count_for(x.device))
+    # ``out`` is new, never x: said, not read from data pointers, which fake tensors lack.
     launcher.launch_kernel(
-        checked.x2d, weight, out.view(rows, width), checked.eps, config=config, wrap=_wrap
+        checked.x2d,
+        weight,
+        out.view(rows, width),
+        checked.eps,
+        config=config,
+        wrap=_wrap,
+        in_place=False,
     )
     return out
 

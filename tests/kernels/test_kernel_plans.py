@@ -268,6 +268,60 @@ def test_the_op_is_the_launcher() -> None:
         torch.ops.rmsnorm_inspector.rms_norm(x, w[:5], 1e-6)
 
 
+class _RecordedKernel:
+    """Stands in for ``wrap_triton(kernel)``: records each launch instead of running it."""
+
+    def __init__(self) -> None:
+        self.grids: list[tuple[int, ...]] = []
+
+    def __getitem__(self, grid: tuple[int, ...]):
+        def launch(*args: object, **constexprs: object) -> None:
+            self.grids.append(grid)
+
+        return launch
+
+
+@pytest.mark.parametrize(
+    ("rows", "width", "dtype", "batch_invariant"),
+    [
+        (256, 2048, torch.bfloat16, False),  # a multi-row tile
+        (128, 18432, torch.float16, False),  # few long rows: each row in parts
+        (3, 4096, torch.bfloat16, True),
+        (5, 70, torch.float32, False),
+    ],
+)
+def test_the_ops_body_traces_on_fake_tensors(monkeypatch, rows, width, dtype, batch_invariant):
+    # On a GPU, triton_op traces the op's body on fake tensors before Inductor launches the
+    # kernel itself. A fake tensor has no data pointer: torch 2.11 raises on reading one, this
+    # torch warns once per process, so here it raises every time. The wrapped kernel only
+    # records its grid.
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    from kernels import op
+    from kernels.layout import choose_config
+    from kernels.plans import invariant_config
+
+    def no_data_pointer(self: torch.Tensor) -> int:
+        raise RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor)")
+
+    monkeypatch.setattr(FakeTensor, "data_ptr", no_data_pointer)
+    recorded = _RecordedKernel()
+    monkeypatch.setattr(op, "_wrap", lambda kernel: recorded)
+    with FakeTensorMode():
+        x = torch.empty(rows, width, dtype=dtype)
+        y = op.rms_norm_op(x, torch.empty(width, dtype=dtype), 1e-6, batch_invariant)
+    assert (tuple(y.shape), y.dtype) == ((rows, width), dtype)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    config = (
+        invariant_config(width, itemsize)
+        if batch_invariant
+        else choose_config(rows, width, itemsize, 132)
+    )
+    assert recorded.grids == [(config.grid(rows),)]
+    if (rows, width) == (128, 18432):
+        assert config.row_parts > 1  # the parts are kept: the op's output is never x
+
+
 def test_a_meta_tensor_never_takes_a_cpu_plan() -> None:
     # get_device() is -1 for CPU and meta alike: the plan checks the device itself.
     x, w = _inputs(3, 70)
