@@ -107,11 +107,13 @@ def test_every_kernels_module_is_the_door_or_lives_in_a_room_with_a_sign():
 
 
 #: docs/ holds what a reader reads: prose, figures and the records they cite; sweeps, second
-#: records and probes stay in git history, data the product reads ships under resources/.
-MAX_DOCS_BYTES = 4 * 1024 * 1024
+#: records and probes stay in git history, data the product reads ships under resources/. The
+#: benchmark record alone is about half of it (2.1 MiB: seven implementations, every raw
+#: sample of 147 shape x dtype cases).
+MAX_DOCS_BYTES = 4.5 * 1024 * 1024
 
 
-def test_docs_stay_under_4_mib_and_the_product_reads_nothing_from_them():
+def test_docs_stay_under_4_5_mib_and_the_product_reads_nothing_from_them():
     size = sum(p.stat().st_size for p in (ROOT / "docs").rglob("*") if p.is_file())
     assert size < MAX_DOCS_BYTES, f"docs/ holds {size} bytes"
     readers = [_name(path) for path in PRODUCT if _names_docs(path)]

@@ -128,7 +128,7 @@ def _record_rows(shapes: str, dtype: str, impl: str) -> list[dict]:
     ]
 
 
-def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
+def test_window_shows_the_committed_record_and_keeps_it_in_the_session(
     qtbot, window, tmp_path, monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
     from PySide6.QtCore import QRect
@@ -141,16 +141,16 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     view = window.bench_view
     assert window.tabs.currentWidget() is view
     started = json.loads(RECORD.read_text(encoding="utf-8"))["started_utc"]
-    assert view.source.startswith(f"NVIDIA H200, {started[:16]}")
-    assert view.summary.text().startswith("Recorded on NVIDIA H200")
-    assert len(view.records) == 882
+    assert view.source.startswith(f"NVIDIA H100 80GB HBM3, {started[:16]}")
+    assert view.summary.text().startswith("Recorded on NVIDIA H100 80GB HBM3")
+    assert len(view.records) == 1029
     view.shape_combo.setCurrentText("narrow")
     view.dtype_combo.setCurrentText("float32")
     ours = _record_rows("narrow", "float32", "ours")  # 65536 x 128, 256, 512
     x, y = view.plotted("ours")
     np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
     np.testing.assert_allclose(y, [r["gbps"] for r in ours])
-    assert "18 of 882 measurements shown" in view.summary.text()  # 3 shapes x 6 implementations
+    assert "21 of 1029 measurements shown" in view.summary.text()  # 3 shapes x 7 implementations
     # The end shapes keep half a category of room, so their tick labels are drawn too.
     (x_low, x_high), _ = view.plot.getPlotItem().viewRange()
     assert (x_low, x_high) == pytest.approx((-0.5, 2.5))
@@ -178,12 +178,12 @@ def test_window_shows_the_committed_h200_record_and_keeps_it_in_the_session(
     assert high > drawn.max()
     legend = view.legend.text()
     shown = [impl for impl in view.curves if view.plotted(impl)[1].size]
-    assert len(shown) == 6
+    assert len(shown) == 7
     for impl in shown:
         assert f"</span> {impl}" in legend
     assert item.legend is None
     # The table beside the plot: every shown row, with both figures.
-    assert view.table.rowCount() == 18
+    assert view.table.rowCount() == 21
     header = [view.table.horizontalHeaderItem(c).text() for c in range(view.table.columnCount())]
     assert header[3] == "device µs"
     assert header[5] == "loop µs"

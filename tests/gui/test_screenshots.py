@@ -1,7 +1,7 @@
 """Screenshot tests: each main view rendered offscreen, light and dark, against a baseline.
 
 The window shows the demo input after a model-side check, row 1 selected, the stepper on the
-rsqrt step and the committed H200 benchmark record loaded, sized as on a 1920 x 1080 desktop,
+rsqrt step and the committed benchmark record loaded, sized as on a 1920 x 1080 desktop,
 with the clock frozen (the captions name times). Each view is compared with
 ``tests/gui/baselines/<scheme>_<view>.png``: the sizes must match exactly, and at most
 ``MAX_CHANGED`` of the pixels may differ by more than ``PIXEL_TOLERANCE`` in a channel (font

@@ -15,7 +15,7 @@ def test_committed_record_tables_regenerate_from_its_json():
     record = bench.read_json(ROOT / "docs" / "benchmarks" / "results.json")["results"]
     readme = (ROOT / "docs" / "benchmarks" / "README.md").read_text(encoding="utf-8")
     assert record_tables.headline(record) in readme
-    assert len(record) == 882  # 49 shapes x 3 dtypes x 6 implementations
+    assert len(record) == 1029  # 49 shapes x 3 dtypes x 7 implementations
     ours = [r for r in record if r["impl"] == "ours"]
     assert len(ours) == 147
     assert all(r["status"] == "ok" for r in ours)  # parity passed on every case

@@ -145,7 +145,7 @@ def test_a_session_whose_receipt_is_not_json_is_a_usage_error(receipts, tmp_path
 
 
 def _timed(data: dict, factor: float) -> dict:
-    """The receipt with a timing: the H200 record's 8x4096 bfloat16 rows, ours' device samples
+    """The receipt with a timing: the committed record's 8x4096 bfloat16 rows, ours' device samples
     times ``factor`` (its loop samples as recorded)."""
     record = json.loads((Path(__file__).resolve().parents[2] / "docs" / "benchmarks" /
                          "results.json").read_text())  # fmt: skip
