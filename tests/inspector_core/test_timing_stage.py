@@ -1,5 +1,5 @@
 """The check's timing (``inspector/check/timing_stage.py``): absent with its reason under the
-interpreter, after a failed check and with ``--no-timing``; the section read from a real H200
+interpreter, after a failed check and with ``--no-timing``; the section read from a real GPU
 benchmark record of one shape (the committed record, cut to that shape) and carried through a
 receipt that validates and reparses; the bench command it runs; and, on a GPU (the ``gpu``
 marker), the real ``check --device cuda`` timing the bundled kernel and a user's."""
@@ -39,7 +39,7 @@ DRAM = {
 
 
 def _one_shape_record(tmp_path: Path, rows: int, width: int, dtype: str, **ours) -> Path:
-    """The committed H200 record cut to one shape's rows (ours updated with ``ours``)."""
+    """The committed record (an H100's) cut to one shape's rows (ours updated with ``ours``)."""
     report = json.loads(RECORD.read_text())
     kept = [
         row
@@ -67,7 +67,7 @@ def test_a_record_of_one_shape_becomes_the_section_with_its_figures(tmp_path) ->
     section = timing_stage.timing_section(report, "ours", _args())
     assert section["command"] == ["python", "main.py", *_args()]
     assert (section["rows"], section["width"], section["dtype"]) == (8, 4096, "bfloat16")
-    assert section["device"] == "NVIDIA H200"
+    assert section["device"] == "NVIDIA H100 80GB HBM3"
     assert section["checked"] == "ours"
     rows = {row["impl"]: row for row in section["results"]}
     assert set(rows) == {"copy", "ours", "torch_eager"}
@@ -114,8 +114,8 @@ def test_the_lines_name_each_implementation_and_the_dram(tmp_path) -> None:
     section = timing_stage.timing_section(report, "ours", _args())
     rows = {row["impl"]: row for row in section["results"]}
     timing, dram = timing_stage.timing_lines(section)
-    assert timing.startswith("timing on NVIDIA H200 (8x4096 bfloat16; median device time, "
-                             "eager-loop time per call): copy ")  # fmt: skip
+    assert timing.startswith("timing on NVIDIA H100 80GB HBM3 (8x4096 bfloat16; median device "
+                             "time, eager-loop time per call): copy ")  # fmt: skip
     ours = rows["ours"]
     assert (f"ours {ours['median_us']:.2f} us ({ours['pct_of_copy']:.0f}% of copy), loop "
             f"{ours['loop_median_us']:.2f} us/call") in timing  # fmt: skip
@@ -159,7 +159,7 @@ def test_a_failed_check_or_no_timing_asked_for_is_not_timed() -> None:
 
 
 def test_a_receipt_with_a_timing_validates_reparses_and_prints_it(tmp_path) -> None:
-    """A real (model-only) check whose timing is the H200 record's section: the receipt's schema
+    """A real (model-only) check whose timing is the record's section: the receipt's schema
     takes it, the reparse proves the export, and the summary prints both lines."""
     problem = fixtures.get("hand_checkable").build()
     result = pipeline.run_check(problem, pipeline.CheckConfig(run_kernel=False))
@@ -171,7 +171,9 @@ def test_a_receipt_with_a_timing_validates_reparses_and_prints_it(tmp_path) -> N
     assert again["device_evidence"]["dram"] == DRAM
     assert again["timing"]["results"] == json.loads(json.dumps(section["results"]))
     lines = receipt_lines(again)
-    assert any(line.startswith("timing on NVIDIA H200 (8x4096 bfloat16") for line in lines)
+    assert any(
+        line.startswith("timing on NVIDIA H100 80GB HBM3 (8x4096 bfloat16") for line in lines
+    )
     assert "DRAM (Nsight Compute) of one ours call: 71.5% of peak" in "\n".join(lines)
 
 
