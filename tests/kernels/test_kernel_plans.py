@@ -319,7 +319,9 @@ def test_the_ops_body_traces_on_fake_tensors(monkeypatch, rows, width, dtype, ba
     )
     assert recorded.grids == [(config.grid(rows),)]
     if (rows, width) == (128, 18432):
-        assert config.row_parts > 1  # the parts are kept: the op's output is never x
+        # Rows in parts: the grid above counts every part, so they were kept (a call the
+        # launcher took for in place would launch one program per row).
+        assert config.row_parts > 1
 
 
 def test_a_meta_tensor_never_takes_a_cpu_plan() -> None:
