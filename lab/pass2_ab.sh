@@ -7,7 +7,7 @@
 set -u
 . scripts/device_env.sh
 root=$PWD
-rm -rf /tmp/rev && mkdir /tmp/rev && cp -r kernels lab inspector oracle resources scripts main.py /tmp/rev/
+rm -rf /tmp/rev && mkdir /tmp/rev && cp -r bounded_json kernels lab inspector oracle resources scripts main.py /tmp/rev/
 (cd /tmp/rev && { patch -p1 < "$root/lab/pass2_last_first.patch" || git apply "$root/lab/pass2_last_first.patch"; }) || exit 1
 run() {
   (cd "$1" && TRITON_CACHE_DIR="/tmp/tc_$2" python3 -m lab.sweep --out "$OUT/$3.json" \
