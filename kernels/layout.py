@@ -126,9 +126,8 @@ ODD_LOOP_ROWS = 8192
 
 
 # A column loop of at most one row per SM (under LOOP_PROBLEM_BYTES, so every batch of 64 MiB or
-# more keeps one program per row, as the batch-invariant mode does) gives each row several
-# programs ("few long rows"): as many as keep PARTS_PROGRAMS_PER_SM programs per SM, at most
-# MAX_ROW_PARTS.
+# more keeps the layout the batch-invariant mode launches) gives each row several programs ("few
+# long rows"): as many as keep PARTS_PROGRAMS_PER_SM programs per SM, at most MAX_ROW_PARTS.
 PARTS_PROGRAMS_PER_SM = 2
 MAX_ROW_PARTS = 8
 
@@ -311,6 +310,22 @@ def _parted_loop(p: Problem) -> LaunchConfig:
     return dataclasses.replace(config, row_parts=parts)
 
 
+# Rows of more than this many bytes run the column loop in two programs per row ("widest rows").
+WIDEST_ROW_BYTES = 192 * KiB
+
+
+def _widest_rows(p: Problem) -> bool:
+    """Column-loop rows of more than WIDEST_ROW_BYTES (fp32 rows past 49152 lanes)."""
+    return _column_loop(p) and p.width * p.itemsize > WIDEST_ROW_BYTES
+
+
+def _widest_loop(p: Problem) -> LaunchConfig:
+    """Two programs per row on 32 warps: 32768-lane chunks, 16384 on a peeled row (32768-lane
+    chunks of a peeled row take about a fifth longer)."""
+    chunk = 16384 if p.unaligned else 32768
+    return LaunchConfig(True, chunk, 32, stream_store=True, row_parts=2)
+
+
 def _one_row_tile(p: Problem) -> LaunchConfig:
     """A warp per 512 lanes, 2-16 (2-byte: 2-8); the weight with x in full rows, widths no
     16-byte vector divides, fp32 rows and grids of one wave at half the SM's warp slots; after
@@ -387,6 +402,12 @@ RULES: tuple[Rule, ...] = (
         lambda p: _column_loop(p) and p.rows <= p.sm_count and p.problem_bytes < LOOP_PROBLEM_BYTES,
         _parted_loop,
         "a program per row leaves SMs idle; two programs per SM, each re-reading its row from L2",
+    ),
+    Rule(
+        "widest rows",
+        _widest_rows,
+        _widest_loop,
+        "a program per row holds an SM's rows in L2 until pass 2; past 192 KiB they overflow it",
     ),
     Rule(
         "column loop",

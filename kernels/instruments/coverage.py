@@ -8,7 +8,7 @@ lanes lie past the row (the masked tail). The sizes themselves (tile lanes, chun
 number of parts) are not part of it: they set how many lanes run the same code, not which code.
 
 :func:`reachable` walks every supported width (1..MAX_WIDTH), both element sizes, every class
-of row counts between which the rule or the row mask can change (:func:`row_classes`) and
+of row counts between which the rule or the row mask can change (:func:`row_layouts`) and
 every alignment class of the two row strides (each vector width the width allows, with the
 strides agreeing or not modulo 16 bytes), and keeps for each configuration the cheapest
 problem that reaches it (its *witness*). :func:`configuration_of`
@@ -195,12 +195,6 @@ def stride_classes(width: int, itemsize: int) -> list[tuple[int, int]]:
 
 def _cost(witness: Witness) -> tuple[int, int]:
     return (witness.rows * max(witness.x_stride, witness.y_stride), witness.width)
-
-
-def row_classes(width: int, itemsize: int, sm_count: int) -> list[int]:
-    """Row counts that between them reach every layout and row mask the rule gives this width
-    over 1..MAX_ROWS rows (:func:`row_layouts`' rows)."""
-    return [rows for rows, _ in row_layouts(width, itemsize, sm_count)]
 
 
 def row_layouts(width: int, itemsize: int, sm_count: int) -> list[tuple[int, LaunchConfig]]:

@@ -56,6 +56,8 @@ RULE_CASES: tuple[tuple[str, int, int], ...] = (
     ("float32", 16384, 5),  # few long rows: 4 chunks in 4 parts, EVEN
     ("float16", 12290, 2),  # few long rows: 4 chunks in 3 parts (2 + 2), peeled on odd strides
     ("float32", 8192, 4096),  # column loop past LOOP_PROBLEM_BYTES: EVEN chunks
+    ("float32", 65536, 2048),  # widest rows: 2 chunks of 32768 in 2 parts, EVEN
+    ("float32", 50001, 2048),  # widest rows: 4 chunks of 16384 in 2 parts, peeled, a tail
     ("float32", 1000, 3),  # one-row tile, weight early
     ("bfloat16", 1000, 20_000),  # one-row tile, weight late
 )

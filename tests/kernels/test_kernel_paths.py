@@ -162,7 +162,7 @@ def test_short_row_tiles_halve_until_four_programs_per_sm() -> None:
         (9001, 2048),
         (11008, 4096),  # 1280 masked lanes: 11.6%
         (40000, 8192),  # 32768 and 16384 chunks mask 64% and 23%; 8192: 960
-        (65536, 32768),
+        (49152, 16384),  # the widest row of one program (192 KiB); wider ones: two parts
         (18433, 4096),  # 8192 chunks mask a third; the floor is 4096
         (18000, 4096),  # aligned: 32 warps, where the peeled 18433 takes 16
     ],
@@ -554,7 +554,7 @@ def test_each_row_of_the_rule_table_gives_the_layout_of_its_cases(rows, width, i
 
 def test_the_rule_table_names_each_row_once_and_ends_with_a_row_for_every_problem() -> None:
     names = [rule.name for rule in layout.RULES]
-    assert len(set(names)) == len(names) == 11
+    assert len(set(names)) == len(names) == 12
     assert layout.RULES[-1].applies(layout.problem(1, 1, 2, 132))
     with pytest.raises(ValueError, match=r"^no launch layout for width=0, itemsize=2$"):
         layout.rule_for(1, 0, 2)

@@ -8,6 +8,7 @@ the column loop, and rows * row_parts programs at most 2**31 - 1 (CUDA's grid x 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -16,7 +17,7 @@ import torch
 import kernels
 from kernels.geometry import kernel_constexprs
 from kernels.launcher import launch_kernel
-from kernels.layout import LaunchConfig, choose_config, rule_for
+from kernels.layout import WIDEST_ROW_BYTES, LaunchConfig, choose_config, rule_for
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # (width, row stride, chunk): exact chunks, a masked last chunk, a peeled row (a stride no
@@ -99,6 +100,43 @@ def test_the_grid_bound_is_two_to_the_31_minus_one_programs() -> None:
     message = "config.row_parts 3 gives 2147483649 programs for 715827883 rows; at most 2147483647"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         kernel_constexprs(three, 256, 1, rows=715827883)
+
+
+def test_rows_past_192_kib_run_in_two_parts_and_the_bound_is_exact() -> None:
+    # "widest rows": column-loop rows of more than WIDEST_ROW_BYTES, beyond one row per SM.
+    assert WIDEST_ROW_BYTES == 192 * 1024
+    assert rule_for(2048, 49152, 4).name == "column loop"  # 192 KiB: one program per row
+    assert choose_config(2048, 49152, 4).row_parts == 1
+    assert rule_for(2048, 49153, 4).name == "widest rows"  # a lane more: two, peeled chunks
+    assert choose_config(2048, 49153, 4) == LaunchConfig(
+        True, 16384, 32, stream_store=True, row_parts=2
+    )
+    assert choose_config(2048, 65536, 4) == LaunchConfig(
+        True, 32768, 32, stream_store=True, row_parts=2
+    )
+    # 2-byte rows are 128 KiB at most; a row per SM or fewer stays with "few long rows".
+    assert rule_for(2048, 65536, 2).name == "column loop"
+    assert rule_for(132, 65536, 4).name == "few long rows"
+    assert rule_for(133, 65536, 4).name == "widest rows"
+
+
+@pytest.mark.parametrize("width", [65536, 50001])
+def test_the_widest_rows_layout_gives_the_bits_of_one_program_and_in_place(width) -> None:
+    rows = 2
+    config = choose_config(2048, width, 4)
+    assert config.row_parts == 2
+    x = torch.randn(rows, width, generator=torch.Generator().manual_seed(width))
+    w = torch.randn(width, generator=torch.Generator().manual_seed(2))
+    y, _, rstd, launched = _run(x, w, rows, width, width, config)
+    assert launched.grid == 2 * rows
+    one, _, rstd1, _ = _run(x, w, rows, width, width, dataclasses.replace(config, row_parts=1))
+    assert torch.equal(_bits(y), _bits(one))
+    assert torch.equal(rstd, rstd1)
+    expected = torch.nn.functional.rms_norm(x.double(), (width,), w.double(), 1e-5)
+    torch.testing.assert_close(y.double(), expected, atol=1e-5, rtol=1e-5)
+    into = x.clone()  # y is x: the launch keeps each row in one program
+    assert launch_kernel(into, w, into, 1e-5, config=config).grid == rows
+    assert torch.equal(_bits(into), _bits(one))
 
 
 def test_in_place_a_row_stays_in_one_program() -> None:
