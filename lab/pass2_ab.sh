@@ -1,8 +1,9 @@
 #!/bin/bash
-# A/B on the H200 (not run yet): the column loop's pass 2 forward (this tree) against last chunk
-# first (lab/pass2_last_first.patch applied to a copy), in the order fwd / rev / rev / fwd, each
-# run every case of lab/pass2_cases.json (every column-loop case of 2 chunks or more in the shape
-# sets, and widths of no set) against a copy of the same bytes. About 6-7 minutes.
+# A/B on the device: the column loop's pass 2 forward (this tree) against last chunk first
+# (lab/pass2_last_first.patch applied to a copy), in the order fwd / rev / rev / fwd, each run
+# every case of lab/pass2_cases.json (every column-loop case of 2 chunks or more in the shape
+# sets, and widths of no set) against a copy of the same bytes. About 2 minutes on an H100 with
+# a warm Triton cache; its result (2026-12-07: no gain) is in docs/LAYOUT.md, "Open".
 #   bash lab/pass2_ab.sh          (under the device tool; results in $OUT/{fwd,rev}{1,2}.json)
 set -u
 . scripts/device_env.sh
