@@ -321,7 +321,7 @@ def _widest_rows(p: Problem) -> bool:
 
 def _widest_loop(p: Problem) -> LaunchConfig:
     """Two programs per row on 32 warps: 32768-lane chunks, 16384 on a peeled row (32768-lane
-    chunks of a peeled row take about a fifth longer)."""
+    chunks of a peeled row take a quarter to a third longer)."""
     chunk = 16384 if p.unaligned else 32768
     return LaunchConfig(True, chunk, 32, stream_store=True, row_parts=2)
 
