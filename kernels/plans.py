@@ -131,7 +131,9 @@ class LaunchPlan:
             return False
         x2d = x.view(self.rows, self.width)
         y2d = launcher.rows_view("out", y, self.width)
-        launched = launcher.launch_kernel(x2d, weight, y2d, eps, config=self.config)
+        launched = launcher.launch_kernel(
+            x2d, weight, y2d, eps, config=self.config, in_place=self.in_place
+        )
         aligned = not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
         if self.direct is None and self.device_index >= 0 and aligned and not DIRECT_REFUSED:
             self.direct = direct_launch(launched, self.device_index)
