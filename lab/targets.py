@@ -64,7 +64,7 @@ def percent_target(
         pct = _pct(row)
         met = pct is not None and pct >= threshold
         met_all &= met
-        traffic = f"{row['bytes'] / MIB:.0f} MiB"
+        traffic = f"{row['bytes'] / MIB:.0f} MiB" if "bytes" in row else "-"  # skipped: none
         pct_text = "-" if pct is None else f"{pct:.1f}%"
         lines.append(
             f"| {key[1]}x{key[2]} | {key[3]} | {traffic} | {pct_text} | {'yes' if met else 'NO'} |"

@@ -114,3 +114,17 @@ def test_odd_width_target_takes_odd_widths_from_4096_rows():
     text, verdicts = targets.report(results, "ours")
     assert verdicts["ge85_odd_widths"]  # nothing qualifies: met vacuously, and the table is empty
     assert "4096x70" not in text.split(">= 85% for odd widths")[1].split("Result")[0]
+
+
+def test_a_skipped_shape_of_a_cut_run_fails_its_percent_target_and_the_report_goes_on():
+    # A run cut by its --budget-s keeps each later shape as a skipped row with no figures (not
+    # even its bytes): the odd-width table lists it as not met, with no traffic.
+    odd = bench.Shape(4096, 71)
+    rows = [
+        {"set": "tails", "rows": odd.rows, "width": odd.width, "dtype": "bfloat16",
+         "impl": impl, "status": "skipped", "note": "time budget of 1 s spent (2 s)"}
+        for impl in MEDIANS_US
+    ]  # fmt: skip
+    text, verdicts = targets.report(_results() + rows, "ours")
+    assert not verdicts["ge85_odd_widths"]
+    assert "| 4096x71 | bfloat16 | - | - | NO |" in text
