@@ -55,17 +55,17 @@ def cost_tables(first: Path, second: Path) -> list[str]:
         )
     summary = []
     for aligned in (True, False):
-        big = [
-            max(one[k]["cost_vs_ours"], two[k]["cost_vs_ours"])
-            for k in one
-            if k in two and _x_bytes(k) >= 64 * MIB and _aligned(k[2], k[3]) == aligned
-        ]
+        keys = [k for k in one if _x_bytes(k) >= 64 * MIB and _aligned(k[2], k[3]) == aligned]
+        # A case run 2 lacks (a run cut by its budget skips its last shapes) counts run 1 alone.
+        big = [max(one[k]["cost_vs_ours"], two.get(k, one[k])["cost_vs_ours"]) for k in keys]
+        alone = sum(k not in two for k in keys)
         if big:
             kind = "a 16-byte vector divides the width" if aligned else "widths no vector divides"
             summary.append(
                 f"- shapes whose x is 64 MiB or more, {kind}: {len(big)} shape x dtype cases, "
                 f"cost (the larger of the two runs) median {statistics.median(big):.3f}, max "
                 f"{max(big):.3f}; {sum(c > 1.05 for c in big)} above 1.05"
+                + (f" ({alone} of run 1 alone: run 2 has no figure of them)" if alone else "")
             )
     return [*summary, "", *lines]
 
