@@ -9,10 +9,10 @@ rule's choice that could move it:
 * rows of 512-1024 lanes: warps, early or late weight, 2-4 rows per program;
 * odd rows that are not split (a width only 4 bytes divide, rest past the power of two large):
   warps, early or late weight on the peeled tile;
-* rows of 8 KiB or more in large problems (the column loop): chunk, warps, persistent grids,
-  and the one-row tile that holds the row in registers;
-* the widest rows (20480-65536 lanes): chunk, warps, persistent grids of one or two programs
-  per SM (the rows in flight then fit L2 for the second pass), and the tile where it fits;
+* rows of 8 KiB or more in large problems (the column loop): chunk and warps, and the one-row
+  tile that holds the row in registers, on either side of the loop's problem-size threshold;
+* the widest rows (20480-65536 lanes): chunk, warps, one or two programs per row, and the
+  tile where it fits;
 * launch-bound rows (1-512 rows of 4096, where torch.compile's kernel leads by 1-8%): warps,
   the weight early or late, streaming stores or not.
 
@@ -51,8 +51,21 @@ MID = [
     (4096, 832, ("bfloat16",)),
     (8192, 640, ("bfloat16",)),
 ]
-ODD = [(8192, 3074, ("bfloat16", "float16", "float32"))]
-LOOP = [(8192, 6656, ("bfloat16", "float32"))]
+ODD = [(8192, 3074, ("bfloat16", "float16", "float32")), (16384, 1541, ("float32",))]
+LOOP = [
+    (8192, 6656, ("bfloat16", "float32")),
+    # fp32 rows the rule cuts into 1024-lane chunks on 8 warps (8192x6656 fp32 was faster on
+    # every other chunk and warp count measured on the H100)
+    (8192, 4500, ("float32",)),
+    (8192, 5000, ("float32",)),
+    # 2-byte rows of 4096-lane chunks on 8 warps (held-out 4096x12288 2-byte, 0.98x QuACK)
+    (4096, 10240, ("bfloat16", "float16")),
+    (24576, 16384, ("bfloat16",)),
+    # fp32 rows of 4096 lanes on either side of LOOP_PROBLEM_BYTES: 60 MiB takes the tile,
+    # 68 MiB the loop (4096x4096 fp32, exactly 64 MiB, 0.97x Liger's tile on the H100)
+    (3840, 4096, ("float32",)),
+    (4352, 4096, ("float32",)),
+]
 LAUNCH_BOUND = [(rows, 4096, ("bfloat16", "float16", "float32")) for rows in (1, 64, 512)]
 WIDE = [
     (1024, 20480, ("bfloat16", "float32")),
@@ -114,7 +127,12 @@ def _loops(
 
 def _wide(rows: int, width: int, itemsize: int) -> list[LaunchConfig]:
     configs = [choose_config(rows, width, itemsize)]
-    configs += _loops(width, itemsize, (4096, 8192, 16384, 32768), (16, 32))
+    loops = _loops(width, itemsize, (4096, 8192, 16384, 32768), (16, 32))
+    # two programs per row (the "widest rows" layout) on the chunks that leave each part a
+    # chunk of its own
+    configs += loops + [
+        dataclasses.replace(c, row_parts=2) for c in loops if -(-width // c.block) >= 2
+    ]
     if block_for(width) <= SINGLE_TILE_MAX:
         configs += _tiles(width, (16, 32), False)
     return configs
