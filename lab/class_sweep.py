@@ -29,7 +29,14 @@ import json
 from typing import Any
 
 from kernels.geometry import kernel_constexprs
-from kernels.layout import SINGLE_TILE_MAX, LaunchConfig, block_for, choose_config
+from kernels.layout import (
+    MAX_CHUNKS,
+    SINGLE_TILE_MAX,
+    LaunchConfig,
+    block_for,
+    cdiv,
+    choose_config,
+)
 
 ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 
@@ -116,7 +123,7 @@ def _loops(
     lanes = block_for(width)
     configs = []
     for chunk in chunks:
-        if chunk > lanes or -(-width // chunk) > 64:
+        if chunk > lanes or cdiv(width, chunk) > MAX_CHUNKS:
             continue
         for w in warps:
             if chunk * itemsize // (32 * w) < 16 // 2:  # under half a 16-byte vector per thread
@@ -131,7 +138,7 @@ def _wide(rows: int, width: int, itemsize: int) -> list[LaunchConfig]:
     # two programs per row (the "widest rows" layout) on the chunks that leave each part a
     # chunk of its own
     configs += loops + [
-        dataclasses.replace(c, row_parts=2) for c in loops if -(-width // c.block) >= 2
+        dataclasses.replace(c, row_parts=2) for c in loops if cdiv(width, c.block) >= 2
     ]
     if block_for(width) <= SINGLE_TILE_MAX:
         configs += _tiles(width, (16, 32), False)
