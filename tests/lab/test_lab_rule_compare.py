@@ -24,3 +24,16 @@ def test_a_rule_that_moved_one_threshold_is_caught(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "differs: " in out
     assert "x257 itemsize=4" in out
+
+
+def test_every_differing_case_is_counted_and_the_first_20_listed(tmp_path, capsys) -> None:
+    source = LAYOUT.read_text()
+    moved = tmp_path / "old_layout.py"
+    moved.write_text(source.replace("p.row_bytes <= 2 * KiB", "p.row_bytes <= 1 * KiB", 1))
+    assert rule_compare.main([str(moved), "--jobs", "1", "--max-width", "300"]) == 1
+    out = capsys.readouterr().out
+    listed = [line for line in out.splitlines() if line.startswith("differs: ")]
+    differing = int(out.rsplit(" cases compared, ", 1)[1].split(" differing")[0])
+    assert len(listed) == 20
+    # fp32 widths 257-300, each at several row counts and two SM counts.
+    assert differing > 20 * 4
