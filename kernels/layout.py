@@ -251,8 +251,9 @@ def _loop_config(p: Problem) -> LaunchConfig:
     """One program per row in two passes over its chunks: 4096 lanes (at most half the row);
     past 16384 lanes 32768, or 8192 for partial 2-byte rows; halved (down to 1024, or 4096 past
     16384 lanes) while the last chunk's masked lanes exceed a fifth of the width. A warp per
-    512 bytes of chunk, at most 32 (peeled fp32 rows past 16384 lanes a warp per KiB); partial
-    2-byte rows of 8192-16384 lanes 4096-lane chunks on a warp per KiB."""
+    512 bytes of chunk, at most 32 (peeled fp32 rows past 16384 lanes a warp per KiB; fp32
+    rows of more than MANY_CHUNKS 1024-lane chunks a warp per 256 bytes, 16); partial 2-byte
+    rows of 8192-16384 lanes 4096-lane chunks on a warp per KiB."""
     width, lanes, itemsize = p.width, p.lanes, p.itemsize
     if itemsize <= 2 and width < lanes and 8192 <= lanes <= 16384:
         return LaunchConfig(True, 4096, 8, stream_store=True)
@@ -263,9 +264,18 @@ def _loop_config(p: Problem) -> LaunchConfig:
         chunk, fewest = min(lanes // 2, 4096), 1024
     chunk = _trimmed_chunk(width, chunk, fewest)
     per_warp = 1 * KiB if itemsize >= 4 and lanes > 16384 and width % 4 else 512
+    if itemsize >= 4 and chunk == 1024 and cdiv(width, chunk) > MANY_CHUNKS:
+        per_warp = 256
     return LaunchConfig(
         True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, per_warp), stream_store=True
     )
+
+
+# fp32 column loops of more than this many 1024-lane chunks run 16 warps, not 8 (8192x6656
+# fp32: 16 warps 99.7% of copy against 8 warps' 94.1% on an H100, 104.2 us against 109.8 on an
+# H200); rows of fewer chunks keep 8 (32768x2048 fp32, two chunks, on an H200: 126.7 us on 8
+# warps, 140.5 on 16). docs/LAYOUT.md has the sweep.
+MANY_CHUNKS = 4
 
 
 def _trimmed_chunk(width: int, chunk: int, fewest: int) -> int:

@@ -173,11 +173,36 @@ def test_fp32_loop_chunks_halve_while_a_fifth_of_the_width_is_masked(width, chun
     assert config.block == chunk
     padding = triton.cdiv(width, chunk) * chunk - width
     assert padding <= width // 5 or chunk == (4096 if width > 16384 else 1024)
-    # One 16-byte vector per thread; two in peeled rows over 16384 lanes.
+    # One 16-byte vector per thread; two in peeled rows over 16384 lanes; half of one in rows
+    # of more than four 1024-lane chunks (5116: five).
     per_warp = 1024 if width % 4 and width > 16384 else 512
+    if chunk == 1024 and triton.cdiv(width, chunk) > 4:
+        per_warp = 256
     assert config.num_warps == min(32, chunk * 4 // per_warp)
     assert config.stream_store
     assert config.grid(32768) == 32768
+
+
+@pytest.mark.parametrize(
+    ("rows", "width", "itemsize", "chunks", "warps"),
+    [
+        (32768, 2048, 4, 2, 8),
+        (8192, 3072, 4, 3, 8),
+        (8192, 3300, 4, 4, 8),  # MANY_CHUNKS: the bound
+        (8192, 4200, 4, 5, 16),  # one chunk past it
+        (8192, 6656, 4, 7, 16),
+        (8192, 8301, 4, 9, 16),  # peeled
+        (96, 8300, 4, 9, 16),  # few long rows: two programs per row, the same warps
+    ],
+)
+def test_fp32_loops_of_more_than_four_1024_lane_chunks_run_16_warps(
+    rows, width, itemsize, chunks, warps
+) -> None:
+    config = _config(rows, width, itemsize)
+    assert (config.loop, config.block) == (True, 1024)
+    assert triton.cdiv(width, config.block) == chunks
+    assert config.num_warps == warps
+    assert kernels.layout.MANY_CHUNKS == 4
 
 
 def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps() -> None:
