@@ -233,6 +233,26 @@ def _rows_to_split(p: Problem) -> bool:
     return lanes_ok and _split_aligned(p)
 
 
+# 2-byte rows of 16384 lanes up to this many elements (a body of 8192 lanes and a second tile of
+# at most 4096) run as one split tile ("wide split rows").
+WIDE_SPLIT_MAX = 12288
+
+
+def _wide_split(p: Problem) -> bool:
+    """2-byte rows of 8193-WIDE_SPLIT_MAX elements a 16-byte vector divides."""
+    return p.itemsize <= 2 and p.lanes == 16384 and not p.unaligned and p.width <= WIDE_SPLIT_MAX
+
+
+def _wide_split_tile(p: Problem) -> LaunchConfig:
+    """8192 lanes, then a power of two covering the rest (at least two 16-byte vectors), both
+    unpeeled, the weight with x, on 16 warps."""
+    first = p.lanes // 2
+    second = max(2 * (16 // p.itemsize), next_power_of_2(p.width - first))
+    return LaunchConfig(
+        False, first, 16, w_early=True, stream_store=p.stream, peel=False, block2=second
+    )
+
+
 def _peeled_fp32_tile(p: Problem) -> LaunchConfig:
     """The whole tile, the weight with x, a warp per 2 KiB of the row's own bytes (4-8)."""
     warps = min(8, max(4, _nearest_power_of_2(p.width * p.itemsize / (2 * KiB))))
@@ -364,6 +384,13 @@ RULES: tuple[Rule, ...] = (
             False, p.body[0], 4, w_early=True, stream_store=p.stream, peel=False, block2=p.body[1]
         ),
         "a row just past a power of two in two tiles beats the loop and the whole power of two",
+        invariant=False,
+    ),
+    Rule(
+        "wide split rows",
+        _wide_split,
+        _wide_split_tile,
+        "one pass over a row held in 8192 + 4096 lanes beats the loop's two and 16384 lanes",
         invariant=False,
     ),
     Rule(

@@ -62,9 +62,9 @@ def invariant_config(width: int, itemsize: int) -> LaunchConfig:
     boundary, so its length, and which lanes sum which elements, follows the row's place in the
     batch). A split row's first tile is read unmasked, and on rows that do not start on 16-byte
     boundaries the certificate found such rows differing between batches by up to 4 ulp (H100,
-    compiled): the mode skips the rule's split rows (``Rule.invariant`` False: the next row of
-    the table gives the layout, as it did before that row existed) and holds a peeled split
-    body in one masked power-of-two tile.
+    compiled): the mode skips the rule's split rows and wide split rows (``Rule.invariant``
+    False: the next row of the table gives the layout, as it did before those rows existed) and
+    holds a peeled split body in one masked power-of-two tile.
     """
     p = problem(INVARIANT_ROWS, width, itemsize, INVARIANT_SMS)
     rule = next(rule for rule in RULES if rule.invariant and rule.applies(p))

@@ -156,11 +156,13 @@ def test_row_offsets_past_two_to_the_31_elements() -> None:
 
 
 @pytest.mark.parametrize(
-    ("rows", "width"), [(64, 2053), (32, 4097), (16, 1025), (8, 5125), (33, 70), (4, 20000)]
+    ("rows", "width"),
+    [(64, 2053), (32, 4097), (16, 1025), (8, 5125), (33, 70), (4, 20000), (8, 8200), (8, 12288)],
 )
 def test_split_bodies_and_the_rstd_output_on_cuda(rows: int, width: int) -> None:
-    # The rule's layout for each shape (2053, 4097 and 1025 split their peeled body), with and
-    # without the rstd output: the same bits of y, and rstd the rows' rrms.
+    # The rule's layout for each shape (2053, 4097 and 1025 split their peeled body; 8200 and
+    # 12288 are wide split rows), with and without the rstd output: the same bits of y, and
+    # rstd the rows' rrms.
     x = (torch.randn(rows, width, device="cuda") * 3.0).to(torch.bfloat16)
     weight = torch.randn(width, device="cuda").to(torch.bfloat16)
     y = kernels.rms_norm(x, weight, 1e-6)

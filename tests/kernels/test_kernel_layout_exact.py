@@ -48,11 +48,12 @@ RULE_CASES: tuple[tuple[str, int, int], ...] = (
     ("float16", 1100, 3),  # split body (1024 + 128 lanes) whose second tile holds elements
     ("float16", 2056, 3),  # split rows: 2048 + 16 lanes, unpeeled, a tail of 8
     ("float32", 1152, 3),  # split rows: 1024 + 128 lanes, unpeeled, no tail
+    ("float16", 8200, 3),  # wide split rows: 8192 + 16 lanes, unpeeled, a tail of 8
     ("bfloat16", 520, 5_000),  # short rows: multi-row split, 512 + 16 lanes
     ("float16", 576, 3),  # short rows of one row per program: split, 512 + 64 lanes
     ("float32", 9000, 1000),  # column loop, unpeeled
     ("float32", 9001, 1000),  # column loop, peeled
-    ("bfloat16", 9000, 3),  # few long rows: 3 chunks in 3 parts, a tail
+    ("bfloat16", 12400, 3),  # few long rows: 4 chunks in 4 parts, a tail
     ("float32", 16384, 5),  # few long rows: 4 chunks in 4 parts, EVEN
     ("float16", 12290, 2),  # few long rows: 4 chunks in 3 parts (2 + 2), peeled on odd strides
     ("float32", 8192, 4096),  # column loop past LOOP_PROBLEM_BYTES: EVEN chunks

@@ -205,9 +205,37 @@ def test_fp32_loops_of_more_than_four_1024_lane_chunks_run_16_warps(
     assert kernels.layout.MANY_CHUNKS == 4
 
 
+@pytest.mark.parametrize(
+    ("rows", "width", "itemsize", "tiles"),
+    [
+        (4096, 8200, 2, (8192, 16)),  # two 16-byte vectors at least; the row ends 8 lanes in
+        (4096, 10240, 2, (8192, 2048)),
+        (1, 12288, 2, (8192, 4096)),  # WIDE_SPLIT_MAX: the bound, on any number of rows
+        (1 << 20, 12288, 2, (8192, 4096)),
+        (4096, 12296, 2, None),  # one vector past it: the column loop
+        (4096, 8193, 2, None),  # no 16-byte vector divides it
+        (4096, 8192, 2, None),  # 8192 lanes: a row of one tile
+        (4096, 10240, 4, None),  # fp32
+    ],
+)
+def test_wide_split_rows_hold_2_byte_rows_of_8193_to_12288_in_8192_lanes_and_a_second_tile(
+    rows, width, itemsize, tiles
+) -> None:
+    config = _config(rows, width, itemsize)
+    if tiles is None:
+        assert layout.rule_for(rows, width, itemsize).name != "wide split rows"
+        return
+    assert layout.rule_for(rows, width, itemsize).name == "wide split rows"
+    assert layout.WIDE_SPLIT_MAX == 12288
+    assert (config.loop, config.block, config.block2) == (False, *tiles)
+    assert (config.num_warps, config.rows_per_program, config.peel) == (16, 1, False)
+    assert config.w_early
+    assert config.lanes(width) >= width
+
+
 def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps() -> None:
     # 16-byte aligned (odd ones peel), and more than an eighth of 4096 past it (less splits).
-    for width in (4616, 5120, 9008, 14336, 16376):
+    for width in (4616, 5120, 12296, 14336, 16376):
         config = _config(32768, width, 2)
         assert (config.loop, config.block, config.num_warps) == (True, 4096, 8), width
     # Full rows and rows of 4096 lanes keep the vector per thread.
@@ -225,7 +253,7 @@ def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps(
         (2312, 2, None),  # one vector past it
         (4104, 2, (4096, 16)),
         (4608, 2, (4096, 512)),
-        (8448, 2, None),  # 16384 lanes: the loop
+        (8448, 2, None),  # 16384 lanes: wide split rows (8192 + 256 lanes, 16 warps)
         (1152, 4, (1024, 128)),
         (1156, 4, None),
         (2304, 4, None),  # fp32 rows of 4096 lanes keep the loop
@@ -234,7 +262,7 @@ def test_partial_2_byte_rows_of_8192_to_16384_lanes_take_4096_chunks_on_8_warps(
 def test_aligned_rows_just_past_a_power_of_two_run_as_two_tiles(width, itemsize, tiles) -> None:
     config = _config(16384, width, itemsize)
     if tiles is None:
-        assert not config.block2 or config.peel, (width, config)
+        assert layout.rule_for(16384, width, itemsize).name != "split rows"
         return
     assert layout.rule_for(16384, width, itemsize).name == "split rows"
     assert (config.block, config.block2) == tiles
@@ -555,6 +583,7 @@ def test_validate_returns_the_row_view_without_allocating() -> None:
     [
         (4096, 64, 4, "short rows"),
         (4096, 2176, 2, "split rows"),
+        (4096, 10240, 2, "wide split rows"),
         (4096, 3001, 4, "peeled fp32 tile"),
         (4096, 5125, 2, "2-byte rows of one 8192-lane body"),
         (16384, 3001, 2, "odd 2-byte rows of one 4096-lane body, many rows"),
@@ -579,7 +608,7 @@ def test_each_row_of_the_rule_table_gives_the_layout_of_its_cases(rows, width, i
 
 def test_the_rule_table_names_each_row_once_and_ends_with_a_row_for_every_problem() -> None:
     names = [rule.name for rule in layout.RULES]
-    assert len(set(names)) == len(names) == 12
+    assert len(set(names)) == len(names) == 13
     assert layout.RULES[-1].applies(layout.problem(1, 1, 2, 132))
     with pytest.raises(ValueError, match=r"^no launch layout for width=0, itemsize=2$"):
         layout.rule_for(1, 0, 2)
