@@ -244,10 +244,9 @@ def _wide_split(p: Problem) -> bool:
 
 
 def _wide_split_tile(p: Problem) -> LaunchConfig:
-    """8192 lanes, then a power of two covering the rest (at least two 16-byte vectors), both
-    unpeeled, the weight with x, on 16 warps."""
-    first = p.lanes // 2
-    second = max(2 * (16 // p.itemsize), next_power_of_2(p.width - first))
+    """:func:`split_body`'s 8192 lanes and a second tile of up to half of them, both unpeeled,
+    the weight with x, on 16 warps."""
+    first, second = split_body(p.width, p.itemsize, 2)
     return LaunchConfig(
         False, first, 16, w_early=True, stream_store=p.stream, peel=False, block2=second
     )
@@ -265,6 +264,13 @@ def _split_tile(p: Problem) -> LaunchConfig:
     block, block2 = p.body
     warps = _warps_for_bytes((block + block2) * p.itemsize, 4, 2, 2 * KiB)
     return LaunchConfig(False, block, warps, stream_store=p.stream, block2=block2)
+
+
+# fp32 column loops of more than this many 1024-lane chunks run 16 warps, not 8 (8192x6656
+# fp32: 16 warps 99.7% of copy against 8 warps' 94.1% on an H100, 104.2 us against 109.8 on an
+# H200); rows of fewer chunks keep 8 (32768x2048 fp32, two chunks, on an H200: 126.7 us on 8
+# warps, 140.5 on 16). docs/LAYOUT.md has the sweep.
+MANY_CHUNKS = 4
 
 
 def _loop_config(p: Problem) -> LaunchConfig:
@@ -289,13 +295,6 @@ def _loop_config(p: Problem) -> LaunchConfig:
     return LaunchConfig(
         True, chunk, _warps_for_bytes(chunk * itemsize, 32, 1, per_warp), stream_store=True
     )
-
-
-# fp32 column loops of more than this many 1024-lane chunks run 16 warps, not 8 (8192x6656
-# fp32: 16 warps 99.7% of copy against 8 warps' 94.1% on an H100, 104.2 us against 109.8 on an
-# H200); rows of fewer chunks keep 8 (32768x2048 fp32, two chunks, on an H200: 126.7 us on 8
-# warps, 140.5 on 16). docs/LAYOUT.md has the sweep.
-MANY_CHUNKS = 4
 
 
 def _trimmed_chunk(width: int, chunk: int, fewest: int) -> int:
@@ -500,11 +499,12 @@ def choose_config(rows: int, width: int, itemsize: int, sm_count: int = 132) -> 
     raise AssertionError("the last rule applies to every problem")
 
 
-def split_body(width: int, itemsize: int) -> tuple[int, int]:
+def split_body(width: int, itemsize: int, fraction: int = 8) -> tuple[int, int]:
     """``(block, block2)`` of a peeled row's body: the largest power of two under the width and
     a second power of two covering the rest (at least two 16-byte vectors, so the tile always
     reaches past the row and the tail mutants have lanes to act on), when that second tile is
-    at most an eighth of the first; else ``(next_power_of_2(width), 0)``, one tile.
+    at most ``1 / fraction`` of the first (an eighth; "wide split rows" take up to a half);
+    else ``(next_power_of_2(width), 0)``, one tile.
 
     The lanes past the row hold registers like the row's own: 2053 elements on 4096 lanes fit
     half the rows per SM that 2048 + 16 lanes do (H200: 86% of copy against 74%).
@@ -512,7 +512,7 @@ def split_body(width: int, itemsize: int) -> tuple[int, int]:
     lanes = block_for(width)
     first = lanes // 2
     second = max(2 * (16 // itemsize), next_power_of_2(max(1, width - first)))
-    if first >= 16 and second <= first // 8:
+    if first >= 16 and second <= first // fraction:
         return first, second
     return lanes, 0
 
