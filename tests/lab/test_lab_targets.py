@@ -109,6 +109,25 @@ def test_099_device_target_at_its_bound_and_one_step_past():
     assert not targets.report(results, "ours")[1]["ge099_device"]
 
 
+def test_099_loop_target_at_its_bound_and_one_step_past():
+    results = _results()
+    for row in results:
+        row["round_spread_pct"] = 0.0
+        row["loop_round_spread_pct"] = 0.0
+        row["loop_us"] = {"ours": 10.0 / 0.99, "torch_eager": 10.0}.get(row["impl"], 40.0)
+    text, verdicts = targets.report(results, "ours")
+    assert verdicts["ge099_loop"]  # exactly 0.99x torch eager's 10 us
+    assert not verdicts["ge1x_loop"]
+    assert "eager-loop time, host included: >= 0.99x the fastest alternative" in text
+    for row in results:
+        if row["impl"] == "ours":
+            row["loop_us"] = 10.0 / 0.989
+    assert not targets.report(results, "ours")[1]["ge099_loop"]
+    for row in results:
+        row["loop_round_spread_pct"] = 0.2  # 0.989x is 0.1% short: within this spread
+    assert targets.report(results, "ours")[1]["ge099_loop"]
+
+
 def test_odd_width_target_takes_odd_widths_from_4096_rows():
     results = _results()  # 4096x70: even, not counted
     text, verdicts = targets.report(results, "ours")
