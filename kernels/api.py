@@ -22,6 +22,7 @@ from kernels.plans import (
     current_device,
     current_stream,
     invariant_config,
+    launch_canonical,
     out_allowed,
     planned_rms_norm,
     refuse_direct,
@@ -66,7 +67,9 @@ def rms_norm(
         out: optional result tensor, shape and dtype of ``x``, on ``x``'s device, unit column
             stride and one row stride (at most ``2**31 - 1``). May be ``x`` itself (in place);
             no other overlap.
-        batch_invariant: True or False; True launches the batch-invariant layout.
+        batch_invariant: True or False; True launches the batch-invariant layout, on packed
+            rows from 16-byte-aligned bases (a padded or offset ``x``, ``out`` or ``weight``
+            is copied, and the result copied back: :func:`kernels.plans.launch_canonical`).
 
     Returns:
         The normalized tensor shaped like ``x`` (``out`` when given). Only the output is
@@ -169,6 +172,10 @@ def _checked_rms_norm(
         out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if checked.rows == 0:
         return out
-    config = invariant_config(checked.width, x.element_size()) if mode else None
-    launch(checked.x2d, weight, rows_view("out", out, checked.width), checked.eps, config=config)
+    y2d = rows_view("out", out, checked.width)
+    if mode:
+        config = invariant_config(checked.width, x.element_size())
+        launch_canonical(checked.x2d, weight, y2d, checked.eps, config=config)
+    else:
+        launch(checked.x2d, weight, y2d, checked.eps)
     return out

@@ -39,13 +39,17 @@ def rms_norm_op(
     rows, width = int(checked.rows), int(checked.width)
     if rows == 0:
         return out
+    x2d = checked.x2d
     if batch_invariant:
         config = invariant_config(width, x.element_size())
+        # Packed rows, as kernels.plans.launch_canonical launches the mode; the base pointers'
+        # alignment is Inductor's here (a traced tensor has no address to check).
+        x2d = x2d.contiguous()
     else:
         config = choose_config(rows, width, x.element_size(), sm_count_for(x.device))
     # ``out`` is new, never x: said, not read from data pointers, which fake tensors lack.
     launcher.launch_kernel(
-        checked.x2d,
+        x2d,
         weight,
         out.view(rows, width),
         checked.eps,

@@ -73,6 +73,47 @@ def invariant_config(width: int, itemsize: int) -> LaunchConfig:
     return dataclasses.replace(config, peel=False, block=block, block2=0)
 
 
+def _packed_aligned(tensor: torch.Tensor, width: int) -> bool:
+    """Rows back to back (row stride == width: one row's stride sets VEC too) from a
+    16-byte-aligned base."""
+    return tensor.stride(0) == width and not tensor.data_ptr() & 15
+
+
+def launch_canonical(
+    x2d: torch.Tensor,
+    weight: torch.Tensor,
+    y2d: torch.Tensor,
+    eps: float,
+    *,
+    config: LaunchConfig,
+) -> tuple[launcher.Launched, bool]:
+    """The batch-invariant mode's launch: always on packed rows from 16-byte-aligned bases.
+
+    Triton compiles a kernel per vector width of the row strides (``VEC``) and per 16-byte
+    alignment of the three base pointers, and the variants may lay the row's reduction out
+    differently: for the mode's multi-row tiles they do (the TTGIR of sm_90 gives the tree's
+    operand another elements-per-thread and warp split for a padded row stride, or for x and y
+    both off a 16-byte boundary), and another tree can change a row's last bit. So x, weight
+    or y that is not packed and aligned is copied into a fresh tensor (torch's allocator
+    aligns them) and the result copied back: one compiled variant per width and dtype, and
+    the certificate's batches stand for every batch. Returns what was launched and whether it
+    copied (a padded or offset batch pays the copies; a packed, aligned one nothing).
+    """
+    rows, width = int(x2d.shape[0]), int(x2d.shape[1])
+    if _packed_aligned(x2d, width) and _packed_aligned(y2d, width) and not weight.data_ptr() & 15:
+        return launcher.launch_kernel(x2d, weight, y2d, eps, config=config), False
+    xs = torch.empty((rows, width), dtype=x2d.dtype, device=x2d.device)
+    xs.copy_(x2d)
+    ws = weight
+    if weight.data_ptr() & 15:
+        ws = torch.empty_like(weight, memory_format=torch.contiguous_format)
+        ws.copy_(weight)
+    ys = torch.empty((rows, width), dtype=y2d.dtype, device=y2d.device)
+    launched = launcher.launch_kernel(xs, ws, ys, eps, config=config, in_place=False)
+    y2d.copy_(ys)
+    return launched, True
+
+
 def check_batch_invariant(value: object) -> bool:
     """``batch_invariant`` as given, if it is a bool.
 
@@ -105,6 +146,9 @@ class LaunchPlan:
         direct: the direct launch of Triton's compiled kernel for this signature with aligned
             pointers, once Triton's dispatch has launched it; None until then, and always on
             the interpreter.
+        canonical: a ``batch_invariant=True`` plan: it launches on packed rows from 16-byte
+            aligned bases only (:func:`launch_canonical` copies the others),
+            and takes the direct door only for a signature that needs no copy.
     """
 
     rows: int
@@ -114,6 +158,7 @@ class LaunchPlan:
     device: torch.device
     in_place: bool = False
     direct: DirectLaunch | None = None
+    canonical: bool = False
 
     @property
     def device_index(self) -> int:
@@ -131,9 +176,14 @@ class LaunchPlan:
             return False
         x2d = x.view(self.rows, self.width)
         y2d = launcher.rows_view("out", y, self.width)
-        launched = launcher.launch_kernel(
-            x2d, weight, y2d, eps, config=self.config, in_place=self.in_place
-        )
+        if self.canonical:
+            launched, copied = launch_canonical(x2d, weight, y2d, eps, config=self.config)
+            if copied:  # the signature's own strides or pointers never reach the kernel
+                return True
+        else:
+            launched = launcher.launch_kernel(
+                x2d, weight, y2d, eps, config=self.config, in_place=self.in_place
+            )
         aligned = not (x.data_ptr() | weight.data_ptr() | y.data_ptr()) & 15
         if self.direct is None and self.device_index >= 0 and aligned and not DIRECT_REFUSED:
             self.direct = direct_launch(launched, self.device_index)
@@ -166,6 +216,7 @@ def _new_plan(
         contiguous=x.is_contiguous(),
         device=x.device,
         in_place=in_place,
+        canonical=batch_invariant,
     )
 
 
@@ -254,6 +305,7 @@ __all__ = [
     "current_device",
     "current_stream",
     "invariant_config",
+    "launch_canonical",
     "out_allowed",
     "plan_count",
     "planned_rms_norm",

@@ -33,7 +33,7 @@ from kernels.layout import (
     row_thresholds,
     sm_count_for,
 )
-from kernels.plans import invariant_config
+from kernels.plans import invariant_config, launch_canonical
 
 # Most bytes of x in one batch the batch-invariant mode's certificate launches: the batches
 # cover the default rule's row thresholds up to this size.
@@ -147,18 +147,22 @@ def _strided(values: torch.Tensor, row_stride: int) -> torch.Tensor:
 
 def _launch_at(
     x: torch.Tensor, weight: torch.Tensor, eps: float, config: LaunchConfig, position: int,
-    row_stride: int,
+    row_stride: int, canonical: bool = False,
 ) -> torch.Tensor:  # fmt: skip
     """``x``'s rows launched as rows ``position..`` of a batch under ``config`` (the rows
     around them copies of the input's, so the last program is full of real rows), input and
-    output rows ``row_stride`` apart."""
+    output rows ``row_stride`` apart; ``canonical``: as the batch-invariant mode launches
+    them (:func:`kernels.plans.launch_canonical`: packed rows from aligned bases)."""
     rows = x.shape[0]
     per = config.rows_per_program
     total = -(-(position + rows) // per) * per
     index = torch.roll(torch.arange(total, device=x.device).remainder(rows), position)
     batch = _strided(x[index], row_stride)  # x's row i is batch row position + i
     out = _strided(torch.full_like(batch, float("nan")), row_stride)
-    launch(batch, weight, out, eps, config=config)
+    if canonical:
+        launch_canonical(batch, weight, out, eps, config=config)
+    else:
+        launch(batch, weight, out, eps, config=config)
     return out[position : position + rows]
 
 
@@ -287,7 +291,7 @@ def _certify_mode(
         launches.append(_launch_entry(batch, config, position, per_row))
 
     for position in positions_for(config, stride, xt.element_size()):
-        got = _launch_at(xt, wt, eps, config, position, stride)
+        got = _launch_at(xt, wt, eps, config, position, stride, canonical=True)
         compared(position + rows, position, ulp_distance(got, alone).amax(dim=1))
     most = max(1, MODE_BATCH_BYTES // (stride * xt.element_size()))
     if max_batch_rows is not None:

@@ -278,9 +278,10 @@ def _mode(monkeypatch, rows, width, stride, max_batch_rows=None, moved=None, dty
             _bump(y, row, ulps)
         return y
 
-    def at(x, weight, eps, config, position, row_stride):
+    def at(x, weight, eps, config, position, row_stride, canonical=False):
         assert config == invariant_config(width, x.element_size())
         assert row_stride == stride
+        assert canonical  # the mode's rows are launched as the mode launches them: packed
         placed.append(position)
         return x.clone()
 
@@ -396,7 +397,8 @@ def _default(monkeypatch, rows, width, moved=None, device=DEVICE):
     layouts = inv.layouts_by_batch(width, 4, SM)
     calls = []
 
-    def at(x, weight, eps, config, position, row_stride):
+    def at(x, weight, eps, config, position, row_stride, canonical=False):
+        assert not canonical  # the default's layouts run on the caller's strides
         calls.append((layouts.index(next(item for item in layouts if item[1] == config)), position))
         y = x.clone()
         for row, ulps in (moved or {}).get(calls[-1], {}).items():
