@@ -20,14 +20,15 @@ DEVICE = torch.device("cuda" if kernels.MODE == "compiled" else "cpu")
 ROWS, WIDTH = 5, 70  # the mode's layout for 70: a multi-row tile
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int, int, int]]:
-    """Every kernel launch's (x row stride, y row stride, x, y, weight base mod 16 bytes)."""
-    seen: list[tuple[int, int, int, int, int]] = []
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """Every kernel launch's (x row stride, y row stride, x, y, weight base mod 16 bytes),
+    and last x's base address."""
+    seen: list[tuple[int, ...]] = []
     real = launcher.launch_kernel
 
     def spy(x2d, weight, y2d, eps, **kwargs):
         seen.append((x2d.stride(0), y2d.stride(0), x2d.data_ptr() % 16, y2d.data_ptr() % 16,
-                     weight.data_ptr() % 16))  # fmt: skip
+                     weight.data_ptr() % 16, x2d.data_ptr()))  # fmt: skip
         return real(x2d, weight, y2d, eps, **kwargs)
 
     monkeypatch.setattr(launcher, "launch_kernel", spy)
@@ -113,23 +114,16 @@ def test_the_mode_runs_every_batch_as_packed_aligned_rows(
         else:
             xin.copy_(before)
     assert len(seen) == 2
-    assert all(s == (WIDTH, WIDTH, 0, 0, 0) for s in seen), seen
+    assert all(s[:5] == (WIDTH, WIDTH, 0, 0, 0) for s in seen), seen
     assert got.shape == (rows, WIDTH)
 
 
 def test_a_packed_aligned_batch_launches_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
     plans.clear_plans()
     x, w = _inputs(torch.float32)
-    real = launcher.launch_kernel
-    pointers = []
-
-    def spy(x2d, weight, y2d, eps, **kwargs):
-        pointers.append(x2d.data_ptr())
-        return real(x2d, weight, y2d, eps, **kwargs)
-
-    monkeypatch.setattr(launcher, "launch_kernel", spy)
+    seen = _spy(monkeypatch)
     kernels.rms_norm(x, w, 1e-6, batch_invariant=True)
-    assert pointers == [x.data_ptr()]  # no copy
+    assert [s[5] for s in seen] == [x.data_ptr()]  # no copy
 
 
 def test_the_default_keeps_the_callers_strides(monkeypatch: pytest.MonkeyPatch) -> None:
