@@ -298,7 +298,7 @@ def test_the_ops_body_traces_on_fake_tensors(monkeypatch, rows, width, dtype, ba
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
     from kernels import op
-    from kernels.layout import choose_config
+    from kernels.layout import choose_config, sm_count_for
     from kernels.plans import invariant_config
 
     def no_data_pointer(self: torch.Tensor) -> int:
@@ -308,14 +308,15 @@ def test_the_ops_body_traces_on_fake_tensors(monkeypatch, rows, width, dtype, ba
     recorded = _RecordedKernel()
     monkeypatch.setattr(op, "_wrap", lambda kernel: recorded)
     with FakeTensorMode():
-        x = torch.empty(rows, width, dtype=dtype)
-        y = op.rms_norm_op(x, torch.empty(width, dtype=dtype), 1e-6, batch_invariant)
+        x = torch.empty(rows, width, dtype=dtype, device=DEVICE)
+        w = torch.empty(width, dtype=dtype, device=DEVICE)
+        y = op.rms_norm_op(x, w, 1e-6, batch_invariant)
     assert (tuple(y.shape), y.dtype) == ((rows, width), dtype)
     itemsize = torch.empty((), dtype=dtype).element_size()
     config = (
         invariant_config(width, itemsize)
         if batch_invariant
-        else choose_config(rows, width, itemsize, 132)
+        else choose_config(rows, width, itemsize, sm_count_for(torch.device(DEVICE)))
     )
     assert recorded.grids == [(config.grid(rows),)]
     if (rows, width) == (128, 18432):
