@@ -15,6 +15,7 @@ Under the Triton interpreter (no compiled Triton to hand Inductor) it is an opaq
 from __future__ import annotations
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 from torch.library import custom_op, triton_op, wrap_triton
 
 from kernels import launcher
@@ -27,6 +28,23 @@ OP_NAME = "rmsnorm_inspector::rms_norm"
 
 def _wrap(kernel: object) -> object:
     return kernel if MODE == INTERPRETER else wrap_triton(kernel)
+
+
+def _aligned(tensor: torch.Tensor) -> bool:
+    """``tensor`` starts on a 16-byte boundary. A traced tensor has no address: its storage
+    offset stands for it, since Inductor aligns every buffer it allocates and compiles a graph
+    input off a boundary as unaligned (``V.graph.unaligned_buffers``), which that input's storage
+    offset shows here."""
+    if is_fake(tensor):
+        return tensor.storage_offset() * tensor.element_size() % 16 == 0
+    return tensor.data_ptr() % 16 == 0
+
+
+def _canonical(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` packed and 16-byte aligned: itself if it is, else a packed copy."""
+    if tensor.is_contiguous() and _aligned(tensor):
+        return tensor
+    return tensor.clone(memory_format=torch.contiguous_format)
 
 
 def rms_norm_op(
@@ -42,9 +60,9 @@ def rms_norm_op(
     x2d = checked.x2d
     if batch_invariant:
         config = invariant_config(width, x.element_size())
-        # Packed rows, as kernels.plans.launch_canonical launches the mode; the base pointers'
-        # alignment is Inductor's here (a traced tensor has no address to check).
-        x2d = x2d.contiguous()
+        # Packed rows from aligned bases, as kernels.plans.launch_canonical launches the mode
+        # (``out`` is new: aligned).
+        x2d, weight = _canonical(x2d), _canonical(weight)
     else:
         config = choose_config(rows, width, x.element_size(), sm_count_for(x.device))
     # ``out`` is new, never x: said, not read from data pointers, which fake tensors lack.

@@ -187,3 +187,58 @@ def test_another_stride_or_alignment_compiles_another_reduction_tree() -> None:
     assert len(layouts["packed"]) == 1  # the one tt.reduce: the rows' sums of squares
     assert layouts["padded"] != layouts["packed"]
     assert layouts["offset"] != layouts["packed"]
+
+
+OP_CASES = ("padded_batch", "offset_base", "offset_weight", "one_row_of_a_padded_batch")
+
+
+@pytest.mark.parametrize("case", OP_CASES)
+def test_the_torch_op_runs_the_mode_on_packed_aligned_rows(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``torch.ops.rmsnorm_inspector.rms_norm`` (what torch.compile launches) repacks as the
+    eager mode does: the same launch and the packed call's bits."""
+    x, w = _inputs(torch.bfloat16)
+    xin, win, _ = CASES[case](x, w)
+    packed = kernels.rms_norm(xin.contiguous(), w, 1e-6, batch_invariant=True)
+    seen = _spy(monkeypatch)
+    got = torch.ops.rmsnorm_inspector.rms_norm(xin, win, 1e-6, True)
+    assert torch.equal(got, packed)
+    assert len(seen) == 1
+    assert seen[0][:5] == (WIDTH, WIDTH, 0, 0, 0), seen
+
+
+class _NoLaunch:
+    """Stands in for ``wrap_triton(kernel)``: a launch that runs nothing."""
+
+    def __getitem__(self, grid: tuple[int, ...]):
+        return lambda *args, **constexprs: None
+
+
+@pytest.mark.parametrize("batch_invariant", [True, False])
+def test_the_traced_op_repacks_tensors_off_a_boundary(
+    batch_invariant: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While torch.compile traces, tensors are fake and have no address; the storage offset
+    stands for it. The mode launches an offset x and weight as aligned copies; the default
+    launches them as they are (so the spy can see an offset launch)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from kernels import op
+
+    seen: list[tuple[int, int, int]] = []
+    real = launcher.launch_kernel
+
+    def spy(x2d, weight, y2d, eps, **kwargs):
+        seen.append((x2d.storage_offset(), x2d.stride(0), weight.storage_offset()))
+        return real(x2d, weight, y2d, eps, **kwargs)
+
+    monkeypatch.setattr(launcher, "launch_kernel", spy)
+    monkeypatch.setattr(op, "_wrap", lambda kernel: _NoLaunch())
+    with FakeTensorMode():
+        x = torch.empty(ROWS * (WIDTH + 3) + 1, dtype=torch.bfloat16, device=DEVICE)
+        padded_offset = x[1:].view(ROWS, WIDTH + 3)[:, :WIDTH]
+        w = torch.empty(WIDTH + 1, dtype=torch.bfloat16, device=DEVICE)[1:]
+        op.rms_norm_op(padded_offset, w, 1e-6, batch_invariant)
+    expected = (0, WIDTH, 0) if batch_invariant else (1, WIDTH + 3, 1)
+    assert seen == [expected]
