@@ -1,12 +1,13 @@
 """What the batch-invariant mode's repacking costs, on a GPU: ``kernels.rms_norm`` per shape and
-dtype on a packed batch and on a padded one (row stride width + 8) and one a 16-bit element off a
+dtype on a packed batch, on a padded one (row stride width + 8) and on one an element off a
 16-byte boundary, by default and with ``batch_invariant=True``. The mode copies a padded or
 offset batch into packed, aligned tensors and copies the result back
 (``kernels.plans.launch_canonical``); the default launches on the caller's tensors.
 
 Device time is a CUDA graph of 20 calls over rotating buffers (at least 4x the L2), median of
 replays; the eager loop is the per-call wall time of 200 back-to-back calls, host included
-(median of samples). Writes JSON with the versions and the device.
+(median of samples). Writes JSON with the versions and the device, one row of ``columns`` per
+record (``docs/gpu_check/invariant/repack_cost.json`` is this output).
 
     PYTHONPATH=. python3 scripts/measure_repack.py OUT.json
 """
@@ -27,6 +28,7 @@ from kernels.bench.harness import environment
 SHAPES = ((1, 4096), (128, 4096), (4096, 4096), (8192, 1000), (65536, 128), (16384, 8192))
 DTYPES = (torch.bfloat16, torch.float32)
 PLACEMENTS = ("packed", "padded", "offset")
+COLUMNS = ("rows", "width", "dtype", "placement", "batch_invariant", "device_us", "loop_us")
 
 
 def _placed(x: torch.Tensor, placement: str) -> torch.Tensor:
@@ -83,8 +85,11 @@ def main(path: str) -> None:
     with open(path, "w") as handle:
         json.dump(
             {"environment": environment(device), "seconds": round(time.time() - start, 1),
-             "records": records}, handle, indent=1,
+             "columns": list(COLUMNS),
+             "records": [[record[name] for name in COLUMNS] for record in records]},
+            handle, separators=(",", ":"),
         )  # fmt: skip
+        handle.write("\n")
 
 
 if __name__ == "__main__":
