@@ -54,7 +54,7 @@ def rms_norm(
     layout (rows per program, warps, column loop) is :func:`kernels.layout.choose_config`'s for
     the shape; with ``batch_invariant=True`` it is :func:`kernels.plans.invariant_config`'s for
     the width and dtype alone, so a row gets the same bits in every batch and at every place
-    in it (the default's layout where x is 64 MiB or more, but unpeeled: such batches pay
+    in it (the default's layout where x is 64 MiB or more, its peel ordered: such batches pay
     nothing for it where a 16-byte vector divides the width).
 
     Args:

@@ -87,6 +87,7 @@ def kernel_constexprs(
             "EVEN": width == chunks * config.block and chunks % parts == 0,
             "STREAM_STORE": config.stream_store,
             "PEEL": peel,
+            "ORDERED": bool(peel) and config.ordered,
             "PARTS": parts,
         }
     if parts != 1:
@@ -109,6 +110,8 @@ def kernel_constexprs(
             )
     elif config.block < width:
         raise ValueError(f"config.block must be >= width ({width}); got {config.block}")
+    if config.ordered:
+        raise ValueError("config.ordered is the column loop's (loop=True); got a tile")
     multi_row = config.rows_per_program > 1
     # Unpeeled split tiles and multi-row tiles drop their column masks where the row fills them.
     unmasked = multi_row or (config.block2 > 0 and not peel)

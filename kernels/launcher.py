@@ -128,6 +128,8 @@ def _check_config(config: object) -> LaunchConfig:
             raise ValueError(f"config.{name} must be a power of two >= 1; got {value}")
     if config.block2 < 0 or config.block2 & (config.block2 - 1):
         raise ValueError(f"config.block2 must be 0 or a power of two; got {config.block2}")
+    if not isinstance(config.ordered, bool):
+        raise TypeError(f"config.ordered must be a bool; got {type(config.ordered).__name__}")
     if config.loop and config.rows_per_program != 1:
         raise ValueError(
             f"config.rows_per_program must be 1 for the column loop (one program per row); "

@@ -53,6 +53,10 @@ class LaunchConfig:
             lanes past the row hold few registers (2053: 2048 + 16 lanes, not 4096).
         row_parts: column loop: programs per row (``PARTS``): each sums the whole row and
             stores its share of the chunks, so a few long rows fill every SM; 1 on a tile.
+        ordered: column loop: a peeled row is summed in the order of its unpeeled lanes (the
+            accumulator rotated back by the head's length, head and tail placed in it), so
+            its bits do not depend on where the row starts: the batch-invariant mode's peel
+            (:func:`kernels.plans.invariant_config`); False on a tile.
     """
 
     loop: bool
@@ -65,6 +69,7 @@ class LaunchConfig:
     peel: bool = True
     block2: int = 0
     row_parts: int = 1
+    ordered: bool = False
 
     @property
     def path(self) -> str:

@@ -1,10 +1,11 @@
-"""The launch-layout coverage map: every kernel configuration the layout rule can reach.
+"""The launch-layout coverage map: every kernel configuration the layout rule, or the
+batch-invariant mode's layout, can reach.
 
 A *configuration* is what changes the code a launch runs: the kernel (tile or column loop),
 the dtype, and the compile-time branches :func:`kernels.geometry.kernel_constexprs` sets (rows
 per program one or more, the vector width, peeled or not, a split body, the weight's load
-early or late, EVEN, the row mask, streaming stores, a row in several programs) plus whether
-lanes lie past the row (the masked tail). The sizes themselves (tile lanes, chunk, warps, the
+early or late, EVEN, the row mask, streaming stores, a row in several programs, a peel summed
+in the unpeeled order) plus whether lanes lie past the row (the masked tail). The sizes themselves (tile lanes, chunk, warps, the
 number of parts) are not part of it: they set how many lanes run the same code, not which code.
 
 :func:`reachable` walks every supported width (1..MAX_WIDTH), both element sizes, every class
@@ -28,6 +29,7 @@ from typing import Any
 
 from kernels.geometry import kernel_constexprs, peel_elements, settled, vector_width
 from kernels.launcher import MAX_ROWS, MAX_WIDTH, SUPPORTED_DTYPES
+from kernels.plans import invariant_config
 from kernels.layout import (
     LOOP_PROBLEM_BYTES,
     STREAM_TILE_BYTES,
@@ -42,7 +44,7 @@ ITEMSIZES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 # The fields of a configuration, in the order the map and the receipt list them.
 FIELDS: tuple[str, ...] = (
     "dtype", "kernel", "multi_row", "vec", "peel", "split", "w_early", "even", "row_mask",
-    "stream", "tail", "parts",
+    "stream", "tail", "parts", "ordered",
 )  # fmt: skip
 
 
@@ -64,6 +66,8 @@ class Configuration:
         stream: STREAM_STORE.
         tail: lanes past the row exist (the tile's lanes or the loop's chunks overhang it).
         parts: PARTS > 1 (the loop's row in several programs); False on the tile.
+        ordered: ORDERED (the loop's peeled row summed in its unpeeled lanes' order: the
+            batch-invariant mode's peel); False on the tile.
     """
 
     dtype: str
@@ -78,6 +82,7 @@ class Configuration:
     stream: bool
     tail: bool
     parts: bool
+    ordered: bool
 
     @property
     def label(self) -> str:
@@ -88,7 +93,9 @@ class Configuration:
             "multi" if self.multi_row else "rows1",
             f"vec{self.vec}",
         ]
-        names = ("peel", "split", "w_early", "even", "row_mask", "stream", "tail", "parts")
+        names = (
+            "peel", "split", "w_early", "even", "row_mask", "stream", "tail", "parts", "ordered",
+        )  # fmt: skip
         flags += [name for name in names if getattr(self, name)]
         return "/".join(flags)
 
@@ -151,13 +158,13 @@ def configuration_of(dtype: str, loop: bool, constexprs: Mapping[str, Any]) -> C
         return Configuration(
             dtype, "loop", False, constexprs["VEC"], constexprs["PEEL"] > 0, False, False,
             bool(constexprs["EVEN"]), False, bool(constexprs["STREAM_STORE"]), tail,
-            constexprs["PARTS"] > 1,
+            constexprs["PARTS"] > 1, bool(constexprs["ORDERED"]),
         )  # fmt: skip
     tail = constexprs["BLOCK"] + constexprs["BLOCK2"] > constexprs["WIDTH"]
     return Configuration(
         dtype, "tile", constexprs["ROWS"] > 1, constexprs["VEC"], constexprs["PEEL"] > 0,
         constexprs["BLOCK2"] > 0, bool(constexprs["W_EARLY"]), bool(constexprs["EVEN"]),
-        bool(constexprs["ROW_MASK"]), bool(constexprs["STREAM_STORE"]), tail, False,
+        bool(constexprs["ROW_MASK"]), bool(constexprs["STREAM_STORE"]), tail, False, False,
     )  # fmt: skip
 
 
@@ -227,12 +234,22 @@ def row_layouts(width: int, itemsize: int, sm_count: int) -> list[tuple[int, Lau
     return picked
 
 
+def mode_layouts(width: int, itemsize: int) -> list[tuple[int, LaunchConfig]]:
+    """The batch-invariant mode's layout of this width (one for every batch,
+    :func:`kernels.plans.invariant_config`) with the fewest rows that reach each of its row
+    masks: one row, or a multi-row tile's full program and one more row."""
+    config = invariant_config(width, itemsize)
+    per = config.rows_per_program
+    return [(per, config), (per + 1, config)] if per > 1 else [(1, config)]
+
+
 def reachable(
     sm_count: int = 132,
     widths: Iterable[int] | None = None,
     dtypes: Iterable[str] = tuple(SUPPORTED_DTYPES),
 ) -> dict[Configuration, Witness]:
-    """Every configuration the rule reaches, with its cheapest witness.
+    """Every configuration the rule or the batch-invariant mode reaches, with its cheapest
+    witness.
 
     The walk over every width (the default) is a function of the code alone and takes tens of
     seconds under CPython, so a process makes it once per ``(sm_count, dtypes)`` and returns
@@ -268,6 +285,8 @@ def _walk(
             for rows, config in row_layouts(width, itemsize, sm_count):  # ascending: the fewest
                 row_mask = config.rows_per_program > 1 and rows % config.rows_per_program != 0
                 layouts.setdefault((config, row_mask), rows)
+            for rows, config in mode_layouts(width, itemsize):
+                layouts.setdefault((config, rows % config.rows_per_program != 0), rows)
             strides = stride_classes(width, itemsize)
             for (config, _), rows in layouts.items():
                 for x_stride, y_stride in strides:

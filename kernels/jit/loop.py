@@ -20,6 +20,7 @@ from kernels.jit.parts import (
     _body_mask,
     _lane_mask,
     _load,
+    _placed,
     _row_geometry,
     _rrms,
     _rrms_of_sum,
@@ -102,6 +103,7 @@ def _peeled_loop_row(
     NUM_CHUNKS: tl.constexpr,
     PARTS: tl.constexpr,
     PEEL: tl.constexpr,
+    ORDERED: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     MUTANT: tl.constexpr,
     rstd_ptr,
@@ -111,7 +113,15 @@ def _peeled_loop_row(
     run over the aligned body (``NUM_CHUNKS`` chunks cover it: it is no longer than the row),
     the head and the tail are PEEL-lane tiles added to the sum and stored apart. Of a row in
     ``PARTS`` parts, part ``part`` stores its share of the body's chunks (:func:`_chunked_row`)
-    and part 0 the head and the tail."""
+    and part 0 the head and the tail.
+
+    ``ORDERED``: every lane adds the elements an unpeeled row's lane adds, in the same order.
+    Body lane ``j`` holds elements ``head + j + k * CHUNK``, which are those of unpeeled lane
+    ``(j + head) mod CHUNK``; the head's elements belong before them in the last ``head``
+    lanes and the tail's after them, so the accumulator starts from the head placed there and
+    ends with the tail placed at its lanes, squared and added like a chunk. Rotated back by
+    ``head`` lanes, it is the unpeeled accumulator, reduced by the same tree: the sum, and
+    every bit of the row, is the same wherever the row starts."""
     x_start = row * x_row_stride
     y_start = row * y_row_stride
     head = tl.minimum(((PEEL - x_start % PEEL) % PEEL).to(tl.int32), width)
@@ -125,20 +135,30 @@ def _peeled_loop_row(
     tail_in = edge < width - tail
     row_end = width - head
     tile_end = NUM_CHUNKS * CHUNK - head
-    acc = tl.zeros([CHUNK], dtype=tl.float32)
+    if ORDERED:
+        xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0).to(tl.float32)
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+        acc += _square(_placed(xh, CHUNK - head, head, CHUNK, PEEL), MUTANT)
+    else:
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
     for chunk in tl.static_range(NUM_CHUNKS):
         offsets = chunk * CHUNK + cols
         mask = _body_mask(offsets, body, row_end, tile_end, MUTANT == MASKED_TAIL_INCLUSION)
         x = tl.load(x_body + offsets, mask=mask, other=0.0, eviction_policy="evict_last")
         acc += _square(x.to(tl.float32), MUTANT)
-    xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0).to(tl.float32)
+    if not ORDERED:
+        xh = tl.load(x_ptr + x_start + edge, mask=head_in, other=0.0).to(tl.float32)
     xt = tl.load(x_ptr + x_start + tail + edge, mask=tail_in, other=0.0).to(tl.float32)
-    sum_squares = (
-        tl.sum(acc, axis=0)
-        + tl.sum(_square(xh, MUTANT), axis=0)
-        + tl.sum(_square(xt, MUTANT), axis=0)
-    )
-    rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
+    if ORDERED:
+        acc += _square(_placed(xt, body % CHUNK, width - tail, CHUNK, PEEL), MUTANT)
+        rrms = _rrms(tl.gather(acc, (cols + (CHUNK - head)) % CHUNK, 0), width, eps, 1, MUTANT)
+    else:
+        sum_squares = (
+            tl.sum(acc, axis=0)
+            + tl.sum(_square(xh, MUTANT), axis=0)
+            + tl.sum(_square(xt, MUTANT), axis=0)
+        )
+        rrms = _rrms_of_sum(sum_squares, width, eps, MUTANT)
     if STORE_RSTD:
         _store_rrms(rstd_ptr, row, rrms, part, PARTS)
     Y_CACHE: tl.constexpr = ".cs" if STREAM_STORE else ""
@@ -267,6 +287,7 @@ def rms_norm_loop_kernel(
     EVEN: tl.constexpr,
     STREAM_STORE: tl.constexpr,
     PEEL: tl.constexpr,
+    ORDERED: tl.constexpr,
     PARTS: tl.constexpr,
     MUTANT: tl.constexpr,
     rstd_ptr,
@@ -292,6 +313,8 @@ def rms_norm_loop_kernel(
       STREAM_STORE: stores marked streaming (``.cs``).
       PEEL: 0, or the elements of 16 bytes: the row's chunks run over its aligned body, with its
         head and tail apart (:func:`_peeled_loop_row`), as in the tile kernel.
+      ORDERED: a peeled row summed in its unpeeled lanes' order (:func:`_peeled_loop_row`):
+        its bits do not depend on where it starts (the batch-invariant mode's peel).
       PARTS: programs per row (1 unless rows are too few to fill the SMs). Program ``p`` is
         part ``p % PARTS`` of row ``p // PARTS``: each part sums the whole row in the same
         order as one program would (so its rrms, and every output bit, is the same whatever
@@ -315,7 +338,7 @@ def rms_norm_loop_kernel(
     if PEEL:
         _peeled_loop_row(
             x_ptr, w_ptr, y_ptr, row, width, x_row_stride, y_row_stride, eps, part, CHUNK,
-            NUM_CHUNKS, PARTS, PEEL, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
+            NUM_CHUNKS, PARTS, PEEL, ORDERED, STREAM_STORE, MUTANT, rstd_ptr, STORE_RSTD,
         )  # fmt: skip
     else:
         _chunked_row(

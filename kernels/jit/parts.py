@@ -133,6 +133,16 @@ def _tile_mask(row_ok, lane_mask, EVEN: tl.constexpr, ROW_MASK: tl.constexpr):
 
 
 @triton.jit
+def _placed(values, first, count, LANES: tl.constexpr, PEEL: tl.constexpr):
+    """``values`` (a ``[PEEL]`` tile) at lanes ``first .. first + count - 1`` of a ``[LANES]``
+    tile, in order, and 0.0 in every other lane: a register gather (``count`` <= PEEL)."""
+    index = tl.arange(0, LANES) - first
+    inside = (index >= 0) & (index < count)
+    picked = tl.gather(values, tl.minimum(tl.maximum(index, 0), PEEL - 1), 0)
+    return tl.where(inside, picked, 0.0)
+
+
+@triton.jit
 def _body_mask(cols, body, row_end, tile_end, PAST_ROW: tl.constexpr):
     """The body lanes of a peeled row, ``cols < body``; ``PAST_ROW`` (the tail mutants) adds the
     lanes past the row's end (``row_end``) up to the tile's (``tile_end``), both counted from

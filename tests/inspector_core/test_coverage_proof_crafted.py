@@ -199,7 +199,8 @@ def test_the_split_tile_is_its_own_configuration(small_map) -> None:
     assert (other.split, configuration.split) == (False, True)
     # The key reads the second tile's lanes: a body that covers the row exactly has no tail.
     base = {"BLOCK": 1024, "BLOCK2": 16, "ROWS": 1, "VEC": 1, "W_EARLY": False,
-            "STREAM_STORE": True, "EVEN": False, "ROW_MASK": False, "PEEL": 8}  # fmt: skip
+            "STREAM_STORE": True, "EVEN": False, "ROW_MASK": False, "PEEL": 8,
+            "ORDERED": False}  # fmt: skip
     assert coverage.configuration_of("bfloat16", False, {**base, "WIDTH": 1039}).tail
     assert not coverage.configuration_of("bfloat16", False, {**base, "WIDTH": 1040}).tail
     assert not coverage.configuration_of(
@@ -223,24 +224,25 @@ def test_every_kernel_branch_changes_the_configuration_key() -> None:
     # must change in the field of that branch.
     tile = {
         "BLOCK": 1024, "BLOCK2": 0, "ROWS": 1, "VEC": 1, "W_EARLY": False, "STREAM_STORE": False,
-        "EVEN": False, "ROW_MASK": False, "PEEL": 0, "WIDTH": 1000,
+        "EVEN": False, "ROW_MASK": False, "PEEL": 0, "ORDERED": False, "WIDTH": 1000,
     }  # fmt: skip
     flips = {
         "multi_row": {"ROWS": 2}, "vec": {"VEC": 4}, "peel": {"PEEL": 4},
         "split": {"BLOCK": 512, "BLOCK2": 512, "PEEL": 4}, "w_early": {"W_EARLY": True},
         "even": {"EVEN": True}, "row_mask": {"ROW_MASK": True}, "stream": {"STREAM_STORE": True},
-        "tail": {"WIDTH": 1024},
+        "tail": {"WIDTH": 1024}, "ordered": {"PEEL": 4, "ORDERED": True},
     }  # fmt: skip
     base = coverage.configuration_of("float32", False, tile)
     for field, change in flips.items():
         key = coverage.configuration_of("float32", False, {**tile, **change})
         assert getattr(key, field) != getattr(base, field), field
     loop = {"CHUNK": 256, "NUM_CHUNKS": 4, "VEC": 1, "EVEN": False, "STREAM_STORE": True,
-            "PEEL": 0, "PARTS": 1, "WIDTH": 1000}  # fmt: skip
+            "PEEL": 0, "ORDERED": False, "PARTS": 1, "WIDTH": 1000}  # fmt: skip
     base = coverage.configuration_of("float32", True, loop)
     loop_flips = {
         "vec": {"VEC": 4}, "peel": {"PEEL": 4}, "even": {"EVEN": True},
         "stream": {"STREAM_STORE": False}, "tail": {"WIDTH": 1024}, "parts": {"PARTS": 2},
+        "ordered": {"PEEL": 4, "ORDERED": True},
     }  # fmt: skip
     for field, change in loop_flips.items():
         key = coverage.configuration_of("float32", True, {**loop, **change})

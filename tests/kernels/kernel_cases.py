@@ -204,11 +204,22 @@ SPLIT_TILE_VARIANTS: dict[str, LaunchConfig] = {
     "two_rows_split_early_weight": LaunchConfig(False, 64, 1, 2, w_early=True, block2=8),
 }
 
+# The batch-invariant mode's ordered peel (LaunchConfig.ordered): width 70 peeled as a column
+# loop of 32-lane chunks in two parts, the head starting the accumulator in the chunk's last
+# lanes, the tail ending it, the accumulator rotated back to the unpeeled lanes before the sum.
+# Width 256 is not peeled (a 16-byte vector divides it).
+ORDERED_VARIANTS: dict[str, LaunchConfig] = {
+    "row_in_two_parts_ordered_peel": LaunchConfig(
+        True, 32, 1, stream_store=True, row_parts=2, ordered=True
+    ),
+}
+
 # Every explicit layout the matrix runs besides the forced paths.
 LAYOUT_VARIANTS: dict[str, LaunchConfig] = {
     **LOOP_VARIANTS,
     **STREAM_TILE_VARIANTS,
     **SPLIT_TILE_VARIANTS,
+    **ORDERED_VARIANTS,
 }
 
 # Multi-row tiles on rows as wide as the tile (width 256) drop their column masks (the tile

@@ -80,6 +80,8 @@ def _loop_sum(row: np.ndarray, x_start: int, c: Mapping[str, Any]) -> F32:
     width = row.shape[0]
     chunk, chunks, peel = c["CHUNK"], c["NUM_CHUNKS"], c["PEEL"]
     start, end = 0, width
+    if c["ORDERED"]:  # an ordered peel sums in the unpeeled lanes' order
+        peel = 0
     if peel:
         head, body, tail = _peeled_parts(row, x_start, peel)
         start, end = head, head + body

@@ -22,17 +22,21 @@ DEVICE = torch.device("cuda" if kernels.MODE == "compiled" else "cpu")
 MIB = 2**20
 
 
-def _unpeeled(config):
-    """``config`` without the peel and in one tile (a peeled split body made whole)."""
+def _in_mode(config):
+    """``config`` as the mode runs it: a column loop's peel ordered, a tile unpeeled and in one
+    tile (a peeled split body made whole)."""
     block = config.block + config.block2 if config.block2 else config.block
-    return dataclasses.replace(config, peel=False, block=next_power_of_2(block), block2=0)
+    peel = config.peel and config.loop
+    return dataclasses.replace(
+        config, peel=peel, ordered=peel, block=next_power_of_2(block), block2=0
+    )
 
 
 def test_the_modes_layout_is_the_rules_for_every_batch_of_64_mib_and_more() -> None:
     """For every width and element size, at the 64 MiB bound, one row past it and the largest
-    batch, on three SM counts: the default's layout, the peel aside, except where the rule
-    splits the row in two unpeeled tiles ("split rows", "wide split rows"): there the next row
-    of the rule's table."""
+    batch, on three SM counts: the default's layout with a column loop's peel ordered and a
+    tile unpeeled, except where the rule splits the row in two unpeeled tiles ("split rows",
+    "wide split rows"): there the next row of the rule's table."""
     choose = choose_config.__wrapped__  # no cache churn over 262144 problems
     skipped = [rule for rule in RULES if rule.name in ("split rows", "wide split rows")]
     # The rows the mode skips are marked so in the table itself.
@@ -41,7 +45,7 @@ def test_the_modes_layout_is_the_rules_for_every_batch_of_64_mib_and_more() -> N
     for itemsize in (2, 4):
         for width in range(1, 65537):
             mode = plans.invariant_config(width, itemsize)
-            assert not mode.peel
+            assert mode.ordered == mode.peel == (mode.peel and mode.loop)
             assert not mode.block2
             bound = cdiv(64 * MIB, width * itemsize)
             for rows, sms in ((bound, 132), (bound + 1, 114), (MAX_ROWS, 78)):
@@ -49,9 +53,9 @@ def test_the_modes_layout_is_the_rules_for_every_batch_of_64_mib_and_more() -> N
                 if any(rule.applies(p) for rule in skipped):
                     split += 1
                     after = next(r for r in RULES if r not in skipped and r.applies(p))
-                    assert _unpeeled(after.layout(p)) == mode, (width, rows, sms)
+                    assert _in_mode(after.layout(p)) == mode, (width, rows, sms)
                 else:
-                    assert _unpeeled(choose(rows, width, itemsize, sms)) == mode, (width, rows)
+                    assert _in_mode(choose(rows, width, itemsize, sms)) == mode, (width, rows)
     assert split > 0
 
 
@@ -61,7 +65,7 @@ def test_below_64_mib_the_mode_keeps_the_large_batchs_layout_where_the_rule_does
     moved = [
         width
         for width in (512, 1024, 2048, 4096, 8192)
-        if _unpeeled(choose_config(cdiv(64 * MIB, width * 2) - 1, width, 2, 132))
+        if _in_mode(choose_config(cdiv(64 * MIB, width * 2) - 1, width, 2, 132))
         != plans.invariant_config(width, 2)
     ]
     assert moved == [4096, 8192]  # 8 and 16 KiB rows: the one-row tile under 64 MiB, the loop past
@@ -132,7 +136,7 @@ def test_the_mode_is_certified_bit_identical_where_the_default_is_not(
 def test_the_default_certificate_sees_a_peeled_row_moved_against_the_16_byte_boundary() -> None:
     """2053 fp32 rows are peeled: a row one element further from the boundary has another head,
     and its elements sum on other lanes. The default's certificate shifts the rows and finds
-    it; the mode does not peel."""
+    it; the mode does not peel a tile."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((6, 2053)) * 3.0
     w = rng.standard_normal(2053)
