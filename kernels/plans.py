@@ -62,14 +62,16 @@ def invariant_config(width: int, itemsize: int) -> LaunchConfig:
     row's head runs to the next 16-byte boundary, so its length, and which lanes sum which
     elements, follows the row's place in the batch: the column loop's peel is ``ordered``
     (:class:`kernels.layout.LaunchConfig`: its elements go back to the lanes an unpeeled row
-    sums them in, a gather of one chunk's accumulator per row), a tile keeps narrow accesses
+    sums them in, a gather of one chunk's accumulator per row; every row of every batch runs
+    the one compiled variant, since :func:`launch_canonical` launches packed rows from aligned
+    bases, so the gather and the tree are the same code for each), a tile keeps narrow accesses
     (there the same gathers cost more than the narrow loads: 1.3-3.0x the default's time on
-    odd widths of 999-4103 against 1.0-1.6x unpeeled, H100 sweep of 2026-12-07). A split row's first tile
-    is read unmasked, and on rows that do not start on 16-byte boundaries the certificate
-    found such rows differing between batches by up to 4 ulp (H100, compiled): the mode skips
-    the rule's split rows and wide split rows (``Rule.invariant`` False: the next row of the
-    table gives the layout, as it did before those rows existed) and holds a peeled split body
-    in one masked power-of-two tile.
+    odd widths of 999-4103 against 1.0-1.6x unpeeled, H100 sweep of 2026-12-07). A split
+    row's first tile is read unmasked, and on rows that do not start on 16-byte boundaries the
+    certificate found such rows differing between batches by up to 4 ulp (H100, compiled): the
+    mode skips the rule's split rows and wide split rows (``Rule.invariant`` False: the next
+    row of the table gives the layout, as it did before those rows existed) and holds a peeled
+    split body in one masked power-of-two tile.
     """
     p = problem(INVARIANT_ROWS, width, itemsize, INVARIANT_SMS)
     rule = next(rule for rule in RULES if rule.invariant and rule.applies(p))

@@ -302,15 +302,16 @@ def prove_all(
 
 
 def identity() -> dict[str, str]:
-    """The code a coverage record belongs to: the rule (layout, the launch geometry, launcher
-    and the map's walk), which fixes the map it walked, and the kernel's functions, which fix
-    what its proofs showed. A record of another kernel proves nothing about this one."""
+    """The code a coverage record belongs to: the rule (layout, the launch geometry, launcher,
+    the batch-invariant mode's layout in plans, and the map's walk), which fixes the map it
+    walked, and the kernel's functions, which fix what its proofs showed. A record of another
+    kernel proves nothing about this one."""
     import kernels
-    from kernels import geometry, launcher, layout
+    from kernels import geometry, launcher, layout, plans
     from kernels.instruments import coverage
     from kernels.instruments.compile_info import kernel_source_sha256
 
-    modules = (layout, geometry, launcher, coverage)
+    modules = (layout, geometry, launcher, coverage, plans)
     rule = "\n".join(inspect.getsource(module) for module in modules)
     return {
         "rule_sha256": hashlib.sha256(rule.encode("utf-8")).hexdigest(),

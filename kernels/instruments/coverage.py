@@ -5,8 +5,9 @@ A *configuration* is what changes the code a launch runs: the kernel (tile or co
 the dtype, and the compile-time branches :func:`kernels.geometry.kernel_constexprs` sets (rows
 per program one or more, the vector width, peeled or not, a split body, the weight's load
 early or late, EVEN, the row mask, streaming stores, a row in several programs, a peel summed
-in the unpeeled order) plus whether lanes lie past the row (the masked tail). The sizes themselves (tile lanes, chunk, warps, the
-number of parts) are not part of it: they set how many lanes run the same code, not which code.
+in the unpeeled order) plus whether lanes lie past the row (the masked tail). The sizes
+themselves (tile lanes, chunk, warps, the number of parts) are not part of it: they set how
+many lanes run the same code, not which code.
 
 :func:`reachable` walks every supported width (1..MAX_WIDTH), both element sizes, every class
 of row counts between which the rule or the row mask can change (:func:`row_layouts`) and
@@ -29,7 +30,6 @@ from typing import Any
 
 from kernels.geometry import kernel_constexprs, peel_elements, settled, vector_width
 from kernels.launcher import MAX_ROWS, MAX_WIDTH, SUPPORTED_DTYPES
-from kernels.plans import invariant_config
 from kernels.layout import (
     LOOP_PROBLEM_BYTES,
     STREAM_TILE_BYTES,
@@ -38,6 +38,7 @@ from kernels.layout import (
     choose_config,
     row_thresholds,
 )
+from kernels.plans import invariant_config
 
 ITEMSIZES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 

@@ -224,13 +224,13 @@ def test_every_kernel_branch_changes_the_configuration_key() -> None:
     # must change in the field of that branch.
     tile = {
         "BLOCK": 1024, "BLOCK2": 0, "ROWS": 1, "VEC": 1, "W_EARLY": False, "STREAM_STORE": False,
-        "EVEN": False, "ROW_MASK": False, "PEEL": 0, "ORDERED": False, "WIDTH": 1000,
+        "EVEN": False, "ROW_MASK": False, "PEEL": 0, "WIDTH": 1000,
     }  # fmt: skip
     flips = {
         "multi_row": {"ROWS": 2}, "vec": {"VEC": 4}, "peel": {"PEEL": 4},
         "split": {"BLOCK": 512, "BLOCK2": 512, "PEEL": 4}, "w_early": {"W_EARLY": True},
         "even": {"EVEN": True}, "row_mask": {"ROW_MASK": True}, "stream": {"STREAM_STORE": True},
-        "tail": {"WIDTH": 1024}, "ordered": {"PEEL": 4, "ORDERED": True},
+        "tail": {"WIDTH": 1024},
     }  # fmt: skip
     base = coverage.configuration_of("float32", False, tile)
     for field, change in flips.items():

@@ -55,9 +55,11 @@ def test_an_ordered_peel_gives_the_unpeeled_rows_bits_wherever_a_row_starts(
 ) -> None:
     x, w = _rows(width, dtype)
     y, rstd, layout = _launch(x, w, config)
-    assert layout["PEEL"] > 0 and layout["ORDERED"], layout  # the ordered path ran
+    assert layout["PEEL"] > 0, layout  # the ordered path ran
+    assert layout["ORDERED"], layout
     y_plain, rstd_plain, plain = _launch(x, w, dataclasses.replace(config, peel=False))
-    assert plain["PEEL"] == 0 and not plain["ORDERED"]
+    assert plain["PEEL"] == 0
+    assert not plain["ORDERED"]
     assert torch.equal(rstd, rstd_plain), (rstd - rstd_plain).abs().max()
     assert torch.equal(y, y_plain)
     # each row alone (at offset 0) has the bits it has in the batch
