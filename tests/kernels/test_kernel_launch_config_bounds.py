@@ -74,6 +74,21 @@ def test_the_column_loop_takes_one_row_per_program_and_refuses_two() -> None:
         _launch(loop=True, block=16, rows_per_program=2)
 
 
+@pytest.mark.parametrize("value", [1, 0, "yes", None])
+def test_an_ordered_flag_that_is_not_a_bool_is_refused(value: object) -> None:
+    message = f"config.ordered must be a bool; got {type(value).__name__}"
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        _launch(loop=True, block=16, ordered=value)
+
+
+def test_the_column_loop_takes_either_ordered_flag_and_a_tile_refuses_true() -> None:
+    _launch(loop=True, block=16, ordered=True)
+    _launch(loop=True, block=16, ordered=False)
+    message = "config.ordered is the column loop's (loop=True); got a tile"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        _launch(ordered=True)
+
+
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's message (CPU tensors allowed)")
 def test_a_tensor_on_neither_a_gpu_nor_the_cpu_is_refused_naming_its_device() -> None:
     message = "x must be on a cuda or cpu (Triton interpreter mode) device in interpreter mode"
