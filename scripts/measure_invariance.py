@@ -76,6 +76,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=64)
     parser.add_argument("--budget-s", type=float, default=300.0)
     parser.add_argument("--map", action="store_true", help="also every map configuration")
+    parser.add_argument(
+        "--widths", help="comma-separated WIDTH:dtype rows to certify packed instead of the "
+        "model widths (e.g. 3077:bfloat16)",
+    )  # fmt: skip
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     device = resolve_device("auto")
@@ -88,6 +92,9 @@ def main() -> None:
         "cases": [],
     }
     cases = [(w, d, w, "model width") for w, d in itertools.product(WIDTHS, DTYPES)]
+    if args.widths:
+        pairs = [item.split(":") for item in args.widths.split(",")]
+        cases = [(int(w), d, int(w), "width") for w, d in pairs]
     if args.map:
         cases += map_cases()
     start = time.monotonic()
