@@ -2,8 +2,9 @@
 its 16-byte accesses but is summed in the order of its unpeeled lanes, so its bits do not depend
 on where it starts. Under the interpreter (``numpy.sum`` over the lanes as laid out) that order is
 checkable exactly: every row, at every offset from a 16-byte boundary, gives the unpeeled
-launch's bits, y and rstd, while the plain peel's differ. Compiled, the certificates hold it
-(``tests/kernels/test_kernel_batch_invariant.py``, ``docs/gpu_check/invariant``)."""
+launch's bits, y and rstd, while the plain peel's differ. Compiled, each row alone keeps its
+batch bits (the test runs on a GPU too), and a one-row launch compiles the batch's gathers and
+tree (TTGIR for sm_90, here)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,83 @@ def test_ordered_must_be_a_bool(value: object) -> None:
     config = LaunchConfig(True, 32, 2, ordered=value)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^config.ordered must be a bool; got "):
         launch_kernel(x, torch.ones(70, device=DEVICE), y, 1e-6, config=config)
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_each_row_alone_has_its_bits_in_the_batch(dtype: str) -> None:
+    """What the mode promises, compiled too: rows at every offset from a 16-byte boundary, each
+    launched alone from an aligned copy, give the bits they have in the batch."""
+    _, config, width = LAYOUTS[0]
+    x, w = _rows(width, dtype)
+    y, rstd, layout = _launch(x, w, config)
+    assert layout["ORDERED"], layout
+    for r in range(x.shape[0]):
+        y_alone, rstd_alone, _ = _launch(x[r : r + 1].clone(), w, config)
+        assert torch.equal(rstd_alone[0], rstd[r]), r
+        assert torch.equal(y_alone[0], y[r]), r
+
+
+_VARIANTS_CHILD = r"""
+import json, re
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from kernels import jit
+from kernels.instruments.coverage import launch_constexprs
+from kernels.plans import invariant_config
+
+def layouts(width, itemsize, rows_one):
+    config = invariant_config(width, itemsize)
+    launched, constexprs = launch_constexprs(config, 64, width, width, width, itemsize)
+    constexprs.pop("WIDTH")
+    assert constexprs["ORDERED"], constexprs
+    constexprs.update(MUTANT=0, rstd_ptr=None, STORE_RSTD=False)
+    pointer = "*bf16" if itemsize == 2 else "*fp32"
+    signature = {"x_ptr": pointer, "w_ptr": pointer, "y_ptr": pointer, "rows": "i32",
+                 "width_v": "i32", "x_stride_v": "i32", "y_stride_v": "i32", "eps": "fp32"}
+    if rows_one:  # Triton specializes an int argument of 1: a launch of one row
+        signature["rows"] = "constexpr"
+        constexprs["rows"] = 1
+    signature.update((name, "constexpr") for name in constexprs if name != "rows")
+    attrs = {(i,): [["tt.divisibility", 16]] for i in (0, 1, 2)}
+    source = ASTSource(fn=jit.rms_norm_loop_kernel, signature=signature, constexprs=constexprs,
+                       attrs=attrs)
+    ttgir = triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                           options={"num_warps": launched.num_warps}).asm["ttgir"]
+    aliases = dict(re.findall(r"^(#\w+) = (.*)$", ttgir, re.M))
+    resolve = lambda text: re.sub(r"#\w+", lambda m: aliases.get(m.group(0), m.group(0)), text)
+    reduces = re.findall(r"\}\) : \(tensor<[^,]*, (#\w+)>\) ->", ttgir)
+    gathers = re.findall(r"tt\.gather .*?\} : (\(.*?\) -> tensor<[^>]*>)", ttgir)
+    return {"reduce": [aliases[name] for name in reduces],
+            "gather": [resolve(types) for types in gathers]}
+
+print(json.dumps({f"{w}x{s}": [layouts(w, s, False), layouts(w, s, True)]
+                  for w, s in ((3077, 2), (18433, 4))}))
+"""
+
+
+@pytest.mark.timeout(150)
+def test_a_row_alone_compiles_the_batchs_gathers_and_tree() -> None:
+    """Why the ordered peel is invariant compiled: the mode launches every batch packed from
+    aligned bases (``kernels.plans.launch_canonical``), so the one variant left besides the
+    batch's is a launch of one row (Triton specializes ``rows`` == 1). Compiled for sm_90 (no
+    GPU needed), that variant gives the rotation's gathers and the row sum's tree the batch's
+    layouts, and a gather is an exact permutation: every row sums the same values in the same
+    tree, alone or in any batch."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, TRITON_INTERPRET="0")
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    result = subprocess.run([sys.executable, "-c", _VARIANTS_CHILD], capture_output=True,
+                            text=True, env=env, timeout=140, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    for case, (batch, alone) in found.items():
+        assert len(batch["reduce"]) == 1, case  # the one tt.reduce: the row's sum of squares
+        assert len(batch["gather"]) == 3, case  # head and tail placed, the accumulator rotated
+        assert alone == batch, case
