@@ -8,10 +8,12 @@ the one variant the certificates prove. The default keeps the caller's strides (
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
 import torch
+from compiler_child import last_line_of
 
 import kernels
 from kernels import launcher, plans
@@ -171,19 +173,7 @@ def test_another_stride_or_alignment_compiles_another_reduction_tree() -> None:
     """Why the mode repacks: the mode's multi-row tile for 70 bf16 rows, compiled for sm_90
     (no GPU needed), lays the row sum's operand out differently for a padded row stride (VEC 1
     against 2) and for x and y off a 16-byte boundary than for packed, aligned rows."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = dict(os.environ, TRITON_INTERPRET="0")
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    result = subprocess.run([sys.executable, "-c", _LAYOUTS_CHILD], capture_output=True,
-                            text=True, env=env, timeout=110, check=False)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    layouts = json.loads(result.stdout.strip().splitlines()[-1])
+    layouts = json.loads(last_line_of(_LAYOUTS_CHILD, timeout=110))
     assert len(layouts["packed"]) == 1  # the one tt.reduce: the rows' sums of squares
     assert layouts["padded"] != layouts["packed"]
     assert layouts["offset"] != layouts["packed"]

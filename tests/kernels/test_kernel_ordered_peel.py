@@ -9,10 +9,12 @@ tree (TTGIR for sm_90, here)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
 import torch
+from compiler_child import last_line_of
 
 import kernels
 from kernels.geometry import kernel_constexprs
@@ -170,19 +172,7 @@ def test_a_row_alone_compiles_the_batchs_gathers_and_tree() -> None:
     GPU needed), that variant gives the rotation's gathers and the row sum's tree the batch's
     layouts, and a gather is an exact permutation: every row sums the same values in the same
     tree, alone or in any batch."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = dict(os.environ, TRITON_INTERPRET="0")
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    result = subprocess.run([sys.executable, "-c", _VARIANTS_CHILD], capture_output=True,
-                            text=True, env=env, timeout=140, check=False)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    found = json.loads(result.stdout.strip().splitlines()[-1])
+    found = json.loads(last_line_of(_VARIANTS_CHILD, timeout=140))
     for case, (batch, alone) in found.items():
         assert len(batch["reduce"]) == 1, case  # the one tt.reduce: the row's sum of squares
         assert len(batch["gather"]) == 3, case  # head and tail placed, the accumulator rotated
