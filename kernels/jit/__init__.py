@@ -80,6 +80,7 @@ KERNEL_FUNCTIONS = (
     parts._rrms_of_sum,
     parts._rrms,
     parts._tile_mask,
+    parts._placed,
     parts._body_mask,
     tile._peeled_row,
     tile._split_rows,

@@ -12,6 +12,7 @@ from kernels.geometry import vector_width
 from kernels.instruments import coverage
 from kernels.launcher import MAX_ROWS
 from kernels.layout import LaunchConfig, choose_config
+from kernels.plans import invariant_config
 
 WIDTHS = [1, 2, 3, 64, 70, 127, 512, 513, 1000, 2053, 4096, 5125, 8192, 8193, 20000, 49153, 65536]
 
@@ -74,7 +75,7 @@ def test_the_key_is_the_launchs_own(monkeypatch: pytest.MonkeyPatch) -> None:
     config = LaunchConfig(False, 64, 1, 2, w_early=True)
     run = kernels.run_checked(x, np.ones(64), eps=1e-6, dtype="float32", config=config)
     assert run.configuration == coverage.Configuration(
-        "float32", "tile", True, 4, False, False, True, True, True, False, False, False
+        "float32", "tile", True, 4, False, False, True, True, True, False, False, False, False
     )
     run = kernels.run_checked(x[:4, :60], np.ones(60), eps=1e-6, dtype="float32", config=config)
     assert (run.configuration.even, run.configuration.row_mask, run.configuration.tail) == (
@@ -133,14 +134,20 @@ def test_the_walk_over_every_width_finds_every_kernel_path_and_branch(coverage_m
 
 
 def test_every_witness_reaches_its_configuration_under_the_rule(coverage_map) -> None:
+    """Under the rule, or under the batch-invariant mode's layout (the walk adds its
+    layouts: an ordered loop, an unpeeled tile)."""
     for configuration, witness in coverage_map.items():
         itemsize = coverage.ITEMSIZES[witness.dtype]
-        config = choose_config(witness.rows, witness.width, itemsize, 132)
-        launched, constexprs = coverage.launch_constexprs(
-            config, witness.rows, witness.width, witness.x_stride, witness.y_stride, itemsize
-        )
-        assert launched == witness.config
-        assert coverage.configuration_of(witness.dtype, launched.loop, constexprs) == configuration
+        rule = choose_config(witness.rows, witness.width, itemsize, 132)
+        found = []
+        for config in (rule, invariant_config(witness.width, itemsize)):
+            launched, constexprs = coverage.launch_constexprs(
+                config, witness.rows, witness.width, witness.x_stride, witness.y_stride, itemsize
+            )
+            if launched == witness.config:
+                found.append(coverage.configuration_of(witness.dtype, launched.loop, constexprs))
+        assert found, witness
+        assert found[0] == configuration
 
 
 def test_a_proof_on_few_rows_keeps_the_witness_configuration(coverage_map) -> None:
