@@ -1,6 +1,7 @@
 """Batch-invariance certificates of the bundled kernel over model widths, three dtypes.
 
     python3 scripts/measure_invariance.py --out DIR [--rows 64] [--budget-s 300] [--map]
+        [--widths WIDTH:dtype,...]
 
 For each width x dtype: random normal rows (seeded) certified by
 kernels.instruments.invariance.certify on the device the kernel mode gives (CUDA compiled, or the
@@ -8,7 +9,8 @@ CPU interpreter with at most 16 rows), by default and in the batch-invariant mod
 takes, besides the model widths, one witness per coverage-map configuration the mode can launch
 (its smallest width, rows of its stride class): every width class of the map. Writes
 DIR/invariance.json (versions, device, one entry per case) after every case, so a stopped run
-keeps what it measured. No Qt.
+keeps what it measured. ``--widths`` certifies the rows named instead of the model widths
+(packed: the odd widths the mode's ordered column loop runs). No Qt.
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ def map_cases() -> list[tuple[int, str, int, str]]:
     return sorted(cases.values(), key=lambda case: (case[0], case[1], case[2]))
 
 
+def width_list(text: str) -> list[tuple[int, str]]:
+    """``--widths``: ``WIDTH:dtype`` items, comma-separated, each width in [1, MAX_WIDTH]."""
+    found = []
+    for item in text.split(","):
+        width, _, dtype = item.partition(":")
+        if not width.isdigit() or not 1 <= int(width) <= kernels.MAX_WIDTH:
+            raise argparse.ArgumentTypeError(
+                f"a width must be an integer in [1, {kernels.MAX_WIDTH}]; got {item!r}"
+            )
+        if dtype not in DTYPES:
+            raise argparse.ArgumentTypeError(
+                f"a dtype must be one of {', '.join(DTYPES)}; got {item!r}"
+            )
+        found.append((int(width), dtype))
+    return found
+
+
 def summary(cert: invariance.Certificate) -> dict:
     section = cert.to_receipt()
     return {
@@ -77,8 +96,8 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=300.0)
     parser.add_argument("--map", action="store_true", help="also every map configuration")
     parser.add_argument(
-        "--widths", help="comma-separated WIDTH:dtype rows to certify packed instead of the "
-        "model widths (e.g. 3077:bfloat16)",
+        "--widths", type=width_list, help="comma-separated WIDTH:dtype rows to certify packed "
+        "instead of the model widths (e.g. 3077:bfloat16)",
     )  # fmt: skip
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -93,8 +112,7 @@ def main() -> None:
     }
     cases = [(w, d, w, "model width") for w, d in itertools.product(WIDTHS, DTYPES)]
     if args.widths:
-        pairs = [item.split(":") for item in args.widths.split(",")]
-        cases = [(int(w), d, int(w), "width") for w, d in pairs]
+        cases = [(w, d, w, "width") for w, d in args.widths]
     if args.map:
         cases += map_cases()
     start = time.monotonic()
