@@ -39,16 +39,13 @@ def map_cases() -> list[tuple[int, str, int, str]]:
     """``(width, dtype, row stride, configuration label)``: the smallest width of every
     coverage-map configuration the batch-invariant mode launches (rows of one stride, x's)."""
     from kernels.instruments import coverage as cov
-    from kernels.plans import invariant_config
 
     found: dict[object, tuple[int, str, int, str]] = {}
     for dtype in DTYPES:
         itemsize = cov.ITEMSIZES[dtype]
         for width in range(1, kernels.MAX_WIDTH + 1):
-            config = invariant_config(width, itemsize)
-            per = config.rows_per_program
             for x_stride, _ in cov.stride_classes(width, itemsize):
-                for rows in {per, per + 1} if per > 1 else {1}:
+                for rows, config in cov.mode_layouts(width, itemsize):
                     launched, constexprs = cov.launch_constexprs(
                         config, rows, width, x_stride, x_stride, itemsize
                     )
