@@ -1,11 +1,11 @@
 """Tables of the batch-invariant mode's records: what it costs and what its certificates found.
 
-    python3 scripts/summarize_invariant.py --bench RUN1.json RUN2.json --certificates INV.json
+    python3 scripts/summarize_invariant.py --bench RUN1.json [RUN2.json] --certificates INV.json
 
-RUN1/RUN2: two ``main.py bench --impls ours,ours_invariant`` records of one machine;
+RUN1 (and RUN2): ``main.py bench`` records with ``ours`` and ``ours_invariant``, of one machine;
 INV: ``scripts/measure_invariance.py --map``'s record. Prints Markdown: the mode's cost
 (``cost_vs_ours``, device time over the default's; the eager loop's too) by shape and dtype in
-both runs, its spread over shapes whose x is at least 64 MiB (the mode's bound; widths a 16-byte
+each run, its spread over shapes whose x is at least 64 MiB (the mode's bound; widths a 16-byte
 vector divides apart from the rest), and one line per certificate (the default's largest ulp,
 the mode's verdict).
 """
@@ -38,32 +38,38 @@ def _x_bytes(key: tuple) -> int:
     return key[1] * key[2] * (4 if key[3] == "float32" else 2)
 
 
-def cost_tables(first: Path, second: Path) -> list[str]:
-    one, two = _costs(first), _costs(second)
+def cost_tables(first: Path, second: Path | None = None) -> list[str]:
+    """The mode's cost per shape and dtype: one run's columns, or two runs' side by side."""
+    runs = [_costs(first)] + ([_costs(second)] if second else [])
+    one = runs[0]
+    names = ["run 1", "run 2"] if second else [""]
+    head = [f"cost {n}".strip() for n in names] + [f"loop cost {n}".strip() for n in names]
     lines = [
-        "| set | shape | dtype | x MiB | cost run 1 | cost run 2 | loop cost run 1 "
-        "| loop cost run 2 |",
-        "|---|---|---|---|---|---|---|---|",
+        "| set | shape | dtype | x MiB | " + " | ".join(head) + " |",
+        "|---|---|---|---|" + "---|" * len(head),
     ]
+    nan = float("nan")
     for key in sorted(one, key=lambda k: (k[0], k[1] * k[2], k[3])):
-        a, b = one[key], two.get(key, {})
+        rows = [run.get(key, {}) for run in runs]
+        cells = [f"{r.get('cost_vs_ours', nan):.3f}" for r in rows]
+        cells += [f"{r.get('loop_cost_vs_ours', nan):.3f}" for r in rows]
         lines.append(
             f"| {key[0]} | {key[1]}x{key[2]} | {key[3]} | {_x_bytes(key) / MIB:.1f} | "
-            f"{a['cost_vs_ours']:.3f} | {b.get('cost_vs_ours', float('nan')):.3f} | "
-            f"{a.get('loop_cost_vs_ours', float('nan')):.3f} | "
-            f"{b.get('loop_cost_vs_ours', float('nan')):.3f} |"
+            + " | ".join(cells)
+            + " |"
         )
     summary = []
     for aligned in (True, False):
         keys = [k for k in one if _x_bytes(k) >= 64 * MIB and _aligned(k[2], k[3]) == aligned]
         # A case run 2 lacks (a run cut by its budget skips its last shapes) counts run 1 alone.
-        big = [max(one[k]["cost_vs_ours"], two.get(k, one[k])["cost_vs_ours"]) for k in keys]
-        alone = sum(k not in two for k in keys)
+        big = [max(run.get(k, one[k])["cost_vs_ours"] for run in runs) for k in keys]
+        alone = sum(k not in runs[-1] for k in keys)
         if big:
             kind = "a 16-byte vector divides the width" if aligned else "widths no vector divides"
+            which = "the larger of the two runs" if second else "one run"
             summary.append(
                 f"- shapes whose x is 64 MiB or more, {kind}: {len(big)} shape x dtype cases, "
-                f"cost (the larger of the two runs) median {statistics.median(big):.3f}, max "
+                f"cost ({which}) median {statistics.median(big):.3f}, max "
                 f"{max(big):.3f}; {sum(c > 1.05 for c in big)} above 1.05"
                 + (f" ({alone} of run 1 alone: run 2 has no figure of them)" if alone else "")
             )
@@ -95,9 +101,11 @@ def certificate_lines(path: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bench", type=Path, nargs=2, required=True)
+    parser.add_argument("--bench", type=Path, nargs="+", required=True, help="one or two runs")
     parser.add_argument("--certificates", type=Path, required=True)
     args = parser.parse_args()
+    if len(args.bench) > 2:
+        parser.error(f"--bench takes one or two records; got {len(args.bench)}")
     print("\n".join(["## Cost", "", *cost_tables(*args.bench), "", "## Certificates", ""]))
     print("\n".join(certificate_lines(args.certificates)))
 
