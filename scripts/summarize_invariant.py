@@ -1,6 +1,6 @@
 """Tables of the batch-invariant mode's records: what it costs and what its certificates found.
 
-    python3 scripts/summarize_invariant.py --bench RUN1.json [RUN2.json] --certificates INV.json
+    python3 scripts/summarize_invariant.py --bench RUN1.json [RUN2.json] [--certificates INV.json]
 
 RUN1 (and RUN2): ``main.py bench`` records with ``ours`` and ``ours_invariant``, of one machine;
 INV: ``scripts/measure_invariance.py --map``'s record. Prints Markdown: the mode's cost
@@ -102,12 +102,13 @@ def certificate_lines(path: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", type=Path, nargs="+", required=True, help="one or two runs")
-    parser.add_argument("--certificates", type=Path, required=True)
+    parser.add_argument("--certificates", type=Path, help="measure_invariance.py's record")
     args = parser.parse_args()
     if len(args.bench) > 2:
         parser.error(f"--bench takes one or two records; got {len(args.bench)}")
-    print("\n".join(["## Cost", "", *cost_tables(*args.bench), "", "## Certificates", ""]))
-    print("\n".join(certificate_lines(args.certificates)))
+    print("\n".join(["## Cost", "", *cost_tables(*args.bench)]))
+    if args.certificates:
+        print("\n".join(["", "## Certificates", "", *certificate_lines(args.certificates)]))
 
 
 if __name__ == "__main__":
