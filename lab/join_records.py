@@ -11,8 +11,8 @@ first run's with each skipped case's rows replaced by the completion's rows of t
 the record's order, and ``completed_by`` naming the second run (its command, start, wall time,
 nvidia-smi before and after) and the cases taken from it. Nothing is averaged or mixed within a
 case. Refused, with exit status 2 and the reason: records that differ in any of those fields,
-a completion that skipped one of the cases too or lacks it, a record with nothing skipped.
-Writes compact JSON (the docs' form) atomically and reads it back with
+a completion that skipped one of the cases too or lacks it, a record with nothing skipped or
+one completed already. Writes compact JSON (the docs' form) atomically and reads it back with
 ``kernels.bench.read_json``.
 """
 
@@ -40,9 +40,12 @@ def join(record: dict[str, Any], completion: dict[str, Any]) -> dict[str, Any]:
     """``record`` with its skipped cases' rows taken from ``completion`` (see the module doc).
 
     Raises:
-        ValueError: a field of ``SAME_FIELDS`` differs (named), nothing is skipped, or a
-            skipped case is missing from ``completion`` or skipped there too (named).
+        ValueError: a field of ``SAME_FIELDS`` differs (named), nothing is skipped, a skipped
+            case is missing from ``completion`` or skipped there too (named), or ``record``
+            was completed already.
     """
+    if "completed_by" in record:
+        raise ValueError("the record is already completed (completed_by): join its runs anew")
     for field in SAME_FIELDS:
         if record.get(field) != completion.get(field):
             raise ValueError(f"{field} differs between the record and the completion")

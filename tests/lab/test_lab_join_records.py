@@ -81,6 +81,10 @@ def test_a_completion_that_lacks_or_skipped_a_case_is_refused_naming_it():
         join_records.join(record, _report({A: "ok"}, 3.0, "second"))
     with pytest.raises(ValueError, match="skipped the case heldout 16x3072 float32 too"):
         join_records.join(record, _report({B: "skipped"}, 3.0, "second"))
+    joined = join_records.join(record, _report({B: "ok"}, 3.0, "second"))
+    joined["results"][-1]["status"] = "skipped"
+    with pytest.raises(ValueError, match=r"already completed \(completed_by\)"):
+        join_records.join(joined, _report({B: "ok"}, 4.0, "third"))
     with pytest.raises(ValueError, match="skipped no case"):
         join_records.join(_report({A: "ok"}, 1.0, "first"), _report({A: "ok"}, 3.0, "second"))
 
