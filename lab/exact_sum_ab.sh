@@ -13,13 +13,9 @@
 set -u
 . scripts/device_env.sh
 export OUT
-root=$PWD
-rm -rf /tmp/exact && mkdir /tmp/exact
-cp -r bounded_json kernels lab inspector oracle resources scripts tests main.py pyproject.toml /tmp/exact/
-(cd /tmp/exact && { patch -p1 < "$root/lab/exact_sum.patch" || git apply "$root/lab/exact_sum.patch"; }) || exit 1
+patched_copy /tmp/exact lab/exact_sum.patch || exit 1
 cd /tmp/exact
 export PYTHONPATH=".:${PYTHONPATH:-}" TRITON_CACHE_DIR=/tmp/tc_exact
-PYTEST="python3 -m pytest -p no:cacheprovider -p no:randomly -p no:benchmark -o addopts=-ra -q -W ignore::pytest.PytestConfigWarning"
 log env
 python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name())' 2>&1 | tee -a "$LOG"
 if [ "${PART:-all}" = all ] || [ "$PART" = tests ]; then

@@ -62,12 +62,12 @@ def join(record: dict[str, Any], completion: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"the completion has no result of the skipped case {label}")
         if any(r["status"] == "skipped" for r in rows):
             raise ValueError(f"the completion skipped the case {label} too")
-    results: list[dict[str, Any]] = []
-    for case in dict.fromkeys(map(_case, record["results"])):
-        if case in skipped:
-            results.extend(taken[case])
-        else:
-            results.extend(r for r in record["results"] if _case(r) == case)
+    own: dict[tuple, list[dict[str, Any]]] = {}
+    for row in record["results"]:
+        own.setdefault(_case(row), []).append(row)
+    results = [
+        row for case, rows in own.items() for row in (taken[case] if case in skipped else rows)
+    ]
     joined = dict(record)
     joined["results"] = results
     joined["completed_by"] = {

@@ -12,13 +12,9 @@
 set -u
 . scripts/device_env.sh
 export OUT
-root=$PWD
-rm -rf /tmp/door && mkdir /tmp/door
-cp -r bounded_json kernels lab inspector oracle resources scripts tests main.py pyproject.toml /tmp/door/
-(cd /tmp/door && { patch -p1 < "$root/lab/unaligned_door.patch" || git apply "$root/lab/unaligned_door.patch"; }) || exit 1
+patched_copy /tmp/door lab/unaligned_door.patch || exit 1
 cd /tmp/door
 export PYTHONPATH=".:${PYTHONPATH:-}" TRITON_CACHE_DIR=/tmp/tc_door
-PYTEST="python3 -m pytest -p no:cacheprovider -p no:randomly -p no:benchmark -o addopts=-ra -q -W ignore::pytest.PytestConfigWarning"
 log "the plan tests, compiled"
 timeout 240 $PYTEST tests/kernels/test_kernel_plans_gpu.py tests/kernels/test_kernel_plans.py \
   >"$OUT/door_tests.txt" 2>&1

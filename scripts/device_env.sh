@@ -19,3 +19,14 @@ check() {
     >"$OUT/$name/check_output.txt" 2>&1
   echo "exit code: $?" >>"$OUT/$name/check_output.txt"
 }
+# The device's pytest: no cache, no random order, no benchmark plugin (it warns under xdist), and
+# the repository's addopts and Qt-only options left out (the image has no pytest-qt).
+PYTEST="python3 -m pytest -p no:cacheprovider -p no:randomly -p no:benchmark -o addopts=-ra -q -W ignore::pytest.PytestConfigWarning"
+# patched_copy DIR PATCH: this tree's code, tests and resources copied to DIR with PATCH (a path
+# from the repository root) applied; the caller then works in DIR. Exit status 1 if it fails.
+patched_copy() {
+  local dir=$1 patch=$PWD/$2
+  rm -rf "$dir" && mkdir "$dir" || return 1
+  cp -r bounded_json kernels lab inspector oracle resources scripts tests main.py pyproject.toml "$dir/"
+  (cd "$dir" && { patch -p1 < "$patch" || git apply "$patch"; })
+}

@@ -13,7 +13,6 @@
 set -u
 . scripts/device_env.sh
 export OUT PYTHONPATH=".:${PYTHONPATH:-}"
-PYTEST="python3 -m pytest -p no:cacheprovider -p no:randomly -p no:benchmark -o addopts=-ra -q -W ignore::pytest.PytestConfigWarning"
 log env
 python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name())' 2>&1 | tee -a "$LOG"
 
